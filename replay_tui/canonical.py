@@ -1,0 +1,33 @@
+"""Canonical JSON: the same value gives the same bytes on any machine.
+
+Sorted keys, compact separators, UTF-8; orjson makes this fast. Used for
+reports, state digests and checkpoints.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import orjson
+
+_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+
+
+def dumps(value: Any) -> bytes:
+    """Canonical bytes of a JSON value (raises ``TypeError`` if it is not JSON)."""
+    return orjson.dumps(value, option=_OPTS)
+
+
+def dumps_pretty(value: Any) -> bytes:
+    """Canonical, but indented for people; still deterministic."""
+    return orjson.dumps(value, option=_OPTS | orjson.OPT_INDENT_2)
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def digest(value: Any) -> str:
+    """sha256 of the canonical JSON of ``value``."""
+    return sha256_hex(dumps(value))

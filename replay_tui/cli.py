@@ -1,0 +1,259 @@
+"""Command line: ``replay-tui [RUN]`` opens the app; ``check``, ``state``,
+``compare`` answer from the shell.
+
+Exit codes are a contract: 0 verified / same, 1 a violation / different,
+2 cannot run (with a one-line reason on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from replay_tui import __version__, canonical
+from replay_tui.errors import CannotRun
+from replay_tui.reducers import DEFAULT, available, load_reducer
+from replay_tui.replay import Replay
+from replay_tui.report import (
+    build_report,
+    compare_reports,
+    is_migration,
+    load_report,
+    report_bytes,
+    write_atomic,
+)
+from replay_tui.run import locate_run
+
+SUBCOMMANDS = ("open", "check", "state", "compare")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit 2 via CannotRun."""
+
+    def error(self, message: str) -> NoReturn:
+        raise CannotRun(f"{message} (see '{self.prog} --help')")
+
+
+def _reducer_help() -> str:
+    return (
+        f"rules to replay with: a name ({', '.join(sorted(available()))}; default {DEFAULT}), "
+        "package.module:NAME, or path/to/rules.py:NAME"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="replay-tui",
+        description=(
+            "Step through an event-sourced run's history. A run is a folder with "
+            "events.jsonl (the ledger), receipts/<call_id>.json and budget.json. "
+            "With no command, opens the app on RUN (the bundled demo if RUN is omitted)."
+        ),
+        epilog=(
+            "exit codes: 0 verified/same, 1 violation/different, 2 cannot run.\n"
+            "examples:\n"
+            "  replay-tui sample_runs/demo-001\n"
+            "  replay-tui check sample_runs/demo-001 --json\n"
+            "  replay-tui state sample_runs/refund-180 --at 2\n"
+            "  replay-tui compare old_report.json new_report.json"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"replay-tui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="{open,check,state,compare}")
+
+    p_open = sub.add_parser("open", help="open the app on a run (the default command)")
+    p_open.add_argument("run", nargs="?", help="run folder or events.jsonl (default: bundled demo)")
+    p_open.add_argument("--reducer", help=_reducer_help())
+
+    p_check = sub.add_parser("check", help="strictly replay a run and print the verdict")
+    p_check.add_argument("run", help="run folder or its events.jsonl")
+    p_check.add_argument("--json", action="store_true", help="print the report JSON instead")
+    p_check.add_argument("--out", type=Path, help="also write the report to FILE (atomically)")
+    p_check.add_argument(
+        "--partial",
+        action="store_true",
+        help="best effort: report the state of the longest valid prefix (marked partial)",
+    )
+    p_check.add_argument("--reducer", help=_reducer_help())
+
+    p_state = sub.add_parser("state", help="print the state after the first N events")
+    p_state.add_argument("run", help="run folder or its events.jsonl")
+    p_state.add_argument("--at", type=int, required=True, metavar="N", help="prefix length (0..)")
+    p_state.add_argument("--diff", action="store_true", help="print the change made by event N")
+    p_state.add_argument("--pretty", action="store_true", help="indent the JSON")
+    p_state.add_argument("--reducer", help=_reducer_help())
+
+    p_cmp = sub.add_parser("compare", help="compare two replay reports field by field")
+    p_cmp.add_argument("a", type=Path, help="first replay_report.json")
+    p_cmp.add_argument("b", type=Path, help="second replay_report.json")
+    return parser
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _open_replay(run: str, reducer: str | None) -> Replay:
+    paths = locate_run(run)
+    rules = load_reducer(reducer)
+    try:
+        return Replay(paths, rules)
+    except PermissionError as exc:
+        raise CannotRun(f"{paths.events}: {exc.strerror}") from None
+    except OSError as exc:
+        raise CannotRun(f"{paths.events}: {exc.strerror or exc}") from None
+
+
+def _human_check(name: str, replay: Replay, report: dict[str, Any]) -> str:
+    rules = f"{replay.reducer.name} {replay.reducer.version}"
+    receipts = report["receipts"]
+    lines = []
+    err = replay.error
+    if err is None:
+        lines.append(
+            f"{name}: verified: {report['events']} events, {receipts} "
+            f"receipt{'s' if receipts != 1 else ''}, state {report['state']} ({rules})"
+        )
+    else:
+        lines.append(f"{name}: FAILED at {err.one_line()}")
+        if err.artifact:
+            lines.append(f"  artifact: {err.artifact}")
+        prefix = f"  valid prefix: {replay.valid} events"
+        if report["partial"]:
+            prefix += f", state {report['state']} (partial)"
+        lines.append(prefix)
+        lines.append(f"  rules: {rules}")
+    if replay.warning_count:
+        lines.append(f"  {replay.warning_count} warning(s):")
+        for w in replay.warnings[:20]:
+            where = f"seq {w.seq}: " if w.seq is not None else ""
+            lines.append(f"    {w.code}: {where}{w.message}")
+        if replay.warning_count > 20:
+            lines.append(f"    ... and {replay.warning_count - 20} more")
+    return "\n".join(lines)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    replay = _open_replay(args.run, args.reducer)
+    try:
+        replay.verify()
+        report = build_report(replay, partial=args.partial)
+        data = report_bytes(report)
+        if args.out is not None:
+            protect = [
+                replay.paths.events,
+                replay.paths.dir / "receipts",
+                replay.paths.dir / "budget.json",
+            ]
+            write_atomic(args.out, data, protect=protect)
+        if args.json:
+            sys.stdout.buffer.write(data)
+        else:
+            _out(_human_check(replay.paths.name, replay, report))
+        return 0 if replay.error is None else 1
+    finally:
+        replay.close()
+
+
+def cmd_state(args: argparse.Namespace) -> int:
+    n = args.at
+    if n < 0 or (args.diff and n < 1):
+        raise CannotRun(f"--at {n}: {'events are numbered from 1' if args.diff else 'N >= 0'}")
+    replay = _open_replay(args.run, args.reducer)
+    try:
+        replay.advance(limit=n)
+        if replay.valid < n:
+            replay.finish()
+        if replay.valid < n:
+            if replay.error is not None:
+                sys.stderr.write(
+                    f"replay-tui: the valid prefix ends at {replay.valid} events: "
+                    f"{replay.error.one_line()}\n"
+                )
+                return 1
+            raise CannotRun(f"--at {n}: the run has only {replay.valid} events")
+        dump = canonical.dumps_pretty if args.pretty else canonical.dumps
+        if args.diff:
+            step = replay.step(n)
+            out: Any = {
+                "seq": n,
+                "kind": step.event.kind,
+                "rule": step.explanation,
+                "changes": [c.to_json() for c in step.changes],
+            }
+        else:
+            out = replay.state_at(n)
+        sys.stdout.buffer.write(dump(out) + b"\n")
+        return 0
+    finally:
+        replay.close()
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    a, b = load_report(args.a), load_report(args.b)
+    diffs = compare_reports(a, b)
+    if not diffs:
+        _out(f"same: {args.a} and {args.b} agree on every field")
+        return 0
+    _out(f"different: {len(diffs)} field(s)")
+    width = max(len(k) for k, _, _ in diffs)
+    for key, va, vb in diffs:
+        _out(
+            f"  {key:<{width}}  {canonical.dumps(va).decode()}  ->  {canonical.dumps(vb).decode()}"
+        )
+    if is_migration(a, b):
+        _out(
+            "  migration: the rules changed and derive a different state "
+            "(keep both reports; neither overwrites the other)"
+        )
+    return 1
+
+
+def cmd_open(args: argparse.Namespace) -> int:
+    from replay_tui.ui.launch import open_app  # textual is imported only here
+
+    return open_app(args.run, reducer=args.reducer)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list or (
+        args_list[0] not in SUBCOMMANDS and args_list[0] not in ("-h", "--help", "--version")
+    ):
+        args_list.insert(0, "open")
+    try:
+        args = build_parser().parse_args(args_list)
+        handler = {
+            "open": cmd_open,
+            "check": cmd_check,
+            "state": cmd_state,
+            "compare": cmd_compare,
+        }[args.command]
+        return handler(args)
+    except CannotRun as exc:
+        sys.stderr.write(f"replay-tui: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # stdout closed early (e.g. piped into head): not an error of ours
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except Exception as exc:  # never a traceback for users; REPLAY_TUI_DEBUG=1 shows it
+        if os.environ.get("REPLAY_TUI_DEBUG"):
+            raise
+        sys.stderr.write(
+            f"replay-tui: internal error: {type(exc).__name__}: {exc} "
+            "(set REPLAY_TUI_DEBUG=1 for the traceback)\n"
+        )
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,104 @@
+"""The change one event made: a list of (path, old, new).
+
+Paths are tuples of keys and list indexes, so they are unambiguous whatever
+characters keys hold; :func:`path_str` renders them for people.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+class _Missing:
+    """Marks the old side of an added path or the new side of a removed one."""
+
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Any = _Missing()
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    path: Path
+    old: Any
+    new: Any
+
+    @property
+    def op(self) -> str:
+        if self.old is MISSING:
+            return "added"
+        if self.new is MISSING:
+            return "removed"
+        return "changed"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": list(self.path), "op": self.op}
+        if self.old is not MISSING:
+            out["old"] = self.old
+        if self.new is not MISSING:
+            out["new"] = self.new
+        return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: ``1 == True`` in Python, but not in JSON."""
+    return type(a) is type(b) and a == b
+
+
+def diff(old: Any, new: Any, path: Path = ()) -> list[Change]:
+    """Changes from ``old`` to ``new``, deepest paths, in key order.
+
+    Equal subtrees are skipped with one C-level comparison, so the cost
+    follows what changed more than the size of the state.
+    """
+    if old is new or _same(old, new):
+        return []
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[Change] = []
+        for key in old:
+            if key not in new:
+                out.append(Change((*path, key), old[key], MISSING))
+            else:
+                out.extend(diff(old[key], new[key], (*path, key)))
+        for key in new:
+            if key not in old:
+                out.append(Change((*path, key), MISSING, new[key]))
+        return out
+    if isinstance(old, list) and isinstance(new, list):
+        out = []
+        common = min(len(old), len(new))
+        for i in range(common):
+            out.extend(diff(old[i], new[i], (*path, i)))
+        out.extend(Change((*path, i), old[i], MISSING) for i in range(common, len(old)))
+        out.extend(Change((*path, i), MISSING, new[i]) for i in range(common, len(new)))
+        return out
+    return [Change(path, old, new)]
+
+
+def path_str(path: Path) -> str:
+    """``calls.call-001.status``, ``checks[0].passed``; odd keys are quoted."""
+    if not path:
+        return "(state)"
+    parts: list[str] = []
+    for step in path:
+        if isinstance(step, int):
+            parts.append(f"[{step}]")
+        else:
+            simple = step and all(c.isalnum() or c in "_-:" for c in step)
+            text = step if simple else '"' + step.replace('"', '\\"') + '"'
+            parts.append(("." if parts else "") + text)
+    return "".join(parts)

@@ -1,0 +1,254 @@
+"""Envelope v1: turning one ledger line into an :class:`Event` (spec section 2).
+
+:func:`parse_line` checks what a line can say about itself (encoding, JSON,
+field types, version); :class:`SequenceChecker` checks what needs the lines
+before it (seq order, run id, causal parent, known kinds, call ids).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from replay_tui.receipts import call_id_problem
+
+KNOWN_VERSIONS = frozenset({1})
+_RFC3339 = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})\Z"
+)
+_CORE_FIELDS = frozenset({"seq", "run_id", "kind", "payload", "ts", "parent_seq", "v"})
+
+
+class Event:
+    """One valid-looking ledger line. ``fields`` is the whole JSON object,
+    so fields this version does not know are shown, never dropped."""
+
+    __slots__ = (
+        "fields",
+        "kind",
+        "line",
+        "offset",
+        "parent_seq",
+        "payload",
+        "run_id",
+        "seq",
+        "ts",
+        "v",
+    )
+
+    def __init__(
+        self,
+        fields: dict[str, Any],
+        seq: int,
+        run_id: str,
+        kind: str,
+        payload: dict[str, Any],
+        ts: str | None,
+        parent_seq: Any,
+        v: int,
+        line: int,
+        offset: int,
+    ) -> None:
+        self.fields = fields
+        self.seq = seq
+        self.run_id = run_id
+        self.kind = kind
+        self.payload = payload
+        self.ts = ts
+        self.parent_seq = parent_seq
+        self.v = v
+        self.line = line
+        self.offset = offset
+
+    @property
+    def call_id(self) -> str | None:
+        cid = self.payload.get("call_id")
+        return cid if isinstance(cid, str) else None
+
+    def extra_fields(self) -> dict[str, Any]:
+        """Top-level fields beyond envelope v1's, in file order."""
+        return {k: v for k, v in self.fields.items() if k not in _CORE_FIELDS}
+
+    def __repr__(self) -> str:
+        return f"Event(seq={self.seq}, kind={self.kind!r}, line={self.line})"
+
+
+class LineError:
+    """A line that is not a usable event, with what could be read of it."""
+
+    __slots__ = ("code", "kind", "line", "message", "offset", "seq")
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        line: int,
+        offset: int,
+        seq: int | None = None,
+        kind: str | None = None,
+    ) -> None:
+        self.code = code
+        self.message = message
+        self.line = line
+        self.offset = offset
+        self.seq = seq
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"LineError({self.code!r}, line={self.line}, seq={self.seq})"
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def is_json_int(value: Any) -> bool:
+    """A JSON integer: Python int but not bool (``True`` is not seq 1)."""
+    return type(value) is int
+
+
+def _json_failure(raw: bytes, line: int, offset: int, exc: Exception) -> LineError:
+    """Say whether a line failed as bytes (encoding) or as JSON."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        bad = raw[err.start : err.start + 1].hex()
+        return LineError(
+            "bad_encoding",
+            f"not valid UTF-8: byte 0x{bad} at column {err.start + 1}",
+            line,
+            offset,
+        )
+    if b"\x00" in raw:
+        col = raw.index(b"\x00") + 1
+        return LineError("bad_json", f"NUL byte at column {col}", line, offset)
+    msg = str(exc)
+    if "depth" in msg:
+        msg = "nested too deeply (more than 1024 levels)"
+    return LineError("bad_json", f"not valid JSON: {msg}", line, offset)
+
+
+def parse_line(raw: bytes, line: int, offset: int) -> Event | LineError:
+    """Parse one line (without its newline) into an Event, or say why not."""
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        if not raw.strip():
+            return LineError("blank_line", "blank line in the ledger", line, offset)
+        return _json_failure(raw, line, offset, exc)
+    if type(obj) is not dict:
+        return LineError(
+            "bad_envelope", f"line is a JSON {_type_name(obj)}, not an object", line, offset
+        )
+    seq = obj.get("seq")
+    useful_seq = seq if is_json_int(seq) else None
+    kind = obj.get("kind")
+    useful_kind = kind if isinstance(kind, str) else None
+
+    def bad(code: str, message: str) -> LineError:
+        return LineError(code, message, line, offset, useful_seq, useful_kind)
+
+    v = obj.get("v", 1)
+    if not is_json_int(v):
+        return bad("bad_envelope", f"v must be an integer, got {_type_name(v)}")
+    if v not in KNOWN_VERSIONS:
+        return bad("unsupported_version", f"envelope version {v} is not known to this reader")
+    if seq is None:
+        return bad("bad_envelope", "missing field seq")
+    if useful_seq is None:
+        return bad("bad_envelope", f"seq must be a JSON integer, got {_type_name(seq)}")
+    run_id = obj.get("run_id")
+    if run_id is None:
+        return bad("bad_envelope", "missing field run_id")
+    if not isinstance(run_id, str) or not run_id:
+        return bad("bad_envelope", "run_id must be a non-empty string")
+    if kind is None:
+        return bad("bad_envelope", "missing field kind")
+    if useful_kind is None:
+        return bad("bad_envelope", f"kind must be a string, got {_type_name(kind)}")
+    payload = obj.get("payload", {})
+    if type(payload) is not dict:
+        return bad("bad_envelope", f"payload must be an object, got {_type_name(payload)}")
+    ts = obj.get("ts")
+    if ts is not None:
+        if not isinstance(ts, str):
+            return bad("bad_envelope", f"ts must be an RFC 3339 string, got {_type_name(ts)}")
+        if not _RFC3339.match(ts) or ts_seconds(ts) is None:
+            return bad("bad_envelope", f"ts {ts!r} is not an RFC 3339 time")
+    return Event(obj, seq, run_id, kind, payload, ts, obj.get("parent_seq"), v, line, offset)
+
+
+def ts_seconds(ts: str) -> float | None:
+    """Seconds since the epoch for an RFC 3339 string (None if unreadable)."""
+    try:
+        return datetime.fromisoformat(ts.replace("z", "Z")).timestamp()
+    except ValueError:
+        return None
+
+
+class SequenceChecker:
+    """The envelope rules that depend on earlier lines (spec sections 2-3)."""
+
+    def __init__(self, kinds: frozenset[str]) -> None:
+        self.kinds = kinds
+        self.last_seq = 0
+        self.run_id: str | None = None
+        self.last_ts: float | None = None
+
+    def check(self, event: Event) -> LineError | None:
+        """None if ``event`` may follow the events checked so far."""
+        seq = event.seq
+
+        def bad(code: str, message: str) -> LineError:
+            return LineError(code, message, event.line, event.offset, seq, event.kind)
+
+        expected = self.last_seq + 1
+        if seq != expected:
+            if self.last_seq == 0:
+                return bad("seq_gap", f"the first seq must be 1, got {seq}")
+            if seq <= self.last_seq:
+                return bad("seq_duplicate", f"seq {seq} is not after seq {self.last_seq}")
+            return bad("seq_gap", f"seq {seq} follows seq {self.last_seq}: expected {expected}")
+        if self.run_id is None:
+            self.run_id = event.run_id
+        elif event.run_id != self.run_id:
+            return bad("mixed_run_ids", f"run_id {event.run_id!r} differs from {self.run_id!r}")
+        if event.kind not in self.kinds:
+            return bad("unknown_kind", f"kind {event.kind!r} is not known to these rules")
+        parent = event.parent_seq
+        if parent is not None or "parent_seq" in event.fields:
+            if not is_json_int(parent):
+                return bad("bad_parent", f"parent_seq must be an integer, got {_type_name(parent)}")
+            if not 1 <= parent < seq:
+                return bad("bad_parent", f"parent_seq {parent} is not in 1..{seq - 1}")
+        if "call_id" in event.payload:
+            problem = call_id_problem(event.payload["call_id"])
+            if problem:
+                return bad("bad_call_id", problem)
+        self.last_seq = seq
+        return None
+
+    def ts_went_back(self, event: Event) -> bool:
+        """True if ``event.ts`` is earlier than the last ts seen (a warning)."""
+        if event.ts is None:
+            return False
+        now = ts_seconds(event.ts)
+        went_back = now is not None and self.last_ts is not None and now < self.last_ts
+        if now is not None:
+            self.last_ts = now
+        return went_back

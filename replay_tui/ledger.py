@@ -1,0 +1,224 @@
+"""The ledger file: an index of line offsets, lines read on demand.
+
+Following Textualize/toolong's ``log_file.py``: we keep only the byte offset
+where each line starts (8 bytes per event in an ``array``), read a line with
+``os.pread`` when it is needed and keep a bounded LRU of parsed events. Memory
+does not grow with the size of the lines, only with their count.
+
+The ledger reads forward only: :meth:`Ledger.scan` yields the complete lines
+appended since the last scan (a half-written last line waits for its newline),
+so a growing file is never reread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import threading
+from array import array
+from collections import OrderedDict
+from collections.abc import Iterator
+from pathlib import Path
+
+from replay_tui.envelope import Event, LineError, parse_line
+
+UTF8_BOM = b"\xef\xbb\xbf"
+_CHUNK = 1 << 22  # 4 MiB reads: few syscalls, bounded memory
+
+
+def sniff_encoding(head: bytes) -> str | None:
+    """Name the encoding of a ledger that is not UTF-8, from its first bytes.
+
+    UTF-16 is what PowerShell's ``>`` writes; people need to be told so.
+    """
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "UTF-32"
+    if head.startswith(b"\xff\xfe"):
+        return "UTF-16 LE"
+    if head.startswith(b"\xfe\xff"):
+        return "UTF-16 BE"
+    if len(head) >= 4 and head[1] == 0 and head[3] == 0 and head[0] != 0:
+        return "UTF-16 LE"
+    if len(head) >= 4 and head[0] == 0 and head[2] == 0 and head[1] != 0:
+        return "UTF-16 BE"
+    return None
+
+
+class LedgerRewritten(Exception):
+    """The file no longer extends what was read: it shrank or was replaced."""
+
+    def __init__(self, offset: int, reason: str) -> None:
+        super().__init__(f"ledger rewritten at byte {offset}: {reason}")
+        self.offset = offset
+        self.reason = reason
+
+
+class Ledger:
+    """Read-only, append-aware view of ``events.jsonl``.
+
+    ``len(ledger)`` is the number of complete (newline-terminated) lines seen
+    by the scans so far. Line numbers given to users are 1-based.
+    """
+
+    def __init__(self, path: Path, *, cache_size: int = 4096) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        st = os.fstat(self._fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(self._fd)
+            raise IsADirectoryError(f"{path} is not a regular file")
+        self._inode = (st.st_dev, st.st_ino)
+        head = os.pread(self._fd, 4, 0)
+        #: Not None when the file is not UTF-8 (e.g. "UTF-16 LE").
+        self.foreign_encoding = sniff_encoding(head)
+        start = len(UTF8_BOM) if head.startswith(UTF8_BOM) else 0
+        self.has_bom = start > 0
+        # _ends[i] is the offset just past line i's newline; _ends[-1] of an
+        # empty index is where the first line starts.
+        self._ends = array("Q", [start])
+        self._hasher = hashlib.sha256(UTF8_BOM if self.has_bom else b"")
+        self._hashed = start  # bytes of the file fed to _hasher so far
+        self._cache: OrderedDict[int, Event | LineError] = OrderedDict()
+        self._cache_size = cache_size
+        self._cache_lock = threading.Lock()  # the app reads while a worker scans
+        self._guard = b""  # last bytes read, to notice an in-place rewrite
+
+    # -- size and lines -------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._ends) - 1
+
+    @property
+    def indexed_end(self) -> int:
+        """Byte offset just past the last complete line."""
+        return self._ends[-1]
+
+    def file_size(self) -> int:
+        return os.fstat(self._fd).st_size
+
+    def tail_size(self) -> int:
+        """Bytes after the last newline: a line still being written, or cut."""
+        return max(0, self.file_size() - self.indexed_end)
+
+    def tail(self) -> bytes:
+        return os.pread(self._fd, self.tail_size(), self.indexed_end)
+
+    def line_span(self, index: int) -> tuple[int, int]:
+        """(start, end) of line ``index`` (0-based), end excluding the newline."""
+        end = self._ends[index + 1] - 1
+        return self._ends[index], end
+
+    def raw_line(self, index: int) -> bytes:
+        """The bytes of line ``index`` without its ``\\n`` (or ``\\r\\n``)."""
+        start, end = self.line_span(index)
+        data = os.pread(self._fd, end - start, start)
+        return data[:-1] if data.endswith(b"\r") else data
+
+    def event(self, index: int) -> Event | LineError:
+        """Parsed line ``index``; cached in a bounded LRU. Treat as read-only."""
+        with self._cache_lock:
+            hit = self._cache.get(index)
+            if hit is not None:
+                self._cache.move_to_end(index)
+                return hit
+        parsed = parse_line(self.raw_line(index), index + 1, self._ends[index])
+        with self._cache_lock:
+            self._cache[index] = parsed
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return parsed
+
+    def fresh_event(self, index: int) -> Event | LineError:
+        """A newly parsed copy, safe to hand to code that might mutate it."""
+        return parse_line(self.raw_line(index), index + 1, self._ends[index])
+
+    # -- growing --------------------------------------------------------
+    def check_unchanged(self) -> None:
+        """Raise :class:`LedgerRewritten` if history we read was changed.
+
+        Checks for a new inode at the path, a file shorter than what we read,
+        and the last bytes we read being different now (cheap, not a full
+        rehash: a rewrite that keeps length and tail is caught at report time
+        by ``events_sha256``).
+        """
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            raise LedgerRewritten(0, "the file was removed") from None
+        if (st.st_dev, st.st_ino) != self._inode:
+            raise LedgerRewritten(0, "the file was replaced (new inode)")
+        if st.st_size < self.indexed_end:
+            raise LedgerRewritten(st.st_size, "the file shrank")
+        if self._guard:
+            at = self.indexed_end - len(self._guard)
+            if os.pread(self._fd, len(self._guard), at) != self._guard:
+                raise LedgerRewritten(at, "bytes already read have changed")
+
+    def scan(self) -> Iterator[tuple[int, bytes]]:
+        """Yield ``(index, raw_line)`` for each complete line not yet scanned.
+
+        Reads from the end of the last complete line, so each byte is read
+        once and a half-written last line is left for the next scan.
+        """
+        pos = self.indexed_end
+        pieces: list[bytes] = []
+        ends = self._ends
+        while True:
+            chunk = os.pread(self._fd, _CHUNK, pos)
+            if not chunk:
+                break
+            if pos + len(chunk) > self._hashed and pos <= self._hashed:
+                self._hasher.update(chunk[self._hashed - pos :])
+                self._hashed = pos + len(chunk)
+            pos += len(chunk)
+            if b"\n" not in chunk:
+                pieces.append(chunk)
+                continue
+            if pieces:
+                pieces.append(chunk)
+                chunk = b"".join(pieces)
+                pieces = []
+            lines = chunk.split(b"\n")
+            carry = lines.pop()
+            if carry:
+                pieces.append(carry)
+            end = ends[-1]
+            for raw in lines:
+                end += len(raw) + 1
+                ends.append(end)
+                index = len(ends) - 2
+                yield index, (raw[:-1] if raw.endswith(b"\r") else raw)
+            self._guard = os.pread(self._fd, min(64, end), end - min(64, end))
+
+    def accept_tail(self) -> None:
+        """Index an unterminated last line as a line (the file is complete).
+
+        Only for a finished ledger: its end is recorded one past the file's
+        end, as if the missing newline were there.
+        """
+        size = self.file_size()
+        if size > self.indexed_end:
+            self._ends.append(size + 1)
+
+    def sha256(self) -> str:
+        """sha256 of the whole file as it is now (continues the scan's hash)."""
+        hasher = self._hasher.copy()
+        pos = self._hashed
+        while True:
+            chunk = os.pread(self._fd, _CHUNK, pos)
+            if not chunk:
+                break
+            hasher.update(chunk)
+            pos += len(chunk)
+        return hasher.hexdigest()
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,131 @@
+"""Finding a reducer by name: built-in, entry point, module or file.
+
+``--reducer`` accepts:
+
+- a name: ``agent_run`` (default), ``refund``, or any reducer an installed
+  package offers through the entry-point group ``replay_tui.reducers``;
+- ``package.module:NAME`` (an importable module);
+- ``path/to/rules.py:NAME`` (a file, loaded as a fresh module each time, so
+  an edited file is read again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from replay_tui.errors import CannotRun
+from replay_tui.reducers.base import Reducer
+
+ENTRY_POINT_GROUP = "replay_tui.reducers"
+DEFAULT = "agent_run"
+_BUILTIN = {
+    "agent_run": "replay_tui.reducers.agent_run:REDUCER",
+    "refund": "replay_tui.reducers.refund:REDUCER",
+}
+
+
+class LoadedReducer:
+    """A reducer plus where it came from and the digest of its rules source."""
+
+    def __init__(self, reducer: Reducer, spec: str, source: bytes) -> None:
+        self.reducer = reducer
+        self.spec = spec
+        self.rules_sha256 = hashlib.sha256(source).hexdigest()
+
+
+def _check(obj: Any, spec: str) -> Reducer:
+    if inspect.isclass(obj):
+        obj = obj()
+    missing = [
+        a
+        for a in ("name", "version", "kinds", "initial_state", "apply", "summary")
+        if not hasattr(obj, a)
+    ]
+    if missing:
+        raise CannotRun(f"reducer {spec} lacks {', '.join(missing)}")
+    if not isinstance(obj.kinds, (frozenset, set)):
+        raise CannotRun(f"reducer {spec}: kinds must be a set of strings")
+    return obj  # type: ignore[no-any-return]
+
+
+def _source_of(module: ModuleType) -> bytes:
+    """Bytes of the module's source file: what ``rules_sha256`` digests."""
+    try:
+        path = inspect.getsourcefile(module)
+        if path:
+            return Path(path).read_bytes()
+    except (OSError, TypeError):
+        pass
+    try:
+        return inspect.getsource(module).encode()
+    except (OSError, TypeError):
+        return repr(module).encode()
+
+
+def _from_file(path: Path, attr: str, spec: str) -> LoadedReducer:
+    if not path.is_file():
+        raise CannotRun(f"reducer file {path} does not exist")
+    source = path.read_bytes()
+    tag = hashlib.sha256(str(path.resolve()).encode() + source).hexdigest()[:16]
+    name = f"replay_tui_user_rules_{tag}"
+    mod_spec = importlib.util.spec_from_file_location(name, path)
+    if mod_spec is None or mod_spec.loader is None:
+        raise CannotRun(f"cannot load {path} as Python")
+    module = importlib.util.module_from_spec(mod_spec)
+    sys.modules[name] = module  # dataclasses and pickling look modules up by name
+    try:
+        mod_spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise CannotRun(
+            f"reducer file {path} failed to import: {type(exc).__name__}: {exc}"
+        ) from exc
+    if not hasattr(module, attr):
+        raise CannotRun(f"{path} has no {attr}")
+    return LoadedReducer(_check(getattr(module, attr), spec), spec, source)
+
+
+def _from_module(modname: str, attr: str, spec: str) -> LoadedReducer:
+    try:
+        module = importlib.import_module(modname)
+    except Exception as exc:
+        raise CannotRun(
+            f"cannot import reducer module {modname}: {type(exc).__name__}: {exc}"
+        ) from exc
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise CannotRun(f"module {modname} has no {attr}")
+        obj = getattr(obj, part)
+    return LoadedReducer(_check(obj, spec), spec, _source_of(module))
+
+
+def available() -> dict[str, str]:
+    """Reducer names that ``--reducer NAME`` accepts, with their targets."""
+    found = dict(_BUILTIN)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, ep.value)
+    return found
+
+
+def load_reducer(spec: str | None = None) -> LoadedReducer:
+    """Resolve ``--reducer`` (see module docstring); raises :class:`CannotRun`."""
+    spec = spec or DEFAULT
+    if ":" in spec:
+        target, _, attr = spec.rpartition(":")
+        if target.endswith(".py") or "/" in target or "\\" in target:
+            return _from_file(Path(target), attr, spec)
+        return _from_module(target, attr, spec)
+    names = available()
+    if spec not in names:
+        raise CannotRun(f"no reducer named {spec!r} (known: {', '.join(sorted(names))})")
+    target, _, attr = names[spec].partition(":")
+    return _from_module(target, attr, spec)

@@ -1,0 +1,73 @@
+"""The reducer protocol: how rules turn events into state.
+
+A reducer is any object with these attributes and methods (a module-level
+instance, a class instance, anything). It is given one event at a time and
+either returns the next state or raises :class:`RuleViolation`. Anything else
+it raises is a bug in the rules, reported as ``reducer_error``.
+
+State must be JSON (dicts with string keys, lists, str, int, float, bool,
+None): the engine checkpoints it as canonical JSON and diffs it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from replay_tui.budget import Budget
+from replay_tui.errors import RuleViolation
+from replay_tui.receipts import Receipt, ReceiptStore
+
+if TYPE_CHECKING:
+    from replay_tui.envelope import Event
+
+__all__ = ["Context", "Reducer", "RuleViolation", "State"]
+
+State = dict[str, Any]
+
+
+class Context:
+    """What a reducer may consult besides the event: the budget and receipts.
+
+    Nothing here calls out of the process: receipts stand in for tool results.
+    """
+
+    def __init__(self, budget: Budget, receipts: ReceiptStore) -> None:
+        self.budget = budget
+        self._receipts = receipts
+
+    def receipt(self, call_id: str, pinned_sha256: Any = None) -> Receipt:
+        """The receipt of ``call_id``, checked (raises missing/tampered/...)."""
+        return self._receipts.require(call_id, pinned_sha256)
+
+
+@runtime_checkable
+class Reducer(Protocol):
+    """Rules over events. ``explain`` is optional (see :func:`explain`)."""
+
+    name: str
+    version: str
+    kinds: frozenset[str]
+
+    def initial_state(self) -> State:
+        """The state after zero events (a new object each call)."""
+        ...
+
+    def apply(self, state: State, event: Event, ctx: Context) -> State:
+        """The state after ``event``; may mutate ``state`` and return it."""
+        ...
+
+    def summary(self, state: State) -> str:
+        """One word for the state (``retrying``); the report's ``state``."""
+        ...
+
+
+def explain(reducer: Reducer, before: State, event: Event, after: State) -> str | None:
+    """The reducer's sentence for why ``event`` changed the state, if it has one."""
+    fn = getattr(reducer, "explain", None)
+    if fn is None:
+        return None
+    try:
+        text = fn(before, event, after)
+    except Exception as exc:  # a bug in optional prose must not hide the state
+        return f"(explain failed: {type(exc).__name__}: {exc})"
+    return text if isinstance(text, str) else None

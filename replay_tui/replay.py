@@ -1,0 +1,384 @@
+"""The replay engine: strict validation, state after any prefix, one step's diff.
+
+:class:`Replay` reads the ledger forward once, checking every line and
+running the reducer, and keeps canonical-JSON checkpoints of the state. The
+state after any prefix ``n`` is then the nearest checkpoint at or before ``n``
+plus at most ``checkpoint_every`` events: seeking does not replay from the
+start. Checkpoints are thinned (every other one dropped, spacing doubled) when
+they outgrow their memory budget, so both memory and seek time stay bounded.
+
+Strict replay stops at the first inconsistency. The longest valid prefix is
+still available (``valid`` events), which is all that partial mode reports.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from replay_tui import canonical
+from replay_tui.budget import Budget, load_budget
+from replay_tui.diff import Change, diff
+from replay_tui.envelope import Event, LineError, SequenceChecker, parse_line
+from replay_tui.errors import ERROR_CODES, ReplayError, RuleViolation, Warning_
+from replay_tui.ledger import Ledger
+from replay_tui.receipts import ReceiptStore
+from replay_tui.reducers import LoadedReducer
+from replay_tui.reducers.base import Context, State, explain
+from replay_tui.run import EVENTS, RunPaths
+
+_MAX_WARNINGS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What event ``seq`` did: the states around it, the changes, the rule in words."""
+
+    seq: int
+    event: Event
+    before: State
+    after: State
+    changes: list[Change]
+    explanation: str | None
+
+
+class _StateNotJSON(Exception):
+    pass
+
+
+class Replay:
+    """Strict replay of one run. Not started until :meth:`advance` is called."""
+
+    def __init__(
+        self,
+        paths: RunPaths,
+        rules: LoadedReducer,
+        *,
+        checkpoint_every: int = 256,
+        checkpoint_budget: int = 64 << 20,
+    ) -> None:
+        self.paths = paths
+        self.rules = rules
+        self.reducer = rules.reducer
+        self.ledger = Ledger(paths.events)
+        self.receipts = ReceiptStore(paths.dir)
+        self.error: ReplayError | None = None
+        self.warnings: list[Warning_] = []
+        self.warning_count = 0
+        #: Events in the longest valid prefix so far.
+        self.valid = 0
+        self.run_id: str | None = None
+        self.finished = False
+        self._every = max(1, checkpoint_every)
+        self._budget_bytes = checkpoint_budget
+        self._checker = SequenceChecker(frozenset(self.reducer.kinds))
+        self._referenced: set[str] = set()
+        self._lock = threading.RLock()
+        self.budget = Budget()
+        try:
+            self.budget = load_budget(paths.dir)
+        except RuleViolation as exc:
+            self.error = ReplayError(exc.code, exc.message, artifact=exc.artifact)
+        self.ctx = Context(self.budget, self.receipts)
+        if self.error is None and self.ledger.foreign_encoding:
+            enc = self.ledger.foreign_encoding
+            self.error = ReplayError(
+                "bad_encoding",
+                f"{EVENTS} is {enc}, not UTF-8 (a PowerShell '>' redirect writes UTF-16); "
+                "convert it, e.g. iconv -f UTF-16 -t UTF-8",
+                line=1,
+                artifact=f"{EVENTS}:1",
+            )
+        initial = self.reducer.initial_state()
+        self._state: State | None = initial
+        self._checkpoints: dict[int, bytes] = {0: canonical.dumps(initial)}
+        self._checkpoint_keys: list[int] = [0]
+        self._checkpoint_size = len(self._checkpoints[0])
+
+    # -- reading forward --------------------------------------------------
+    @property
+    def total_lines(self) -> int:
+        """Complete lines indexed so far (valid or not)."""
+        return len(self.ledger)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def advance(
+        self,
+        *,
+        progress: Callable[[int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+        every: int = 8192,
+        limit: int | None = None,
+    ) -> int:
+        """Check and apply the complete lines appended since the last call.
+
+        After an error, lines are still indexed (so they can be shown) but
+        not replayed. With ``limit``, stop once that many events are valid
+        (``state --at N`` need not read past N). Returns the lines indexed.
+        """
+        count = 0
+        for index, raw in self.ledger.scan():
+            count += 1
+            if self.error is None:
+                self._consume(parse_line(raw, index + 1, self.ledger.line_span(index)[0]))
+                if limit is not None and self.valid >= limit:
+                    break
+            if count % every == 0:
+                if progress is not None:
+                    progress(index + 1)
+                if cancelled is not None and cancelled():
+                    break
+        if progress is not None:
+            progress(len(self.ledger))
+        return count
+
+    def finish(self) -> None:
+        """The ledger is complete: judge an unterminated last line, warn of orphans.
+
+        A last line without ``\\n`` that parses is accepted with a warning;
+        one that does not is ``truncated_line``. (While following a growing
+        file, do not call this: the line is simply not complete yet.)
+        """
+        if self.finished:
+            return
+        self.advance()
+        tail = self.ledger.tail()
+        if tail and self.error is None:
+            line = len(self.ledger) + 1
+            offset = self.ledger.indexed_end
+            raw = tail[:-1] if tail.endswith(b"\r") else tail
+            parsed = parse_line(raw, line, offset)
+            if isinstance(parsed, LineError) and parsed.code in ("bad_json", "bad_encoding"):
+                parsed = LineError(
+                    "truncated_line",
+                    f"the last line has no newline and is not complete JSON ({parsed.message})",
+                    line,
+                    offset,
+                )
+            self.ledger.accept_tail()
+            if isinstance(parsed, Event):
+                self._warn("no_final_newline", "the last line has no newline", parsed.seq, line)
+            self._consume(parsed)
+        elif tail:
+            self.ledger.accept_tail()
+        if self.error is None:
+            for stem in self.receipts.stems():
+                if stem not in self._referenced:
+                    self._warn(
+                        "orphan_receipt",
+                        f"receipts/{stem}.json is not referred to by any event",
+                        artifact=f"receipts/{stem}.json",
+                    )
+        self.finished = True
+
+    def verify(self) -> Replay:
+        """Read the whole ledger as it is now and judge it (``check``)."""
+        self.advance()
+        self.finish()
+        return self
+
+    def _warn(
+        self,
+        code: str,
+        message: str,
+        seq: int | None = None,
+        line: int | None = None,
+        artifact: str | None = None,
+    ) -> None:
+        self.warning_count += 1
+        if len(self.warnings) < _MAX_WARNINGS:
+            self.warnings.append(Warning_(code, message, seq, line, artifact))
+
+    def _fail(self, error: ReplayError) -> None:
+        self.error = error
+        # The reducer may have half-applied the failing event: rebuild the
+        # valid prefix's state from a checkpoint when next asked.
+        self._state = None
+
+    def _consume(self, item: Event | LineError) -> None:
+        if isinstance(item, LineError):
+            self._fail(_line_error(item))
+            return
+        problem = self._checker.check(item)
+        if problem is not None:
+            self._fail(_line_error(problem))
+            return
+        if self._checker.ts_went_back(item):
+            self._warn(
+                "ts_backwards",
+                f"ts {item.ts} is earlier than the event before",
+                item.seq,
+                item.line,
+            )
+        if self.run_id is None:
+            self.run_id = item.run_id
+        cid = item.payload.get("call_id")
+        if isinstance(cid, str):
+            self._referenced.add(cid)
+        state = self._state
+        assert state is not None
+        try:
+            new = self.reducer.apply(state, item, self.ctx)
+        except RuleViolation as exc:
+            code = exc.code if exc.code in ERROR_CODES else "reducer_error"
+            message = (
+                exc.message if code == exc.code else f"unknown code {exc.code!r}: {exc.message}"
+            )
+            self._fail(
+                ReplayError(
+                    code,
+                    message,
+                    item.seq,
+                    item.line,
+                    item.kind,
+                    exc.artifact or f"{EVENTS}:{item.line}",
+                )
+            )
+            return
+        except Exception as exc:
+            self._fail(
+                ReplayError(
+                    "reducer_error",
+                    f"the rules raised {type(exc).__name__}: {exc}",
+                    item.seq,
+                    item.line,
+                    item.kind,
+                    f"{EVENTS}:{item.line}",
+                    traceback=traceback.format_exc(),
+                )
+            )
+            return
+        if not isinstance(new, dict):
+            self._fail(
+                ReplayError(
+                    "reducer_error",
+                    f"apply returned {type(new).__name__}, not a state object",
+                    item.seq,
+                    item.line,
+                    item.kind,
+                    f"{EVENTS}:{item.line}",
+                )
+            )
+            return
+        with self._lock:
+            self._state = new
+            self.valid = item.seq
+            if self.valid % self._every == 0:
+                try:
+                    self._checkpoint(self.valid, new)
+                except _StateNotJSON as exc:
+                    self._fail_not_json(str(exc))
+
+    # -- checkpoints ------------------------------------------------------
+    def _checkpoint(self, n: int, state: State) -> None:
+        try:
+            data = canonical.dumps(state)
+        except TypeError as exc:
+            raise _StateNotJSON(str(exc)) from None
+        self._checkpoints[n] = data
+        self._checkpoint_keys.append(n)
+        self._checkpoint_size += len(data)
+        if self._checkpoint_size > self._budget_bytes and len(self._checkpoints) > 2:
+            self._every *= 2
+            keep = [k for k in self._checkpoint_keys if k % self._every == 0 or k == n]
+            for k in self._checkpoint_keys:
+                if k not in keep:
+                    self._checkpoint_size -= len(self._checkpoints.pop(k))
+            self._checkpoint_keys = keep
+
+    def _fail_not_json(self, why: str) -> None:
+        """Find the first event after which the state stopped being JSON."""
+        start = self._checkpoint_keys[-1]
+        state = orjson.loads(self._checkpoints[start])
+        for index in range(start, self.valid):
+            event = self._event_for_apply(index)
+            state = self.reducer.apply(state, event, self.ctx)
+            try:
+                canonical.dumps(state)
+            except TypeError as exc:
+                self.valid = event.seq - 1
+                self._fail(
+                    ReplayError(
+                        "reducer_error",
+                        f"the state after this event is not JSON: {exc}",
+                        event.seq,
+                        event.line,
+                        event.kind,
+                        f"{EVENTS}:{event.line}",
+                    )
+                )
+                return
+        self._fail(ReplayError("reducer_error", f"the state is not JSON: {why}"))
+
+    def _event_for_apply(self, index: int) -> Event:
+        event = self.ledger.fresh_event(index)
+        if not isinstance(event, Event):  # only valid lines are replayed
+            raise RuntimeError(f"line {index + 1} changed since it was validated")
+        return event
+
+    # -- asking about prefixes -------------------------------------------
+    def state_at(self, n: int) -> State:
+        """A fresh copy of the state after the first ``n`` events (0..valid)."""
+        if not 0 <= n <= self.valid:
+            raise IndexError(f"no state at {n}: the valid prefix has {self.valid} events")
+        with self._lock:
+            if n == self.valid and self._state is not None:
+                return orjson.loads(canonical.dumps(self._state))  # type: ignore[no-any-return]
+            at = self._checkpoint_keys[bisect.bisect_right(self._checkpoint_keys, n) - 1]
+            data = self._checkpoints[at]
+        state: State = orjson.loads(data)
+        for index in range(at, n):
+            state = self.reducer.apply(state, self._event_for_apply(index), self.ctx)
+        if n == self.valid and self._state is None:
+            with self._lock:
+                self._state = orjson.loads(canonical.dumps(state))
+        return state
+
+    def step(self, seq: int) -> Step:
+        """What event ``seq`` (1..valid) changed, and the rule in words."""
+        if not 1 <= seq <= self.valid:
+            raise IndexError(f"no valid event {seq}: the valid prefix has {self.valid} events")
+        before = self.state_at(seq - 1)
+        before_bytes = canonical.dumps(before)
+        event = self._event_for_apply(seq - 1)
+        after = self.reducer.apply(before, event, self.ctx)
+        before = orjson.loads(before_bytes)
+        return Step(
+            seq,
+            event,
+            before,
+            after,
+            diff(before, after),
+            explain(self.reducer, before, event, after),
+        )
+
+    def event(self, index: int) -> Event | LineError:
+        """Line ``index`` (0-based) as parsed, for display (cached)."""
+        return self.ledger.event(index)
+
+    def final_state(self) -> State:
+        return self.state_at(self.valid)
+
+    def summary_at(self, n: int) -> str:
+        return self.reducer.summary(self.state_at(n))
+
+    def close(self) -> None:
+        self.ledger.close()
+
+
+def _line_error(e: LineError) -> ReplayError:
+    return ReplayError(e.code, e.message, e.seq, e.line, e.kind, f"{EVENTS}:{e.line}")
+
+
+def verify(paths: RunPaths, rules: LoadedReducer, **kwargs: Any) -> Replay:
+    """Open and fully check a run (the engine behind ``replay-tui check``)."""
+    return Replay(paths, rules, **kwargs).verify()

@@ -1,0 +1,119 @@
+"""``replay_report.json``: a verdict anyone can recompute (spec section 5).
+
+Canonical JSON (sorted keys, no timestamps, no absolute paths): the same run
+and rules give the same bytes on any machine, so two reports can be compared
+field by field.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay_tui import READER_VERSION, canonical
+from replay_tui.errors import CannotRun
+from replay_tui.replay import Replay
+
+REPORT_FIELDS = (
+    "run_id",
+    "events",
+    "receipts",
+    "state",
+    "state_sha256",
+    "events_sha256",
+    "reader_version",
+    "rules",
+    "rules_sha256",
+    "partial",
+    "error",
+)
+
+
+def build_report(replay: Replay, *, partial: bool = False) -> dict[str, Any]:
+    """The report of a finished replay.
+
+    ``events`` counts the events of the valid prefix (all of them when the
+    run verifies). With an error, strict mode gives no state (``state`` and
+    ``state_sha256`` null: a replay that stopped proves no final state);
+    partial mode gives the valid prefix's state and says ``partial: true``.
+    """
+    give_state = replay.error is None or partial
+    state = replay.final_state() if give_state else None
+    return {
+        "run_id": replay.run_id,
+        "events": replay.valid,
+        "receipts": replay.receipts.count(),
+        "state": replay.reducer.summary(state) if state is not None else None,
+        "state_sha256": canonical.digest(state) if state is not None else None,
+        "events_sha256": replay.ledger.sha256(),
+        "reader_version": READER_VERSION,
+        "rules": {"name": replay.reducer.name, "version": replay.reducer.version},
+        "rules_sha256": replay.rules.rules_sha256,
+        "partial": bool(partial and replay.error is not None),
+        "error": replay.error.to_json() if replay.error else None,
+    }
+
+
+def report_bytes(report: dict[str, Any]) -> bytes:
+    """Canonical bytes of a report, with a final newline."""
+    return canonical.dumps_pretty(report) + b"\n"
+
+
+def write_atomic(path: Path, data: bytes, *, protect: list[Path] | None = None) -> None:
+    """Write ``data`` to ``path`` via a temp file in the same folder and a rename.
+
+    Refuses to replace any file in ``protect`` (the ledger, receipts): a
+    report must never overwrite evidence.
+    """
+    target = path.resolve()
+    for p in protect or []:
+        try:
+            if target == p.resolve() or (p.is_dir() and target.is_relative_to(p.resolve())):
+                raise CannotRun(f"refusing to write the report over {p}")
+        except OSError:
+            continue
+    folder = target.parent
+    if not folder.is_dir():
+        raise CannotRun(f"{folder}: no such folder for the report")
+    fd, tmp = tempfile.mkstemp(prefix=".replay_report.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def load_report(path: Path) -> dict[str, Any]:
+    """Read a report for comparison; raises :class:`CannotRun` if unreadable."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise CannotRun(f"{path}: no such file") from None
+    except OSError as exc:
+        raise CannotRun(f"{path}: {exc.strerror}") from None
+    except orjson.JSONDecodeError as exc:
+        raise CannotRun(f"{path}: not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise CannotRun(f"{path}: not a report (not a JSON object)")
+    return data
+
+
+def compare_reports(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """Fields that differ, in the spec's order, then any unknown fields."""
+    keys = list(REPORT_FIELDS) + sorted((set(a) | set(b)) - set(REPORT_FIELDS))
+    return [(k, a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k)]
+
+
+def is_migration(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Different rules deriving a different state: shown side by side, never merged."""
+    return a.get("rules_sha256") != b.get("rules_sha256") and a.get("state") != b.get("state")
