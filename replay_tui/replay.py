@@ -78,7 +78,9 @@ class Replay:
         self._every = max(1, checkpoint_every)
         self._budget_bytes = checkpoint_budget
         self._checker = SequenceChecker(frozenset(self.reducer.kinds))
-        self._referenced: set[str] = set()
+        #: call_id -> line index of the event that pins its receipt (-1: none yet).
+        self.calls_seen: dict[str, int] = {}
+        self._advancing = False
         self._lock = threading.RLock()
         self.budget = Budget()
         try:
@@ -126,6 +128,23 @@ class Replay:
         (``state --at N`` need not read past N). Returns the lines indexed.
         """
         count = 0
+        with self._lock:
+            self._advancing = True
+        try:
+            count = self._advance(progress, cancelled, every, limit)
+        finally:
+            with self._lock:
+                self._advancing = False
+        return count
+
+    def _advance(
+        self,
+        progress: Callable[[int], None] | None,
+        cancelled: Callable[[], bool] | None,
+        every: int,
+        limit: int | None,
+    ) -> int:
+        count = 0
         for index, raw in self.ledger.scan():
             count += 1
             if self.error is None:
@@ -172,7 +191,7 @@ class Replay:
             self.ledger.accept_tail()
         if self.error is None:
             for stem in self.receipts.stems():
-                if stem not in self._referenced:
+                if stem not in self.calls_seen:
                     self._warn(
                         "orphan_receipt",
                         f"receipts/{stem}.json is not referred to by any event",
@@ -223,7 +242,10 @@ class Replay:
             self.run_id = item.run_id
         cid = item.payload.get("call_id")
         if isinstance(cid, str):
-            self._referenced.add(cid)
+            if "receipt_sha256" in item.payload:
+                self.calls_seen[cid] = item.line - 1
+            else:
+                self.calls_seen.setdefault(cid, -1)
         state = self._state
         assert state is not None
         try:
@@ -331,15 +353,16 @@ class Replay:
         if not 0 <= n <= self.valid:
             raise IndexError(f"no state at {n}: the valid prefix has {self.valid} events")
         with self._lock:
-            if n == self.valid and self._state is not None:
+            # The live state is mutated in place while a worker advances.
+            if n == self.valid and self._state is not None and not self._advancing:
                 return orjson.loads(canonical.dumps(self._state))  # type: ignore[no-any-return]
             at = self._checkpoint_keys[bisect.bisect_right(self._checkpoint_keys, n) - 1]
             data = self._checkpoints[at]
         state: State = orjson.loads(data)
         for index in range(at, n):
             state = self.reducer.apply(state, self._event_for_apply(index), self.ctx)
-        if n == self.valid and self._state is None:
-            with self._lock:
+        with self._lock:
+            if n == self.valid and self._state is None and not self._advancing:
                 self._state = orjson.loads(canonical.dumps(state))
         return state
 

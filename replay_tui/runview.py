@@ -1,0 +1,206 @@
+"""What the app shows about a run, computed without any UI toolkit.
+
+:class:`RunView` sits between :class:`~replay_tui.replay.Replay` and the
+widgets: rows for the timeline, the view of one selected line (a step, the
+failing event, or a line never replayed), receipts with their pin status,
+and searches. Everything here is safe to call from a worker thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from array import array
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from replay_tui.envelope import Event, LineError
+from replay_tui.errors import ReplayError
+from replay_tui.receipts import Receipt, ReceiptProblem, call_id_problem
+from replay_tui.replay import Replay, Step
+from replay_tui.rows import Row, make_row
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptView:
+    """A call's receipt as the inspector shows it."""
+
+    call_id: str
+    name: str
+    receipt: Receipt | None
+    problem: str | None  # why there is no receipt to show
+    pin: str  # "matches" | "tampered" | "not pinned" | "missing" | "none yet"
+    pinned_sha256: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LineView:
+    """Everything the side panes show for one selected line.
+
+    ``mode`` is ``step`` (a replayed event), ``failed`` (the first
+    inconsistency), ``unreplayed`` (after it), or ``pending`` (validation has
+    not reached it yet).
+    """
+
+    index: int
+    mode: str
+    event: Event | None
+    step: Step | None = None
+    state_before: dict[str, Any] | None = None
+    error: ReplayError | None = None
+    raw: str | None = None
+    receipt: ReceiptView | None = None
+    summary: str | None = None  # the reducer's word for the state after this prefix
+
+
+class RunView:
+    def __init__(self, replay: Replay, *, cache_size: int = 4096) -> None:
+        self.replay = replay
+        self._rows: OrderedDict[int, Row] = OrderedDict()
+        self._cache_size = cache_size
+        self._first_ts: float | None = None
+        self._first_ts_known = False
+        self._lock = threading.Lock()  # rows are read by the UI and by search workers
+
+    # -- timeline ---------------------------------------------------------
+    def row_count(self) -> int:
+        return len(self.replay.ledger)
+
+    def row(self, index: int) -> Row:
+        with self._lock:
+            hit = self._rows.get(index)
+        if hit is not None:
+            return hit
+        parsed = self.replay.ledger.event(index)
+        raw = self.replay.ledger.raw_line(index) if isinstance(parsed, LineError) else None
+        row = make_row(index, parsed, raw)
+        with self._lock:
+            self._rows[index] = row
+            if len(self._rows) > self._cache_size:
+                self._rows.popitem(last=False)
+        return row
+
+    def first_ts(self) -> float | None:
+        if not self._first_ts_known and self.row_count():
+            self._first_ts = self.row(0).ts
+            self._first_ts_known = True
+        return self._first_ts
+
+    def valid_count(self) -> int:
+        return self.replay.valid
+
+    def error_index(self) -> int | None:
+        err = self.replay.error
+        return err.line - 1 if err is not None and err.line is not None else None
+
+    def error_label(self) -> str:
+        err = self.replay.error
+        return f"{err.code}: {err.message}" if err else ""
+
+    def warning_indexes(self) -> frozenset[int]:
+        return frozenset(w.line - 1 for w in self.replay.warnings if w.line is not None)
+
+    def problem_indexes(self) -> list[int]:
+        """Lines with an error or warning, in order (for ``e`` / ``E``)."""
+        found = set(self.warning_indexes())
+        err = self.error_index()
+        if err is not None:
+            found.add(err)
+        return sorted(found)
+
+    def matches(self, query: str, cancelled: Callable[[], bool] | None = None) -> array[int] | None:
+        """Indexes of rows whose kind, call_id or payload text contain ``query``.
+
+        Case-insensitive; ``None`` when cancelled part way.
+        """
+        needle = query.lower()
+        found = array("L")
+        for index in range(self.row_count()):
+            if cancelled is not None and index % 4096 == 0 and cancelled():
+                return None
+            if needle in self.row(index).search_text():
+                found.append(index)
+        return found
+
+    # -- the selected line ------------------------------------------------
+    def line_view(self, index: int) -> LineView:
+        """What happened at ledger line ``index`` (0-based)."""
+        replay = self.replay
+        parsed = replay.ledger.event(index)
+        event = parsed if isinstance(parsed, Event) else None
+        raw = None
+        if event is None:
+            raw = replay.ledger.raw_line(index).decode("utf-8", errors="backslashreplace")
+        err_index = self.error_index()
+        if err_index is not None and index == err_index:
+            before = replay.state_at(replay.valid)
+            return LineView(
+                index,
+                "failed",
+                event,
+                state_before=before,
+                error=replay.error,
+                raw=raw,
+                receipt=self.receipt_view(event),
+                summary=replay.reducer.summary(before),
+            )
+        if event is not None and event.seq <= replay.valid and index < replay.valid:
+            step = replay.step(index + 1)
+            return LineView(
+                index,
+                "step",
+                event,
+                step=step,
+                receipt=self.receipt_view(event),
+                summary=replay.reducer.summary(step.after),
+            )
+        mode = "unreplayed" if replay.error is not None else "pending"
+        return LineView(
+            index, mode, event, error=replay.error, raw=raw, receipt=self.receipt_view(event)
+        )
+
+    def receipt_view(self, event: Event | None) -> ReceiptView | None:
+        """The receipt of the event's call and whether it matches its pin."""
+        if event is None or event.call_id is None:
+            return None
+        cid = event.call_id
+        name = f"receipts/{cid}.json"
+        if call_id_problem(cid):
+            return ReceiptView(
+                cid, name, None, "not a valid call_id: never used as a path", "missing", None
+            )
+        pinned = self._pin_for(event)
+        got = self.replay.receipts.read(cid)
+        if isinstance(got, ReceiptProblem):
+            return ReceiptView(
+                cid,
+                got.name,
+                None,
+                got.message,
+                "missing" if pinned or event.kind == "tool_finished" else "none yet",
+                pinned,
+            )
+        if pinned is None:
+            pin = "not pinned"
+        elif pinned.lower() == got.sha256:
+            pin = "matches"
+        else:
+            pin = "tampered"
+        return ReceiptView(cid, got.name, got, got.problem, pin, pinned)
+
+    def _pin_for(self, event: Event) -> str | None:
+        value = event.payload.get("receipt_sha256")
+        if isinstance(value, str):
+            return value
+        cid = event.call_id
+        at = self.replay.calls_seen.get(cid, -1) if cid else -1
+        if at >= 0:
+            pinning = self.replay.ledger.event(at)
+            if isinstance(pinning, Event):
+                pinned = pinning.payload.get("receipt_sha256")
+                return pinned if isinstance(pinned, str) else None
+        return None
+
+    def state_at(self, n: int) -> dict[str, Any]:
+        return self.replay.state_at(n)

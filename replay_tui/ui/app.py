@@ -1,0 +1,415 @@
+"""The replay-tui app: timeline, state diff and receipt inspector.
+
+Layout lives in ``app.tcss``. Blocking work (validating the ledger, replaying
+to the cursor, searching) runs in thread workers that talk back only through
+messages; widgets get attributes down and send messages up.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable
+from functools import partial
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.reactive import reactive, var
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Static
+from textual.worker import get_current_worker
+
+from replay_tui import canonical
+from replay_tui.replay import Replay
+from replay_tui.runview import LineView, RunView
+from replay_tui.safe_text import escape_controls
+from replay_tui.ui.panes import ReceiptPane, StatePane
+from replay_tui.ui.screens import FilterScreen, GotoScreen, HelpScreen
+from replay_tui.ui.timeline import Timeline
+
+#: (keys shown in help, action, description, shown in footer)
+KEYS: list[tuple[str, str, str, str, bool]] = [
+    # (binding keys, action, description, help keys, footer)
+    ("down,j", "step(1)", "Next", "↓ / j", False),
+    ("up,k", "step(-1)", "Previous", "↑ / k", False),
+    ("pagedown", "page(1)", "Page down", "PgDn", False),
+    ("pageup", "page(-1)", "Page up", "PgUp", False),
+    ("home,g", "first", "First event", "Home / g", False),
+    ("end,G", "last", "Last event", "End / G", False),
+    ("colon", "goto", "Go to seq", ":", True),
+    ("e", "problem(1)", "Next error/warning", "e", True),
+    ("E", "problem(-1)", "Previous error/warning", "E", False),
+    ("slash", "filter", "Filter", "/", True),
+    ("n", "match(1)", "Next match", "n", False),
+    ("N", "match(-1)", "Previous match", "N", False),
+    ("space", "play", "Play/pause", "space", True),
+    ("plus,equals_sign", "speed(2.0)", "Faster", "+", False),
+    ("minus", "speed(0.5)", "Slower", "-", False),
+    ("d", "toggle_full", "Diff/full state", "d", True),
+    ("r", "toggle_reveal", "Reveal secrets", "r", True),
+    ("x", "toggle_expand", "Expand long values", "x", False),
+    ("y", "copy_state", "Copy state", "y", True),
+    ("escape", "clear_filter", "Clear filter", "Esc", False),
+    ("question_mark", "help", "Help", "?", True),
+    ("q", "quit", "Quit", "q", True),
+]
+
+#: Playback pace when events carry no ``ts`` (events per second at speed 1).
+FIXED_PACE = 4.0
+
+
+class Progress(Message):
+    def __init__(self, lines: int, fraction: float) -> None:
+        super().__init__()
+        self.lines = lines
+        self.fraction = fraction
+
+
+class Validated(Message):
+    pass
+
+
+class ViewReady(Message):
+    def __init__(self, index: int, view: LineView) -> None:
+        super().__init__()
+        self.index = index
+        self.view = view
+
+
+class FilterReady(Message):
+    def __init__(self, query: str, found: array[int]) -> None:
+        super().__init__()
+        self.query = query
+        self.found = found
+
+
+class ReplayApp(App[int]):
+    """Step through one run. Make it with :func:`replay_tui.ui.launch.make_app`."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "replay-tui"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(keys, action, desc, show=footer, key_display=shown)
+        for keys, action, desc, shown, footer in KEYS
+    ]
+
+    full_state: reactive[bool] = reactive(False)
+    reveal: reactive[bool] = reactive(False)
+    expand: reactive[bool] = reactive(False)
+    playing = var(False, toggle_class="-playing")
+    speed: reactive[float] = reactive(1.0)
+    validating = var(True, toggle_class="-validating")
+    failed = var(False, toggle_class="-failed")
+
+    def __init__(self, replay: Replay, *, label: str | None = None) -> None:
+        super().__init__()
+        self.replay = replay
+        self.view = RunView(replay)
+        self.label = label or replay.paths.name
+        self.filter_text = ""
+        self.matches: array[int] | None = None
+        self._fraction = 0.0
+        self._line_view: LineView | None = None
+        self._play_timer: Timer | None = None
+        self._jumped_to_error = False
+
+    # -- layout -------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        with Horizontal(id="main"):
+            yield Timeline(self.view, id="timeline")
+            with Vertical(id="side"):
+                yield StatePane(id="state")
+                yield ReceiptPane(id="receipt")
+        yield Footer()
+
+    @property
+    def timeline(self) -> Timeline:
+        return self.query_one(Timeline)
+
+    def on_mount(self) -> None:
+        self.query_one("#state").border_title = "state"
+        self.query_one("#receipt").border_title = "receipt"
+        self.timeline.border_title = "timeline"
+        self.timeline.focus()
+        self.validate_run()
+        self.refresh_status()
+
+    # -- workers ----------------------------------------------------------
+    @work(thread=True, exclusive=True, group="validate")
+    def validate_run(self) -> None:
+        """Read and check the whole ledger, reporting progress as it goes."""
+        worker = get_current_worker()
+        size = max(self.replay.ledger.file_size(), 1)
+
+        def progress(lines: int) -> None:
+            self.post_message(Progress(lines, self.replay.ledger.indexed_end / size))
+
+        self.replay.advance(progress=progress, cancelled=lambda: worker.is_cancelled, every=2048)
+        if not worker.is_cancelled:
+            self.replay.finish()
+            self.post_message(Validated())
+
+    @work(thread=True, exclusive=True, group="view")
+    def load_view(self, index: int) -> None:
+        """Replay to the selected line (from the nearest checkpoint)."""
+        view = self.view.line_view(index)
+        if not get_current_worker().is_cancelled:
+            self.post_message(ViewReady(index, view))
+
+    @work(thread=True, exclusive=True, group="filter")
+    def run_filter(self, query: str) -> None:
+        worker = get_current_worker()
+        found = self.view.matches(query, cancelled=lambda: worker.is_cancelled)
+        if found is not None and not worker.is_cancelled:
+            self.post_message(FilterReady(query, found))
+
+    # -- messages up --------------------------------------------------------
+    def on_progress(self, message: Progress) -> None:
+        self._fraction = message.fraction
+        self.timeline.rows_changed()
+        if self._line_view is None and self.view.row_count():
+            self.timeline.move_to(self.timeline.cursor, force=True)
+        elif self._line_view is not None and self._line_view.mode == "pending":
+            self.load_view(self._line_view.index)
+        self.refresh_status()
+
+    def on_validated(self, _: Validated) -> None:
+        self.validating = False
+        self.failed = self.replay.error is not None
+        self.timeline.rows_changed()
+        err_index = self.view.error_index()
+        if err_index is not None and not self._jumped_to_error:
+            self._jumped_to_error = True
+            self.timeline.move_to_index(err_index)
+        elif self.view.row_count():
+            self.timeline.move_to(self.timeline.cursor, force=True)
+        self.refresh_status()
+
+    @on(Timeline.CursorMoved)
+    def _cursor_moved(self, message: Timeline.CursorMoved) -> None:
+        self.load_view(message.index)
+        self.refresh_status()
+
+    def on_view_ready(self, message: ViewReady) -> None:
+        if message.index != self.timeline.cursor_index:
+            return  # the cursor moved on; a newer view is on its way
+        self._line_view = message.view
+        self.render_panes()
+        self.refresh_status()
+
+    def on_filter_ready(self, message: FilterReady) -> None:
+        if message.query != self.filter_text:
+            return
+        self.matches = message.found
+        self.timeline.show_only(message.found)
+        self.refresh_status()
+        if not len(message.found):
+            self.notify(f"no rows match {message.query!r}", severity="warning", markup=False)
+
+    # -- drawing ------------------------------------------------------------
+    def render_panes(self) -> None:
+        view = self._line_view
+        pending = f"validating… {self._fraction:.0%}" if self.validating else ""
+        self.query_one(StatePane).show(
+            view, full=self.full_state, reveal=self.reveal, expand=self.expand, pending_note=pending
+        )
+        self.query_one(ReceiptPane).show(view, reveal=self.reveal, expand=self.expand)
+        self.query_one("#state").border_title = "full state" if self.full_state else "state diff"
+
+    def status_text(self) -> Text:
+        r = self.replay
+        rules = f"{r.reducer.name} {r.reducer.version}"
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(" ")
+        text.append(escape_controls(self.label), style="bold")
+        if r.run_id:
+            text.append(f"  run {escape_controls(r.run_id)}", style="dim")
+        text.append(f"  rules {rules}", style="dim")
+        text.append("  ")
+        if r.error is not None:
+            where = (
+                f"seq {r.error.seq}"
+                if r.error.seq is not None
+                else (f"line {r.error.line}" if r.error.line is not None else "start")
+            )
+            text.append(f" ✗ error at {where}: {r.error.code} ", style="bold white on #a03030")
+        elif self.validating:
+            text.append(f" validating {self._fraction:.0%} ", style="bold black on #e5c890")
+        else:
+            text.append(" ✓ verified ", style="bold black on #a6d189")
+        total = self.view.row_count()
+        index = self.timeline.cursor_index if total else None
+        view = self._line_view
+        if index is not None:
+            row = self.view.row(index)
+            seq = row.seq if row.seq is not None else "?"
+            text.append(f"  seq {seq} of {total}")
+            if view is not None and view.index == index and view.summary and view.mode == "step":
+                text.append("  state ")
+                text.append(escape_controls(view.summary), style="bold #a6d189")
+        if self.filter_text:
+            shown = len(self.matches) if self.matches is not None else "…"
+            text.append(
+                f"  filter {escape_controls(self.filter_text)!r}: {shown} rows", style="#e5c890"
+            )
+        if self.playing:
+            text.append(f"  ▶ playing ×{self.speed:g}", style="bold #81c8be")
+        if self.reveal:
+            text.append("  secrets shown", style="bold #e78284")
+        return text
+
+    def refresh_status(self) -> None:
+        self.query_one("#status", Static).update(self.status_text())
+
+    def watch_full_state(self) -> None:
+        self.render_panes()
+
+    def watch_reveal(self) -> None:
+        self.render_panes()
+        self.refresh_status()
+
+    def watch_expand(self) -> None:
+        self.render_panes()
+
+    # -- actions ------------------------------------------------------------
+    def action_step(self, delta: int) -> None:
+        self.timeline.move_to(self.timeline.cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        self.timeline.move_to(self.timeline.cursor + direction * self.timeline.page_rows)
+
+    def action_first(self) -> None:
+        self.timeline.move_to(0)
+
+    def action_last(self) -> None:
+        self.timeline.move_to(self.timeline.row_count - 1)
+
+    def action_goto(self) -> None:
+        def done(seq: int | None) -> None:
+            if seq is None:
+                return
+            if not self.timeline.move_to_index(self._index_of_seq(seq)):
+                self.notify(f"seq {seq} is not in the timeline", severity="warning")
+
+        self.push_screen(GotoScreen(self.view.row_count()), done)
+
+    def _index_of_seq(self, seq: int) -> int:
+        """Line index of ``seq``: line seq-1 in a valid ledger, else searched nearby."""
+        guess = seq - 1
+        if 0 <= guess < self.view.row_count() and self.view.row(guess).seq == seq:
+            return guess
+        for index in range(min(self.view.row_count(), max(0, guess + 64)) - 1, -1, -1):
+            if self.view.row(index).seq == seq:
+                return index
+        return -1
+
+    def action_problem(self, direction: int) -> None:
+        problems = self.view.problem_indexes()
+        current = self.timeline.cursor_index or 0
+        ahead = [i for i in problems if (i > current if direction > 0 else i < current)]
+        if not ahead:
+            self.notify("no more errors or warnings that way", severity="information")
+            return
+        self.timeline.move_to_index(ahead[0] if direction > 0 else ahead[-1])
+
+    def action_filter(self) -> None:
+        def done(query: str | None) -> None:
+            if query is None:
+                return
+            self.apply_filter(query)
+
+        self.push_screen(FilterScreen(self.filter_text), done)
+
+    def apply_filter(self, query: str) -> None:
+        self.filter_text = query.strip()
+        if not self.filter_text:
+            self.matches = None
+            self.timeline.show_only(None)
+        else:
+            self.matches = None
+            self.run_filter(self.filter_text)
+        self.refresh_status()
+
+    def action_clear_filter(self) -> None:
+        if self.filter_text:
+            self.apply_filter("")
+
+    def action_match(self, direction: int) -> None:
+        if not self.filter_text or self.matches is None:
+            self.notify("no filter: press / to filter rows", severity="information")
+            return
+        self.action_step(direction)
+
+    def action_play(self) -> None:
+        self.playing = not self.playing
+        if self.playing:
+            if self.timeline.cursor >= self.timeline.row_count - 1:
+                self.timeline.move_to(0)
+            self._schedule_play()
+        elif self._play_timer is not None:
+            self._play_timer.stop()
+        self.refresh_status()
+
+    def _schedule_play(self) -> None:
+        delay = 1.0 / FIXED_PACE
+        index = self.timeline.cursor_index
+        if index is not None and self.timeline.cursor + 1 < self.timeline.row_count:
+            now = self.view.row(index).ts
+            nxt = self.view.row(self.timeline.index_at(self.timeline.cursor + 1)).ts
+            if now is not None and nxt is not None:
+                delay = nxt - now  # the recorded pace
+        delay = min(max(delay / self.speed, 0.02), 5.0)
+        self._play_timer = self.set_timer(delay, self._play_tick)
+
+    def _play_tick(self) -> None:
+        if not self.playing:
+            return
+        tl = self.timeline
+        err = self.view.error_index()
+        if tl.cursor >= tl.row_count - 1 or (err is not None and tl.cursor_index == err):
+            self.playing = False
+            self.refresh_status()
+            return
+        tl.move_to(tl.cursor + 1)
+        self._schedule_play()
+
+    def action_speed(self, factor: float) -> None:
+        self.speed = min(max(self.speed * factor, 0.125), 64.0)
+        self.notify(f"speed ×{self.speed:g}", timeout=1.5)
+        self.refresh_status()
+
+    def action_toggle_full(self) -> None:
+        self.full_state = not self.full_state
+
+    def action_toggle_reveal(self) -> None:
+        self.reveal = not self.reveal
+
+    def action_toggle_expand(self) -> None:
+        self.expand = not self.expand
+
+    def action_copy_state(self) -> None:
+        view = self._line_view
+        if view is None or view.mode not in ("step", "failed"):
+            self.notify("no replayed state at this row", severity="warning")
+            return
+        state = view.step.after if view.step is not None else view.state_before
+        data = canonical.dumps_pretty(state).decode()
+        self.copy_to_clipboard(data)
+        what = "after seq" if view.step is not None else "before the failing line"
+        seq = view.event.seq if view.event is not None else view.index + 1
+        self.notify(f"copied the state {what} {seq} ({len(data):,} bytes) as JSON", timeout=3)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen([(shown, desc) for _, _, desc, shown, _ in KEYS]))
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for _, action, desc, shown, _ in KEYS:
+            yield SystemCommand(desc, f"key: {shown}", partial(self.run_action, action))

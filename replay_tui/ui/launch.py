@@ -1,0 +1,39 @@
+"""Starting the app: the app factory shared by the CLI, tests and screenshots."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from replay_tui.errors import CannotRun
+from replay_tui.reducers import load_reducer
+from replay_tui.replay import Replay
+from replay_tui.run import locate_run
+from replay_tui.ui.app import ReplayApp
+
+#: The demo run shipped inside the package, opened by ``replay-tui`` alone.
+BUNDLED_DEMO = Path(__file__).resolve().parent.parent / "demo" / "demo-001"
+
+
+def make_app(run: str | Path | None = None, *, reducer: str | None = None) -> ReplayApp:
+    """An app over ``run`` (the bundled demo when None); raises CannotRun."""
+    paths = locate_run(run if run is not None else BUNDLED_DEMO)
+    rules = load_reducer(reducer)
+    try:
+        replay = Replay(paths, rules)
+    except OSError as exc:
+        raise CannotRun(f"{paths.events}: {exc.strerror or exc}") from None
+    label = "demo-001 (bundled)" if run is None else paths.name
+    return ReplayApp(replay, label=label)
+
+
+def open_app(run: str | None, *, reducer: str | None = None) -> int:
+    """Run the app in this terminal; the exit code for the CLI."""
+    app = make_app(run, reducer=reducer)
+    if not sys.stdout.isatty() or not sys.stdin.isatty():
+        raise CannotRun("the app needs a terminal; for scripts use 'replay-tui check RUN'")
+    try:
+        app.run()
+    finally:
+        app.replay.close()
+    return 0

@@ -1,0 +1,268 @@
+"""The state pane (what the event changed, or the whole state) and the
+receipt inspector. Both render a :class:`~replay_tui.runview.LineView` into
+``rich.text.Text``: data is never markup.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from replay_tui.diff import Change, path_str
+from replay_tui.runview import LineView, ReceiptView
+from replay_tui.safe_text import MASK, clip, escape_controls, is_secret_key
+from replay_tui.ui.jsonview import json_text, scalar_text
+
+ADDED = "bold #a6d189"
+REMOVED = "bold #e78284"
+CHANGED = "bold #e5c890"
+HEAD = "bold"
+DIM = "dim"
+ERROR = "bold #e78284"
+OK = "bold #a6d189"
+
+#: How much of a long value is shown before it is cut (``x`` expands).
+CLIP_SHORT = 160
+CLIP_LONG = 20_000
+
+
+def _value(value: Any, key: str | int | None, reveal: bool, limit: int) -> Text:
+    if isinstance(key, str) and is_secret_key(key) and value is not None and not reveal:
+        return Text(MASK, style="reverse #e78284")
+    return scalar_text(value, limit)
+
+
+def change_lines(changes: list[Change], *, reveal: bool, limit: int) -> list[Text]:
+    """``+ path = new``, ``- path (was old)``, ``~ path: old -> new``."""
+    out: list[Text] = []
+    for c in changes:
+        key = c.path[-1] if c.path else None
+        where = escape_controls(path_str(c.path))
+        if c.op == "added":
+            out.append(
+                Text.assemble(
+                    ("+ ", ADDED), (where, ADDED), " = ", _value(c.new, key, reveal, limit)
+                )
+            )
+        elif c.op == "removed":
+            out.append(
+                Text.assemble(
+                    ("- ", REMOVED),
+                    (where, REMOVED),
+                    " (was ",
+                    _value(c.old, key, reveal, limit),
+                    ")",
+                )
+            )
+        else:
+            out.append(
+                Text.assemble(
+                    ("~ ", CHANGED),
+                    (where, CHANGED),
+                    ": ",
+                    _value(c.old, key, reveal, limit),
+                    " → ",
+                    _value(c.new, key, reveal, limit),
+                )
+            )
+    return out
+
+
+def event_json(view: LineView) -> Any:
+    return view.event.fields if view.event is not None else None
+
+
+class StatePane(VerticalScroll, can_focus=False):
+    """The change made by the selected event, or the full state with it marked."""
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(id="state-body")
+
+    def show(
+        self,
+        view: LineView | None,
+        *,
+        full: bool,
+        reveal: bool,
+        expand: bool,
+        pending_note: str = "",
+    ) -> None:
+        body = self.query_one("#state-body", Static)
+        body.update(
+            self.render_view(
+                view, full=full, reveal=reveal, expand=expand, pending_note=pending_note
+            )
+        )
+
+    def render_view(
+        self,
+        view: LineView | None,
+        *,
+        full: bool,
+        reveal: bool,
+        expand: bool,
+        pending_note: str = "",
+    ) -> Text:
+        limit = CLIP_LONG if expand else CLIP_SHORT
+        if view is None:
+            return Text(pending_note or "no events yet", style=DIM)
+        lines: list[Text] = []
+        ev = view.event
+        seq = ev.seq if ev is not None else None
+        kind = escape_controls(ev.kind) if ev is not None else "?"
+        if view.mode == "step" and view.step is not None:
+            step = view.step
+            lines.append(
+                Text.assemble(
+                    (f"seq {seq}", HEAD),
+                    " · ",
+                    (kind, HEAD),
+                    "  prefix 1..",
+                    str(seq),
+                    " → ",
+                    (view.summary or "", OK),
+                )
+            )
+            if step.explanation:
+                lines.append(Text(escape_controls(step.explanation), style="italic"))
+            lines.append(Text(""))
+            if full:
+                lines.append(Text("state after this event (● changed):", style=DIM))
+                lines.append(
+                    json_text(
+                        step.after,
+                        marked=[c.path for c in step.changes],
+                        reveal=reveal,
+                        limit=limit,
+                    )
+                )
+            elif step.changes:
+                lines.extend(change_lines(step.changes, reveal=reveal, limit=limit))
+            else:
+                lines.append(Text("no change to the state", style=DIM))
+        elif view.mode == "failed" and view.error is not None:
+            err = view.error
+            where = f"seq {err.seq}" if err.seq is not None else f"line {err.line}"
+            lines.append(
+                Text.assemble(
+                    ("✗ strict replay stops here: ", ERROR), (f"{where} · {err.code}", ERROR)
+                )
+            )
+            lines.append(Text(escape_controls(err.message), style="#e78284"))
+            if err.artifact:
+                lines.append(Text.assemble(("artifact: ", DIM), escape_controls(err.artifact)))
+            if err.traceback:
+                lines.append(Text(""))
+                lines.append(Text("traceback (a bug in the rules):", style=DIM))
+                lines.extend(Text(escape_controls(t)) for t in err.traceback.rstrip().splitlines())
+            lines.append(Text(""))
+            lines.append(self._event_block(view, reveal, limit))
+            lines.append(Text(""))
+            n = (err.seq - 1) if err.seq is not None else None
+            label = f"state before it (prefix 1..{n})" if n else "state before it"
+            lines.append(Text(f"{label}: {view.summary}", style=DIM))
+            lines.append(json_text(view.state_before, reveal=reveal, limit=limit))
+        else:
+            if view.mode == "unreplayed" and view.error is not None:
+                lines.append(
+                    Text(
+                        f"not replayed: strict replay stopped at seq {view.error.seq} "
+                        f"(line {view.error.line}); a replay past it would prove nothing",
+                        style="#e78284",
+                    )
+                )
+            else:
+                lines.append(Text(pending_note or "validating: not reached yet", style=DIM))
+            lines.append(Text(""))
+            lines.append(self._event_block(view, reveal, limit))
+        if view.mode == "step" and not full:
+            lines.append(Text(""))
+            lines.append(self._event_block(view, reveal, limit))
+        return Text("\n").join(lines)
+
+    def _event_block(self, view: LineView, reveal: bool, limit: int) -> Text:
+        if view.event is not None:
+            return Text.assemble(
+                Text(f"event (line {view.event.line}):\n", style=DIM),
+                json_text(view.event.fields, reveal=reveal, limit=limit),
+            )
+        raw = escape_controls(view.raw or "")
+        return Text.assemble(
+            Text(f"line {view.index + 1} as read:\n", style=DIM), Text(clip(raw, limit))
+        )
+
+
+class ReceiptPane(VerticalScroll, can_focus=False):
+    """The selected call's receipt: name, size, sha256, pin status, JSON."""
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(id="receipt-body")
+
+    def show(self, view: LineView | None, *, reveal: bool, expand: bool) -> None:
+        self.query_one("#receipt-body", Static).update(
+            self.render_receipt(view.receipt if view else None, view, reveal=reveal, expand=expand)
+        )
+
+    def render_receipt(
+        self, rv: ReceiptView | None, view: LineView | None, *, reveal: bool, expand: bool
+    ) -> Text:
+        limit = CLIP_LONG if expand else CLIP_SHORT
+        if rv is None:
+            return Text("no call at this event", style=DIM)
+        name = escape_controls(rv.name)
+        lines = [
+            Text.assemble(("call ", DIM), (escape_controls(rv.call_id), HEAD), "  ", (name, DIM))
+        ]
+        pin_styles = {
+            "matches": OK,
+            "tampered": ERROR,
+            "missing": ERROR,
+            "not pinned": CHANGED,
+            "none yet": DIM,
+        }
+        pin_words = {
+            "matches": "pin ✓ matches receipt_sha256",
+            "tampered": "pin ✗ TAMPERED: file differs from receipt_sha256",
+            "missing": "receipt ✗ missing",
+            "not pinned": "pin: not pinned (no receipt_sha256)",
+            "none yet": "no receipt (the call has not finished)",
+        }
+        lines.append(Text(pin_words[rv.pin], style=pin_styles[rv.pin]))
+        if rv.receipt is None:
+            if rv.problem:
+                lines.append(Text(escape_controls(rv.problem), style=DIM))
+            return Text("\n").join(lines)
+        r = rv.receipt
+        lines.append(
+            Text.assemble(("size ", DIM), f"{r.size:,} bytes", ("  sha256 ", DIM), r.sha256)
+        )
+        if rv.pin == "tampered" and rv.pinned_sha256:
+            lines.append(
+                Text.assemble(("pinned ", DIM), escape_controls(clip(rv.pinned_sha256, 80)))
+            )
+        if r.data is None:
+            lines.append(Text(escape_controls(f"not usable: {r.problem}"), style=ERROR))
+            lines.append(
+                Text(clip(escape_controls(r.raw.decode("utf-8", "backslashreplace")), limit))
+            )
+        else:
+            if not reveal and _has_secret(r.data):
+                lines.append(Text("secret-looking values are masked: r reveals", style=DIM))
+            lines.append(json_text(r.data, reveal=reveal, limit=limit))
+        return Text("\n").join(lines)
+
+
+def _has_secret(value: Any, depth: int = 0) -> bool:
+    if depth > 64:
+        return False
+    if isinstance(value, dict):
+        return any(
+            (isinstance(k, str) and is_secret_key(k)) or _has_secret(v, depth + 1)
+            for k, v in value.items()
+        )
+    if isinstance(value, list):
+        return any(_has_secret(v, depth + 1) for v in value)
+    return False

@@ -1,0 +1,179 @@
+"""The CLI contract: what `check`, `state` and `compare` print and exit with."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import pytest
+
+from replay_tui.cli import main
+from tests.conftest import SAMPLES, agent_lines, line, receipt, sha
+
+RunFactory = Callable[..., Path]
+DEMO = SAMPLES / "demo-001"
+REFUND = SAMPLES / "refund-180"
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "replay_tui", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
+
+
+def test_demo_check_json_matches_the_article() -> None:
+    out = cli("check", str(DEMO), "--json")
+    assert out.returncode == 0, out.stderr
+    report = orjson.loads(out.stdout)
+    assert (report["events"], report["receipts"], report["state"]) == (14, 1, "retrying")
+    assert report["error"] is None and report["partial"] is False
+    assert report["rules"] == {"name": "agent_run", "version": "1.0.0"}
+    assert sorted(report) == sorted(
+        ["run_id", "events", "receipts", "state", "state_sha256", "events_sha256",
+         "reader_version", "rules", "rules_sha256", "partial", "error"]
+    )
+    assert report["events_sha256"] == sha((DEMO / "events.jsonl").read_bytes())
+
+
+def test_demo_human_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(DEMO)]) == 0
+    out = capsys.readouterr().out
+    assert "verified: 14 events, 1 receipt, state retrying" in out
+
+
+@pytest.mark.parametrize(
+    ("n", "expect"),
+    [(1, ("waiting", 180, None)), (2, ("approved", 180, None)),
+     (3, ("completed", 180, "refund-42"))],
+)
+def test_refund_state_at_each_prefix(
+    n: int, expect: tuple[object, ...], capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    assert main(["state", str(REFUND), "--at", str(n), "--reducer", "refund"]) == 0
+    state = orjson.loads(capsysbinary.readouterr().out)
+    assert (state["status"], state["amount"], state["receipt"]) == expect
+
+
+def test_refund_run_picks_its_rules_when_asked_only(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(REFUND)]) == 1  # agent_run rules do not know "requested"
+    assert "unknown_kind" in capsys.readouterr().out
+
+
+def test_state_diff(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    assert main(["state", str(DEMO), "--at", "4", "--diff"]) == 0
+    out = orjson.loads(capsysbinary.readouterr().out)
+    assert out["kind"] == "tool_allowed"
+    assert {"path": ["spent", "tool_calls"], "op": "changed", "old": 0, "new": 1} in out["changes"]
+    assert out["rule"].startswith("tool_allowed: call-001 proposed -> allowed")
+
+
+def test_state_at_zero_is_initial_state(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    assert main(["state", str(DEMO), "--at", "0"]) == 0
+    assert orjson.loads(capsysbinary.readouterr().out)["phase"] == "new"
+
+
+def test_state_past_valid_prefix_exits_1(run_factory: RunFactory) -> None:
+    run = run_factory(agent_lines()[:3] + [line(5, "tool_allowed")])
+    out = cli("state", str(run), "--at", "4")
+    assert out.returncode == 1
+    assert "seq_gap" in out.stderr and out.stderr.count("\n") == 1
+    ok = cli("state", str(run), "--at", "3")
+    assert ok.returncode == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "/no/such/run"],
+        ["check"],
+        ["check", "."],  # a folder without events.jsonl
+        ["state", str(DEMO)],  # --at missing
+        ["state", str(DEMO), "--at", "99"],
+        ["state", str(DEMO), "--at", "-1"],
+        ["check", str(DEMO), "--reducer", "nope"],
+        ["check", str(DEMO), "--reducer", "/no/rules.py:R"],
+        ["compare", "/no/a.json", "/no/b.json"],
+        ["frobnicate", "--x"],
+    ],
+)
+def test_cannot_run_is_exit_2_with_one_line(args: list[str], tmp_path: Path) -> None:
+    out = cli(*args)
+    assert out.returncode == 2, out
+    assert out.stderr.startswith("replay-tui: ") and out.stderr.count("\n") == 1, out.stderr
+    assert "Traceback" not in out.stderr and out.stdout == ""
+
+
+def test_check_failure_names_seq_line_code_artifact(run_factory: RunFactory) -> None:
+    rc = receipt("c1")
+    run = run_factory(agent_lines("f" * 64), receipts={"c1": rc})
+    out = cli("check", str(run))
+    assert out.returncode == 1
+    assert "FAILED at seq 6, line 6, tool_finished: receipt_tampered" in out.stdout
+    assert "artifact: receipts/c1.json" in out.stdout
+
+
+def test_out_writes_atomically_and_never_over_evidence(run_factory: RunFactory) -> None:
+    rc = receipt("c1")
+    run = run_factory(agent_lines(sha(rc)), receipts={"c1": rc})
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    out = cli("check", str(run), "--out", str(run / "events.jsonl"))
+    assert out.returncode == 2 and "refusing" in out.stderr
+    out = cli("check", str(run), "--out", str(run / "receipts" / "c1.json"))
+    assert out.returncode == 2
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+    out = cli("check", str(run), "--out", str(run / "replay_report.json"), "--json")
+    assert out.returncode == 0
+    assert (run / "replay_report.json").read_text() == out.stdout
+    assert [p.name for p in run.iterdir() if p.name.startswith(".replay_report")] == []
+
+
+def test_partial_mode_labels_everything(run_factory: RunFactory) -> None:
+    run = run_factory(agent_lines()[:4] + [line(9, "tool_started")])
+    strict = orjson.loads(cli("check", str(run), "--json").stdout)
+    partial = orjson.loads(cli("check", str(run), "--json", "--partial").stdout)
+    assert strict["partial"] is False and strict["state"] is None
+    assert partial["partial"] is True and partial["state"] == "running"
+    assert partial["events"] == strict["events"] == 4
+    assert partial["error"] == strict["error"] == {
+        "seq": 9, "line": 5, "kind": "tool_started", "code": "seq_gap",
+        "message": "seq 9 follows seq 4: expected 5", "artifact": "events.jsonl:5"}
+    human = cli("check", str(run), "--partial").stdout
+    assert "(partial)" in human
+
+
+def test_compare_same_different_and_migration(tmp_path: Path) -> None:
+    a = tmp_path / "a.json"
+    b = tmp_path / "b.json"
+    assert cli("check", str(DEMO), "--out", str(a)).returncode == 0
+    assert cli("check", str(DEMO), "--out", str(b)).returncode == 0
+    same = cli("compare", str(a), str(b))
+    assert same.returncode == 0 and same.stdout.startswith("same")
+    other = orjson.loads(b.read_bytes())
+    other.update(state="failed", rules_sha256="0" * 64)
+    b.write_bytes(orjson.dumps(other))
+    diff = cli("compare", str(a), str(b))
+    assert diff.returncode == 1
+    assert "state" in diff.stdout and "rules_sha256" in diff.stdout
+    assert "migration" in diff.stdout
+
+
+def test_reports_identical_across_hash_seeds(tmp_path: Path) -> None:
+    outs = {
+        cli("check", str(SAMPLES / "long-300"), "--json", env={"PYTHONHASHSEED": seed}).stdout
+        for seed in ("0", "1", "12345")
+    }
+    assert len(outs) == 1 and '"state"' in next(iter(outs))
+
+
+def test_events_jsonl_path_works_like_the_folder() -> None:
+    a = cli("check", str(DEMO / "events.jsonl"), "--json")
+    b = cli("check", str(DEMO), "--json")
+    assert a.returncode == b.returncode == 0 and a.stdout == b.stdout
