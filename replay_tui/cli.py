@@ -120,7 +120,7 @@ def _human_check(name: str, replay: Replay, report: dict[str, Any]) -> str:
             f"receipt{'s' if receipts != 1 else ''}, state {report['state']} ({rules})"
         )
     else:
-        lines.append(f"{name}: FAILED at {err.one_line()}")
+        lines.append(f"{name}: FAILED {err.one_line()}")
         if err.artifact:
             lines.append(f"  artifact: {err.artifact}")
         prefix = f"  valid prefix: {replay.valid} events"
@@ -172,7 +172,7 @@ def cmd_state(args: argparse.Namespace) -> int:
         if replay.valid < n:
             if replay.error is not None:
                 sys.stderr.write(
-                    f"replay-tui: the valid prefix ends at {replay.valid} events: "
+                    f"replay-tui: the valid prefix ends at {replay.valid} events; first error "
                     f"{replay.error.one_line()}\n"
                 )
                 return 1

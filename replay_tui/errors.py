@@ -66,7 +66,7 @@ class ReplayError:
         }
 
     def one_line(self) -> str:
-        """A single human line: ``seq 7 (line 7, tool_finished): missing_receipt: ...``."""
+        """One human line: ``at seq 7, line 7, tool_finished: missing_receipt: ...``."""
         where = []
         if self.seq is not None:
             where.append(f"seq {self.seq}")
@@ -74,7 +74,7 @@ class ReplayError:
             where.append(f"line {self.line}")
         if self.kind is not None:
             where.append(self.kind)
-        place = ", ".join(where) if where else "before the first event"
+        place = "at " + ", ".join(where) if where else "before the first event"
         return f"{place}: {self.code}: {self.message}"
 
 

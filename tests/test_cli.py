@@ -37,8 +37,19 @@ def test_demo_check_json_matches_the_article() -> None:
     assert report["error"] is None and report["partial"] is False
     assert report["rules"] == {"name": "agent_run", "version": "1.0.0"}
     assert sorted(report) == sorted(
-        ["run_id", "events", "receipts", "state", "state_sha256", "events_sha256",
-         "reader_version", "rules", "rules_sha256", "partial", "error"]
+        [
+            "run_id",
+            "events",
+            "receipts",
+            "state",
+            "state_sha256",
+            "events_sha256",
+            "reader_version",
+            "rules",
+            "rules_sha256",
+            "partial",
+            "error",
+        ]
     )
     assert report["events_sha256"] == sha((DEMO / "events.jsonl").read_bytes())
 
@@ -51,8 +62,11 @@ def test_demo_human_summary(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize(
     ("n", "expect"),
-    [(1, ("waiting", 180, None)), (2, ("approved", 180, None)),
-     (3, ("completed", 180, "refund-42"))],
+    [
+        (1, ("waiting", 180, None)),
+        (2, ("approved", 180, None)),
+        (3, ("completed", 180, "refund-42")),
+    ],
 )
 def test_refund_state_at_each_prefix(
     n: int, expect: tuple[object, ...], capsysbinary: pytest.CaptureFixture[bytes]
@@ -81,7 +95,7 @@ def test_state_at_zero_is_initial_state(capsysbinary: pytest.CaptureFixture[byte
 
 
 def test_state_past_valid_prefix_exits_1(run_factory: RunFactory) -> None:
-    run = run_factory(agent_lines()[:3] + [line(5, "tool_allowed")])
+    run = run_factory([*agent_lines()[:3], line(5, "tool_allowed")])
     out = cli("state", str(run), "--at", "4")
     assert out.returncode == 1
     assert "seq_gap" in out.stderr and out.stderr.count("\n") == 1
@@ -136,15 +150,24 @@ def test_out_writes_atomically_and_never_over_evidence(run_factory: RunFactory) 
 
 
 def test_partial_mode_labels_everything(run_factory: RunFactory) -> None:
-    run = run_factory(agent_lines()[:4] + [line(9, "tool_started")])
+    run = run_factory([*agent_lines()[:4], line(9, "tool_started")])
     strict = orjson.loads(cli("check", str(run), "--json").stdout)
     partial = orjson.loads(cli("check", str(run), "--json", "--partial").stdout)
     assert strict["partial"] is False and strict["state"] is None
     assert partial["partial"] is True and partial["state"] == "running"
     assert partial["events"] == strict["events"] == 4
-    assert partial["error"] == strict["error"] == {
-        "seq": 9, "line": 5, "kind": "tool_started", "code": "seq_gap",
-        "message": "seq 9 follows seq 4: expected 5", "artifact": "events.jsonl:5"}
+    assert (
+        partial["error"]
+        == strict["error"]
+        == {
+            "seq": 9,
+            "line": 5,
+            "kind": "tool_started",
+            "code": "seq_gap",
+            "message": "seq 9 follows seq 4: expected 5",
+            "artifact": "events.jsonl:5",
+        }
+    )
     human = cli("check", str(run), "--partial").stdout
     assert "(partial)" in human
 

@@ -45,42 +45,98 @@ def test_crlf_and_bom_are_accepted(run_factory: RunFactory) -> None:
 @pytest.mark.parametrize(
     ("mutate", "code", "seq", "line_no"),
     [
-        (lambda ls: ls[:3] + [b"{not json\n"] + ls[4:], "bad_json", None, 4),
-        (lambda ls: ls[:3] + [b"\n"] + ls[3:], "blank_line", None, 4),
-        (lambda ls: ls[:3] + [b"   \n"] + ls[3:], "blank_line", None, 4),
-        (lambda ls: ls[:3] + [b'{"seq":4,"run_id":"r1","kind":"x\xff"}\n'], "bad_encoding", None, 4),
-        (lambda ls: ls[:3] + [b"[1,2]\n"], "bad_envelope", None, 4),
-        (lambda ls: ls[:3] + [line(4, "tool_allowed", payload=[])], "bad_envelope", 4, 4),
-        (lambda ls: ls[:3] + [b'{"seq":"4","run_id":"r1","kind":"tool_allowed"}\n'],
-         "bad_envelope", None, 4),
-        (lambda ls: ls[:3] + [b'{"seq":true,"run_id":"r1","kind":"tool_allowed"}\n'],
-         "bad_envelope", None, 4),
-        (lambda ls: ls[:3] + [b'{"seq":4.0,"run_id":"r1","kind":"tool_allowed"}\n'],
-         "bad_envelope", None, 4),
-        (lambda ls: ls[:3] + [b'{"seq":4,"kind":"tool_allowed"}\n'], "bad_envelope", 4, 4),
-        (lambda ls: ls[:3] + [line(4, "tool_allowed", ts="yesterday")], "bad_envelope", 4, 4),
+        (lambda ls: [*ls[:3], b"{not json\n", *ls[4:]], "bad_json", None, 4),
+        (lambda ls: [*ls[:3], b"\n", *ls[3:]], "blank_line", None, 4),
+        (lambda ls: [*ls[:3], b"   \n", *ls[3:]], "blank_line", None, 4),
+        (
+            lambda ls: [*ls[:3], b'{"seq":4,"run_id":"r1","kind":"x\xff"}\n'],
+            "bad_encoding",
+            None,
+            4,
+        ),
+        (lambda ls: [*ls[:3], b"[1,2]\n"], "bad_envelope", None, 4),
+        (lambda ls: [*ls[:3], line(4, "tool_allowed", payload=[])], "bad_envelope", 4, 4),
+        (
+            lambda ls: [*ls[:3], b'{"seq":"4","run_id":"r1","kind":"tool_allowed"}\n'],
+            "bad_envelope",
+            None,
+            4,
+        ),
+        (
+            lambda ls: [*ls[:3], b'{"seq":true,"run_id":"r1","kind":"tool_allowed"}\n'],
+            "bad_envelope",
+            None,
+            4,
+        ),
+        (
+            lambda ls: [*ls[:3], b'{"seq":4.0,"run_id":"r1","kind":"tool_allowed"}\n'],
+            "bad_envelope",
+            None,
+            4,
+        ),
+        (lambda ls: [*ls[:3], b'{"seq":4,"kind":"tool_allowed"}\n'], "bad_envelope", 4, 4),
+        (lambda ls: [*ls[:3], line(4, "tool_allowed", ts="yesterday")], "bad_envelope", 4, 4),
         (lambda ls: ls[:3] + ls[4:], "seq_gap", 5, 4),
-        (lambda ls: ls[:4] + [ls[3]] + ls[4:], "seq_duplicate", 4, 5),
-        (lambda ls: [line(0, "run_started")] + ls[1:], "seq_gap", 0, 1),
-        (lambda ls: ls[:3] + [line(4, "tool_allowed", run_id="r2")] + ls[4:],
-         "mixed_run_ids", 4, 4),
-        (lambda ls: ls[:3] + [line(4, "tool_exploded")] + ls[4:], "unknown_kind", 4, 4),
-        (lambda ls: ls[:3] + [line(4, "tool_allowed", v=2)] + ls[4:], "unsupported_version", 4, 4),
-        (lambda ls: ls[:3] + [line(4, "tool_allowed", parent_seq=4, payload={"call_id": "c1"})]
-         + ls[4:], "bad_parent", 4, 4),
-        (lambda ls: ls[:3] + [line(4, "tool_allowed", parent_seq=0, payload={"call_id": "c1"})]
-         + ls[4:], "bad_parent", 4, 4),
-        (lambda ls: ls[:2] + [line(3, "model_proposed", payload={"call_id": "../x", "tool": "t"})],
-         "bad_call_id", 3, 3),
-        (lambda ls: ls[:3] + [line(4, "tool_started", payload={"call_id": "c1"})] + ls[4:],
-         "illegal_transition", 4, 4),
-        (lambda ls: ls[:7] + [line(8, "state_changed", payload={"to": "failed"})],
-         "divergence", 8, 8),
-        (lambda ls: ls[:7] + [ls[7].rstrip(b"\n")[:-9]], "truncated_line", None, 8),
+        (lambda ls: [*ls[:4], ls[3], *ls[4:]], "seq_duplicate", 4, 5),
+        (lambda ls: [line(0, "run_started"), *ls[1:]], "seq_gap", 0, 1),
+        (
+            lambda ls: [*ls[:3], line(4, "tool_allowed", run_id="r2"), *ls[4:]],
+            "mixed_run_ids",
+            4,
+            4,
+        ),
+        (lambda ls: [*ls[:3], line(4, "tool_exploded"), *ls[4:]], "unknown_kind", 4, 4),
+        (lambda ls: [*ls[:3], line(4, "tool_allowed", v=2), *ls[4:]], "unsupported_version", 4, 4),
+        (
+            lambda ls: [
+                *ls[:3],
+                line(4, "tool_allowed", parent_seq=4, payload={"call_id": "c1"}),
+                *ls[4:],
+            ],
+            "bad_parent",
+            4,
+            4,
+        ),
+        (
+            lambda ls: [
+                *ls[:3],
+                line(4, "tool_allowed", parent_seq=0, payload={"call_id": "c1"}),
+                *ls[4:],
+            ],
+            "bad_parent",
+            4,
+            4,
+        ),
+        (
+            lambda ls: [
+                *ls[:2],
+                line(3, "model_proposed", payload={"call_id": "../x", "tool": "t"}),
+            ],
+            "bad_call_id",
+            3,
+            3,
+        ),
+        (
+            lambda ls: [*ls[:3], line(4, "tool_started", payload={"call_id": "c1"}), *ls[4:]],
+            "illegal_transition",
+            4,
+            4,
+        ),
+        (
+            lambda ls: [*ls[:7], line(8, "state_changed", payload={"to": "failed"})],
+            "divergence",
+            8,
+            8,
+        ),
+        (lambda ls: [*ls[:7], ls[7].rstrip(b"\n")[:-9]], "truncated_line", None, 8),
     ],
 )
 def test_each_error_code_at_its_seq_and_line(
-    run_factory: RunFactory, mutate, code: str, seq: int | None, line_no: int  # type: ignore[no-untyped-def]
+    run_factory: RunFactory,
+    mutate,
+    code: str,
+    seq: int | None,
+    line_no: int,  # type: ignore[no-untyped-def]
 ) -> None:
     rc = receipt("c1")
     run = run_factory(mutate(agent_lines(sha(rc))), receipts={"c1": rc})
@@ -111,7 +167,10 @@ def test_missing_receipt(run_factory: RunFactory) -> None:
     r = check(run_factory(agent_lines()))
     assert r.error is not None
     assert (r.error.code, r.error.seq, r.error.artifact) == (
-        "missing_receipt", 6, "receipts/c1.json")
+        "missing_receipt",
+        6,
+        "receipts/c1.json",
+    )
 
 
 def test_receipt_tampered(run_factory: RunFactory) -> None:
@@ -146,7 +205,11 @@ def test_bad_budget(run_factory: RunFactory, budget: bytes) -> None:
     r = check(run_factory(agent_lines(), budget=budget))
     assert r.error is not None
     assert (r.error.code, r.error.seq, r.error.line, r.error.artifact) == (
-        "bad_budget", None, None, "budget.json")
+        "bad_budget",
+        None,
+        None,
+        "budget.json",
+    )
     assert r.valid == 0
 
 
@@ -162,7 +225,7 @@ def test_budget_exceeded(run_factory: RunFactory, budget: dict[str, float], seq:
 
 def test_last_attempt_failing_check_fails_the_run(run_factory: RunFactory) -> None:
     rc = receipt("c1")
-    lines = agent_lines(sha(rc))[:7] + [line(8, "state_changed", payload={"to": "failed"})]
+    lines = [*agent_lines(sha(rc))[:7], line(8, "state_changed", payload={"to": "failed"})]
     r = check(run_factory(lines, receipts={"c1": rc}, budget={"max_attempts": 1}))
     assert r.error is None and r.final_state()["phase"] == "failed"
     more = [*lines, line(9, "attempt_started", payload={"attempt": 2})]
@@ -201,22 +264,43 @@ def test_state_that_is_not_json_is_a_reducer_error(run_factory: RunFactory, tmp_
         "        return state\n"
         "REDUCER = Sets()\n"
     )
-    run = run_factory([line(1, "requested", payload={"amount": 5}), line(2, "approved"),
-                       line(3, "refund_recorded", payload={"receipt": "x"})])
+    run = run_factory(
+        [
+            line(1, "requested", payload={"amount": 5}),
+            line(2, "approved"),
+            line(3, "refund_recorded", payload={"receipt": "x"}),
+        ]
+    )
     r = Replay(locate_run(run), load_reducer(f"{rules}:REDUCER"), checkpoint_every=3).verify()
     assert r.error is not None and (r.error.code, r.error.seq) == ("reducer_error", 2)
     assert "not JSON" in r.error.message
 
 
 def test_refund_prefixes(run_factory: RunFactory) -> None:
-    run = run_factory([line(1, "requested", payload={"amount": 180}), line(2, "approved"),
-                       line(3, "refund_recorded", payload={"receipt": "refund-42"})])
+    run = run_factory(
+        [
+            line(1, "requested", payload={"amount": 180}),
+            line(2, "approved"),
+            line(3, "refund_recorded", payload={"receipt": "refund-42"}),
+        ]
+    )
     r = check(run, "refund")
     got = [(s["status"], s["amount"], s["receipt"]) for s in map(r.state_at, range(4))]
-    assert got == [("new", 0, None), ("waiting", 180, None), ("approved", 180, None),
-                   ("completed", 180, "refund-42")]
-    bad = check(run_factory([line(1, "requested", payload={"amount": 180}),
-                             line(2, "refund_recorded", payload={"receipt": "r"})]), "refund")
+    assert got == [
+        ("new", 0, None),
+        ("waiting", 180, None),
+        ("approved", 180, None),
+        ("completed", 180, "refund-42"),
+    ]
+    bad = check(
+        run_factory(
+            [
+                line(1, "requested", payload={"amount": 180}),
+                line(2, "refund_recorded", payload={"receipt": "r"}),
+            ]
+        ),
+        "refund",
+    )
     assert bad.error is not None and (bad.error.code, bad.error.seq) == ("illegal_transition", 2)
 
 
@@ -224,8 +308,10 @@ def test_step_gives_changes_and_rule(run_factory: RunFactory) -> None:
     r = check(good_run(run_factory))
     step = r.step(4)
     paths = {c.path: (c.old, c.new) for c in step.changes}
-    assert paths == {("calls", "c1", "status"): ("proposed", "allowed"),
-                     ("spent", "tool_calls"): (0, 1)}
+    assert paths == {
+        ("calls", "c1", "status"): ("proposed", "allowed"),
+        ("spent", "tool_calls"): (0, 1),
+    }
     assert step.explanation == "tool_allowed: c1 proposed -> allowed; spent.tool_calls +1"
 
 
@@ -266,3 +352,28 @@ def test_checkpoints_thin_out_and_still_seek_right(tmp_path: Path) -> None:
     for n in range(0, 401, 7):
         assert thin.state_at(n) == full.state_at(n)
     assert orjson.dumps(thin.final_state()) == orjson.dumps(full.final_state())
+
+
+def test_reducer_by_module_and_entry_point(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib.metadata import EntryPoint
+
+    import replay_tui.reducers as reducers
+
+    by_module = load_reducer("replay_tui.reducers.refund:REDUCER")
+    assert by_module.reducer.name == "refund"
+    assert by_module.rules_sha256 == sha(
+        (Path(reducers.__file__).parent / "refund.py").read_bytes()
+    )
+    ep = EntryPoint("refund_plugin", "replay_tui.reducers.refund:REDUCER", "replay_tui.reducers")
+    monkeypatch.setattr(reducers, "entry_points", lambda group: [ep])
+    assert "refund_plugin" in reducers.available()
+    assert load_reducer("refund_plugin").reducer.name == "refund"
+
+
+def test_rules_file_that_fails_to_import_says_why(tmp_path: Path) -> None:
+    from replay_tui.errors import CannotRun
+
+    rules = tmp_path / "rules.py"
+    rules.write_text("raise RuntimeError('broken rules')\n")
+    with pytest.raises(CannotRun, match="broken rules"):
+        load_reducer(f"{rules}:REDUCER")

@@ -18,9 +18,7 @@ from replay_tui.run import locate_run
 from replay_tui.synth import write_agent_run
 
 RULES = load_reducer(None)
-SETTINGS = settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _copy_run(src: Path, dest: Path, events: bytes) -> Path:
@@ -119,5 +117,6 @@ def test_one_corrupted_line_is_never_the_original_history(
         if report["error"] is None:
             # accepted only as a different history: fewer events or another state
             assert (report["events"], report["state_sha256"]) != (
-                original["events"], original["state_sha256"]
+                original["events"],
+                original["state_sha256"],
             ) or how == "flip"

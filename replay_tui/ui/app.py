@@ -226,12 +226,14 @@ class ReplayApp(App[int]):
     def status_text(self) -> Text:
         r = self.replay
         rules = f"{r.reducer.name} {r.reducer.version}"
+        roomy = self.size.width >= 110  # at 80 columns the position and state come first
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(" ")
         text.append(escape_controls(self.label), style="bold")
-        if r.run_id:
+        if r.run_id and roomy:
             text.append(f"  run {escape_controls(r.run_id)}", style="dim")
-        text.append(f"  rules {rules}", style="dim")
+        if roomy:
+            text.append(f"  rules {rules}", style="dim")
         text.append("  ")
         if r.error is not None:
             where = (
@@ -267,6 +269,9 @@ class ReplayApp(App[int]):
 
     def refresh_status(self) -> None:
         self.query_one("#status", Static).update(self.status_text())
+
+    def on_resize(self) -> None:
+        self.refresh_status()
 
     def watch_full_state(self) -> None:
         self.render_panes()

@@ -232,7 +232,7 @@ class ReceiptPane(VerticalScroll, can_focus=False):
         }
         lines.append(Text(pin_words[rv.pin], style=pin_styles[rv.pin]))
         if rv.receipt is None:
-            if rv.problem:
+            if rv.problem and rv.pin != "none yet":
                 lines.append(Text(escape_controls(rv.problem), style=DIM))
             return Text("\n").join(lines)
         r = rv.receipt

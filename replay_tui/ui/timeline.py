@@ -207,7 +207,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         text.append(f"{offset:>10} ", style=get("timeline--offset"))
         kind_style = FAMILY_STYLES.get(row.family, FAMILY_STYLES["other"])
         text.append(f"{row.kind or '—':<16.16} ", style=kind_style)
-        text.append(f"{row.call_id:<10.10} ", style=kind_style + Style(bold=False))
+        cid = row.call_id if len(row.call_id) <= 12 else row.call_id[:11] + "…"
+        text.append(f"{cid:<12} ", style=kind_style + Style(bold=False))
         if is_error:
             text.append(self.source.error_label(), style=get("timeline--error"))
             text.append("  ")

@@ -1,0 +1,104 @@
+"""Regenerate the SVG screenshots in this folder from the real app.
+
+    python screenshots/make_screenshots.py
+
+Each shot opens a sample run with the same app factory the CLI uses, waits
+for validation and for the selected row's view, presses keys, and saves an
+SVG. Run it whenever the UI changes, then look at the pictures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+from replay_tui.ui.app import ReplayApp  # noqa: E402
+from replay_tui.ui.launch import make_app  # noqa: E402
+
+SAMPLES = ROOT / "sample_runs"
+
+#: (file name, run folder, terminal size, keys to press, what it shows)
+SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
+    ("demo-start.svg", SAMPLES / "demo-001", (140, 40), [], "the demo run, opened"),
+    (
+        "demo-seq-10.svg",
+        SAMPLES / "demo-001",
+        (140, 40),
+        ["colon", "1", "0", "enter"],
+        "seq 10: a failed check moves the run to retrying",
+    ),
+    (
+        "demo-full-state.svg",
+        SAMPLES / "demo-001",
+        (140, 40),
+        ["colon", "6", "enter", "d"],
+        "the full state after seq 6, changed paths marked",
+    ),
+    (
+        "broken-divergence.svg",
+        SAMPLES / "broken-divergence",
+        (140, 40),
+        [],
+        "strict replay stops at the first inconsistency",
+    ),
+    (
+        "receipt-tampered.svg",
+        SAMPLES / "broken-receipt_tampered",
+        (140, 40),
+        [],
+        "the receipt inspector with a tampered receipt",
+    ),
+    (
+        "filter.svg",
+        SAMPLES / "long-300",
+        (140, 40),
+        ["slash", *"tool_denied", "enter"],
+        "rows filtered by kind; the state stays that of the true prefix",
+    ),
+    (
+        "narrow-80x24.svg",
+        SAMPLES / "demo-001",
+        (80, 24),
+        ["j", "j", "j"],
+        "an 80x24 terminal: panes stacked",
+    ),
+    ("help.svg", SAMPLES / "demo-001", (140, 40), ["question_mark"], "the key help"),
+]
+
+
+async def settle(app: ReplayApp, pilot: object) -> None:
+    for _ in range(300):
+        await pilot.pause(0.02)  # type: ignore[attr-defined]
+        if (
+            not app.validating
+            and app._line_view is not None
+            and app._line_view.index == app.timeline.cursor_index
+            and (not app.filter_text or app.matches is not None)
+        ):
+            break
+    await pilot.pause()  # type: ignore[attr-defined]
+
+
+async def shoot(name: str, run: Path, size: tuple[int, int], keys: list[str]) -> Path:
+    app = make_app(run)
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(app, pilot)
+        path = app.save_screenshot(filename=name, path=str(HERE))
+    return Path(path)
+
+
+async def main() -> None:
+    for name, run, size, keys, _ in SHOTS:
+        print(await shoot(name, run, size, keys))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

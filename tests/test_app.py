@@ -1,0 +1,384 @@
+"""The app, driven headless with Pilot: every key, broken runs, hostile text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import pytest
+from rich.text import Text
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from replay_tui.ui.app import ReplayApp
+from replay_tui.ui.launch import make_app
+from replay_tui.ui.screens import FilterScreen, GotoScreen, HelpScreen
+from tests.conftest import SAMPLES, agent_lines, line, receipt, sha
+
+DEMO = SAMPLES / "demo-001"
+RunFactory = Callable[..., Path]
+
+
+async def settle(app: ReplayApp, pilot: Pilot[int]) -> None:
+    """Wait for validation and for the view of the cursor row."""
+    for _ in range(200):
+        await pilot.pause(0.02)
+        if (
+            not app.validating
+            and app._line_view is not None
+            and (app._line_view.index == app.timeline.cursor_index)
+        ):
+            break
+    await pilot.pause()
+
+
+def status(app: ReplayApp) -> str:
+    return app.status_text().plain
+
+
+def screen_text(app: ReplayApp) -> str:
+    """What the terminal shows, as plain text lines."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join(strip.text for strip in strips)
+
+
+def pane_text(app: ReplayApp, which: str) -> str:
+    """The whole text of a side pane (``state`` or ``receipt``), unwrapped."""
+    content = app.query_one(f"#{which}-body", Static).content
+    assert isinstance(content, Text)
+    return content.plain
+
+
+def seq_at_cursor(app: ReplayApp) -> int | None:
+    index = app.timeline.cursor_index
+    return None if index is None else app.view.row(index).seq
+
+
+async def test_demo_opens_verified_at_seq_1() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 1
+        s = status(app)
+        assert "✓ verified" in s and "seq 1 of 14" in s and "state running" in s
+        assert "rules agent_run 1.0.0" in s
+
+
+async def test_stepping_keys() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("j", "down", "j")
+        assert seq_at_cursor(app) == 4
+        await pilot.press("k", "up")
+        assert seq_at_cursor(app) == 2
+        await pilot.press("end")
+        assert seq_at_cursor(app) == 14
+        await pilot.press("home")
+        assert seq_at_cursor(app) == 1
+        await pilot.press("G")
+        assert seq_at_cursor(app) == 14
+        await pilot.press("g")
+        assert seq_at_cursor(app) == 1
+        await pilot.press("pagedown")
+        assert seq_at_cursor(app) == 14  # the page is taller than 14 rows
+        await pilot.press("pageup")
+        assert seq_at_cursor(app) == 1
+        await settle(app, pilot)
+        assert "seq 1 of 14" in status(app)
+
+
+async def test_goto_seq_and_state_at_10() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("colon")
+        assert isinstance(app.screen, GotoScreen)
+        await pilot.press("1", "0", "enter")
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 10
+        view = app._line_view
+        assert view is not None and view.step is not None
+        assert view.step.after["phase"] == "retrying"
+        shown = pane_text(app, "state")
+        assert "check_finished: tests failed in attempt 1; phase running -> retrying" in shown
+        assert '~ phase: "running" → "retrying"' in shown
+        assert "prefix 1..10 → retrying" in shown
+
+
+async def test_rows_after_cursor_are_dimmed() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("j", "j")
+        tl = app.timeline
+        future = tl.get_component_rich_style("timeline--future")
+        past_strip = tl._build(0, -1, 80)
+        future_strip = tl._build(5, 1, 80)
+        assert any(seg.style and seg.style.color == future.color for seg in future_strip._segments)
+        assert not any(
+            seg.style and seg.style.color == future.color
+            for seg in past_strip._segments
+            if seg.text.strip()
+        )
+
+
+async def test_click_selects_row() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        # row 6 of the timeline: 1 for the border, then rows from 0
+        await pilot.click("#timeline", offset=(10, 6))
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 6
+
+
+async def test_filter_hides_rows_but_keeps_true_prefix() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash")
+        assert isinstance(app.screen, FilterScreen)
+        await pilot.press(*"model_proposed", "enter")
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if app.matches is not None:
+                break
+        assert app.timeline.row_count == 3
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 3
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 7
+        # the state is that of the true prefix 1..7, not of the filtered rows
+        view = app._line_view
+        assert view is not None and view.step is not None
+        assert view.step.after["calls"]["call-001"]["status"] == "finished"
+        await pilot.press("N")
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 3
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert app.timeline.row_count == 14 and seq_at_cursor(app) == 3
+
+
+async def test_play_steps_forward_and_speed_keys() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        for _ in range(6):
+            await pilot.press("plus")
+        assert app.speed == 64
+        await pilot.press("minus")
+        assert app.speed == 32
+        await pilot.press("space")
+        assert app.playing
+        for _ in range(300):
+            await pilot.pause(0.02)
+            if seq_at_cursor(app) == 14:
+                break
+        assert seq_at_cursor(app) == 14
+        await pilot.pause(0.3)
+        assert not app.playing  # stops at the end
+
+
+async def test_play_pauses_on_space() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("space")
+        assert app.playing and "playing" in status(app)
+        await pilot.press("space")
+        assert not app.playing
+        where = seq_at_cursor(app)
+        await pilot.pause(0.5)
+        assert seq_at_cursor(app) == where
+
+
+async def test_toggle_full_state_marks_changed_paths() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("colon", "4", "enter")
+        await settle(app, pilot)
+        await pilot.press("d")
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "full state" in shown
+        assert '●       "status": "allowed"' in shown
+        await pilot.press("d")
+        await pilot.pause()
+        assert "state diff" in screen_text(app)
+
+
+async def test_copy_state_puts_json_on_clipboard() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("end")
+        await settle(app, pilot)
+        await pilot.press("y")
+        copied = orjson.loads(app.clipboard)
+        assert copied["phase"] == "retrying" and copied["attempt"] == 2
+
+
+async def test_help_and_quit() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        assert "Go to seq" in screen_text(app)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_every_action_is_in_the_command_palette() -> None:
+    from replay_tui.ui.app import KEYS
+
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {desc for _, _, desc, _, _ in KEYS} <= titles
+
+
+async def test_broken_run_lands_on_failing_seq() -> None:
+    app = make_app(SAMPLES / "broken-divergence")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        err = app.replay.error
+        assert err is not None and err.code == "divergence"
+        assert seq_at_cursor(app) == err.seq
+        assert f"✗ error at seq {err.seq}: divergence" in status(app)
+        shown = pane_text(app, "state")
+        assert "strict replay stops here" in shown and "host recorded" in shown
+        # rows after the failing one say they were not replayed
+        if app.view.row_count() > err.line:
+            assert "not replayed" in app.timeline._build(err.line, 1, 120).text
+
+
+async def test_next_previous_error_keys(run_factory: RunFactory) -> None:
+    rc = receipt("c1")
+    lines = agent_lines(sha(rc))
+    lines[3] = line(4, "tool_allowed", payload={"call_id": "c1"}, ts="2026-11-01T08:00:00Z")
+    lines[1] = line(2, "attempt_started", payload={"attempt": 1}, ts="2026-11-01T09:30:00Z")
+    lines.append(line(9, "bogus"))
+    app = make_app(run_factory(lines, receipts={"c1": rc}))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 9  # the failing seq
+        await pilot.press("g", "e")
+        assert seq_at_cursor(app) == 4  # a ts_backwards warning
+        await pilot.press("e")
+        assert seq_at_cursor(app) == 9
+        await pilot.press("E")
+        assert seq_at_cursor(app) == 4
+
+
+async def test_tampered_receipt_in_inspector() -> None:
+    app = make_app(SAMPLES / "broken-receipt_tampered")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        assert "TAMPERED" in pane_text(app, "receipt")
+
+
+async def test_secrets_masked_until_revealed(run_factory: RunFactory) -> None:
+    rc = receipt("c1", output={"api_key": "sk-live-123", "Authorization": "Bearer abc"})
+    app = make_app(run_factory(agent_lines(sha(rc)), receipts={"c1": rc}))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("colon", "6", "enter")
+        await settle(app, pilot)
+        shown = pane_text(app, "receipt")
+        assert "sk-live-123" not in shown and "Bearer abc" not in shown and "••••••" in shown
+        await pilot.press("r")
+        await pilot.pause()
+        assert "sk-live-123" in pane_text(app, "receipt") and "secrets shown" in status(app)
+
+
+HOSTILE = [
+    "\x1b[2J\x1b[H",  # clear screen
+    "\x1b]52;c;aGVsbG8=\x07",  # OSC 52 clipboard write
+    "\x1b]0;pwned\x07",  # window title
+    "[bold red]markup[/] [link=https://evil.example]x[/link] [/oops]",
+    "\u202eevil\u202c and \u2066isolate\u2069",
+    "nul\x00 del\x7f c1\x9b",
+]
+
+
+async def test_hostile_text_is_inert(run_factory: RunFactory) -> None:
+    payload = {f"k{i}{s}": s for i, s in enumerate(HOSTILE)}
+    lines = [
+        line(1, "run_started", payload={"task": HOSTILE[0], **payload}),
+        line(2, "attempt_started", payload={"attempt": 1, "[b]key[/b]": HOSTILE[3]}),
+        line(3, "model_proposed", payload={"call_id": "c1", "tool": HOSTILE[1], "args": payload}),
+    ]
+    rc = receipt("c1", output=payload)
+    app = make_app(run_factory(lines, receipts={"c1": rc}))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        for key in ("j", "j", "d", "x"):
+            await pilot.press(key)
+            await settle(app, pilot)
+            shown = screen_text(app)
+            for bad in ("\x1b", "\x07", "\x00", "\x9b", "\u202e", "\u2066", "\x7f"):
+                assert bad not in shown
+        shown = screen_text(app)
+        assert "\\e[2J" in shown or "\\\\u001b[2J" in shown or "\\u001b[2J" in shown
+        assert "[bold red]markup[/]" in shown  # markup shown as text, not applied
+        everything = pane_text(app, "state") + pane_text(app, "receipt")
+        assert "\\u202e" in everything and "\\u2066" in everything
+
+
+async def test_narrow_terminal_stacks_panes() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        assert "-narrow" in app.screen.classes
+        tl = app.query_one("#timeline")
+        state = app.query_one("#state")
+        assert tl.region.width == 80 and state.region.y > tl.region.y
+        await pilot.press("j", "j", "j")
+        await settle(app, pilot)
+        assert "tool_allowed" in screen_text(app)
+
+
+async def _ready(pilot: Pilot[int]) -> None:
+    app = pilot.app
+    assert isinstance(app, ReplayApp)
+    await settle(app, pilot)
+
+
+def _goto(seq: int) -> Callable[[Pilot[int]], object]:
+    async def run(pilot: Pilot[int]) -> None:
+        await _ready(pilot)
+        await pilot.press("colon", *str(seq), "enter")
+        await _ready(pilot)
+
+    return run
+
+
+@pytest.mark.parametrize("size", [(140, 40), (80, 24)])
+def test_snapshot_demo_start(snap_compare, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(make_app(DEMO), terminal_size=size, run_before=_ready)
+
+
+def test_snapshot_demo_seq_10(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(make_app(DEMO), terminal_size=(140, 40), run_before=_goto(10))
+
+
+def test_snapshot_broken_run(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(
+        make_app(SAMPLES / "broken-divergence"), terminal_size=(140, 40), run_before=_ready
+    )
+
+
+def test_snapshot_tampered_receipt(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(
+        make_app(SAMPLES / "broken-receipt_tampered"), terminal_size=(140, 40), run_before=_ready
+    )

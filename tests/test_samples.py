@@ -1,0 +1,61 @@
+"""Every sample run gets the verdict sample_runs/expected.json says, via the CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import orjson
+import pytest
+
+from replay_tui.errors import ERROR_CODES
+from tests.conftest import ROOT, SAMPLES
+
+EXPECTED: dict[str, dict[str, Any]] = orjson.loads((SAMPLES / "expected.json").read_bytes())
+
+
+def test_every_error_code_has_a_broken_sample() -> None:
+    codes = {v["error"]["code"] for v in EXPECTED.values() if v["error"]}
+    assert codes == set(ERROR_CODES)
+    for code in ERROR_CODES:
+        assert (SAMPLES / f"broken-{code}").is_dir()
+
+
+def test_every_sample_folder_is_listed() -> None:
+    folders = {p.name for p in SAMPLES.iterdir() if p.is_dir() and not p.name.startswith("_")}
+    assert folders == set(EXPECTED)
+    readme = (SAMPLES / "README.md").read_text()
+    assert all(f"`{name}`" in readme for name in folders)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_sample_verdict(name: str) -> None:
+    want = EXPECTED[name]
+    args = [sys.executable, "-m", "replay_tui", "check", str(SAMPLES / name), "--json"]
+    if want["reducer"]:
+        args += ["--reducer", want["reducer"]]
+    out = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == (0 if want["verdict"] == "verified" else 1), out.stderr
+    report = orjson.loads(out.stdout)
+    assert report["events"] == want["events"]
+    assert report["state"] == want["state"]
+    if want["error"] is None:
+        assert report["error"] is None
+    else:
+        got = {k: report["error"][k] for k in ("code", "seq", "line", "kind")}
+        assert got == want["error"]
+
+
+def test_bundled_demo_is_the_sample_demo() -> None:
+    bundled = ROOT / "replay_tui" / "demo" / "demo-001"
+    files = sorted(
+        p.relative_to(SAMPLES / "demo-001")
+        for p in (SAMPLES / "demo-001").rglob("*")
+        if p.is_file()
+    )
+    assert files and files == sorted(
+        p.relative_to(bundled) for p in bundled.rglob("*") if p.is_file()
+    )
+    for rel in files:
+        assert (bundled / rel).read_bytes() == (SAMPLES / "demo-001" / rel).read_bytes()
