@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 from replay_tui import __version__, canonical
 from replay_tui.errors import CannotRun
-from replay_tui.reducers import DEFAULT, available, load_reducer
+from replay_tui.reducers import DEFAULT, available, rules_for_run
 from replay_tui.replay import Replay
 from replay_tui.report import (
     build_report,
@@ -40,8 +40,9 @@ class _Parser(argparse.ArgumentParser):
 
 def _reducer_help() -> str:
     return (
-        f"rules to replay with: a name ({', '.join(sorted(available()))}; default {DEFAULT}), "
-        "package.module:NAME, or path/to/rules.py:NAME"
+        f"rules to replay with: a name ({', '.join(sorted(available()))}), "
+        "package.module:NAME, or path/to/rules.py:NAME; default: the built-in rules that "
+        f"know the first event's kind ({DEFAULT} first)"
     )
 
 
@@ -73,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_check = sub.add_parser("check", help="strictly replay a run and print the verdict")
     p_check.add_argument("run", help="run folder or its events.jsonl")
     p_check.add_argument("--json", action="store_true", help="print the report JSON instead")
-    p_check.add_argument("--out", type=Path, help="also write the report to FILE (atomically)")
+    p_check.add_argument("--out", type=Path, metavar="FILE", help="also write the report to FILE (atomically)")
     p_check.add_argument(
         "--partial",
         action="store_true",
@@ -100,7 +101,7 @@ def _out(text: str) -> None:
 
 def _open_replay(run: str, reducer: str | None) -> Replay:
     paths = locate_run(run)
-    rules = load_reducer(reducer)
+    rules = rules_for_run(reducer, paths.events)
     try:
         return Replay(paths, rules)
     except PermissionError as exc:

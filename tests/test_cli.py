@@ -71,13 +71,16 @@ def test_demo_human_summary(capsys: pytest.CaptureFixture[str]) -> None:
 def test_refund_state_at_each_prefix(
     n: int, expect: tuple[object, ...], capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    assert main(["state", str(REFUND), "--at", str(n), "--reducer", "refund"]) == 0
+    assert main(["state", str(REFUND), "--at", str(n)]) == 0
     state = orjson.loads(capsysbinary.readouterr().out)
     assert (state["status"], state["amount"], state["receipt"]) == expect
 
 
-def test_refund_run_picks_its_rules_when_asked_only(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", str(REFUND)]) == 1  # agent_run rules do not know "requested"
+def test_rules_are_chosen_by_the_first_kind(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(REFUND)]) == 0
+    assert "state completed (refund 1.0.0)" in capsys.readouterr().out
+    # asked for explicitly, the agent_run rules do not know "requested"
+    assert main(["check", str(REFUND), "--reducer", "agent_run"]) == 1
     assert "unknown_kind" in capsys.readouterr().out
 
 

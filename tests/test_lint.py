@@ -15,7 +15,8 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_clean() -> None:
-    out = _run("ruff", "check", "replay_tui", "tests", "benchmarks", "sample_runs", "screenshots")
+    folders = ["replay_tui", "tests", "benchmarks", "sample_runs", "screenshots"]
+    out = _run("ruff", "check", *[f for f in folders if (ROOT / f).is_dir()])
     assert out.returncode == 0, out.stdout + out.stderr
 
 

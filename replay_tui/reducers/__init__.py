@@ -7,6 +7,10 @@
 - ``package.module:NAME`` (an importable module);
 - ``path/to/rules.py:NAME`` (a file, loaded as a fresh module each time, so
   an edited file is read again).
+
+Without ``--reducer``, :func:`rules_for_run` picks the rules by the first
+event's kind: ``agent_run`` if it knows that kind, else the one known reducer
+that does (``refund`` for a run that starts with ``requested``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import orjson
 
 from replay_tui.errors import CannotRun
 from replay_tui.reducers.base import Reducer
@@ -129,3 +135,42 @@ def load_reducer(spec: str | None = None) -> LoadedReducer:
         raise CannotRun(f"no reducer named {spec!r} (known: {', '.join(sorted(names))})")
     target, _, attr = names[spec].partition(":")
     return _from_module(target, attr, spec)
+
+
+def _first_kind(events: Path) -> str | None:
+    """The ``kind`` of the first line, if it is readable JSON (else None)."""
+    try:
+        with events.open("rb") as fh:
+            first = fh.readline(1 << 20)
+    except OSError:
+        return None
+    try:
+        obj = orjson.loads(first.removeprefix(b"\xef\xbb\xbf"))
+    except orjson.JSONDecodeError:
+        return None
+    kind = obj.get("kind") if isinstance(obj, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def rules_for_run(spec: str | None, events: Path) -> LoadedReducer:
+    """``--reducer`` if given, else the reducer that knows the first event's kind.
+
+    A run whose first kind no reducer knows gets the default, which then
+    reports ``unknown_kind`` as strict replay must.
+    """
+    if spec:
+        return load_reducer(spec)
+    default = load_reducer(DEFAULT)
+    kind = _first_kind(events)
+    if kind is None or kind in default.reducer.kinds:
+        return default
+    for name in sorted(available()):
+        if name == DEFAULT:
+            continue
+        try:
+            candidate = load_reducer(name)
+        except CannotRun:
+            continue  # a broken plugin must not stop other runs from opening
+        if kind in candidate.reducer.kinds:
+            return candidate
+    return default

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from replay_tui.errors import CannotRun
-from replay_tui.reducers import load_reducer
+from replay_tui.reducers import rules_for_run
 from replay_tui.replay import Replay
 from replay_tui.run import locate_run
 from replay_tui.ui.app import ReplayApp
@@ -18,7 +18,7 @@ BUNDLED_DEMO = Path(__file__).resolve().parent.parent / "demo" / "demo-001"
 def make_app(run: str | Path | None = None, *, reducer: str | None = None) -> ReplayApp:
     """An app over ``run`` (the bundled demo when None); raises CannotRun."""
     paths = locate_run(run if run is not None else BUNDLED_DEMO)
-    rules = load_reducer(reducer)
+    rules = rules_for_run(reducer, paths.events)
     try:
         replay = Replay(paths, rules)
     except OSError as exc:
