@@ -382,3 +382,23 @@ def test_snapshot_tampered_receipt(snap_compare) -> None:  # type: ignore[no-unt
     assert snap_compare(
         make_app(SAMPLES / "broken-receipt_tampered"), terminal_size=(140, 40), run_before=_ready
     )
+
+
+async def test_clearing_a_filter_keeps_the_cursor_row_on_screen() -> None:
+    app = make_app(SAMPLES / "long-300")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("colon", *"150", "enter")
+        await settle(app, pilot)
+        await pilot.press("slash", *"call-000012", "enter")
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if app.matches is not None:
+                break
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        tl = app.timeline
+        assert tl.row_count == 300
+        top = tl.scroll_offset.y
+        assert top <= tl.cursor < top + tl.scrollable_content_region.height

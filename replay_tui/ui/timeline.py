@@ -107,6 +107,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             if pos is None and shown is not None and len(shown):
                 pos = min(bisect.bisect_left(shown, current), len(shown) - 1)
             self.move_to(pos or 0, force=True)
+            # the new virtual size is applied on the next layout: scroll after it
+            self.call_after_refresh(self._scroll_cursor_visible)
 
     def rows_changed(self) -> None:
         """Row count or row looks changed (new lines, verdict, filter)."""
