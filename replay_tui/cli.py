@@ -74,7 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_check = sub.add_parser("check", help="strictly replay a run and print the verdict")
     p_check.add_argument("run", help="run folder or its events.jsonl")
     p_check.add_argument("--json", action="store_true", help="print the report JSON instead")
-    p_check.add_argument("--out", type=Path, metavar="FILE", help="also write the report to FILE (atomically)")
+    p_check.add_argument(
+        "--out", type=Path, metavar="FILE", help="also write the report to FILE (atomically)"
+    )
     p_check.add_argument(
         "--partial",
         action="store_true",

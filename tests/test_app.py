@@ -402,3 +402,27 @@ async def test_clearing_a_filter_keeps_the_cursor_row_on_screen() -> None:
         assert tl.row_count == 300
         top = tl.scroll_offset.y
         assert top <= tl.cursor < top + tl.scrollable_content_region.height
+
+
+async def test_huge_line_and_deep_nesting_do_not_break_the_app(run_factory: RunFactory) -> None:
+    lines = [
+        line(1, "run_started", payload={"task": "x" * 10_000_000}),
+        line(2, "attempt_started", payload={"attempt": 1}),
+        b'{"seq":3,"run_id":"r1","kind":"model_finished","payload":{"deep":'
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"}}\n",
+    ]
+    app = make_app(run_factory(lines))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        assert app.replay.error is not None and app.replay.error.code == "bad_json"
+        assert seq_at_cursor(app) is None  # the failing line has no usable seq
+        assert "nested too deeply" in pane_text(app, "state")
+        await pilot.press("g")
+        await settle(app, pilot)
+        shown = pane_text(app, "state")
+        assert "chars, x expands" in shown and len(shown) < 20_000
+        await pilot.press("x")
+        await pilot.pause()
+        assert len(pane_text(app, "state")) > 20_000

@@ -43,8 +43,12 @@ class _Out:
 def scalar_text(value: Any, limit: int) -> Text:
     """One JSON scalar (or a compact container), styled and made safe."""
     if isinstance(value, str):
-        body = escape_controls(orjson.dumps(value).decode())
-        return Text(clip(body, limit), style=STRING)
+        hidden = len(value) - limit if 0 < limit < len(value) else 0
+        body = escape_controls(orjson.dumps(value[: len(value) - hidden]).decode())
+        text = Text(clip(body, limit), style=STRING)
+        if hidden:  # cut before escaping: a 10 MB string costs what is shown
+            text.append(f"… (+{hidden:,} chars, x expands)", style="italic dim")
+        return text
     if value is None or isinstance(value, bool):
         return Text(orjson.dumps(value).decode(), style=LITERAL)
     if isinstance(value, (int, float)):
