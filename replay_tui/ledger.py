@@ -61,28 +61,65 @@ class Ledger:
     by the scans so far. Line numbers given to users are 1-based.
     """
 
-    def __init__(self, path: Path, *, cache_size: int = 4096) -> None:
+    def __init__(self, path: Path, *, cache_size: int = 4096, may_be_missing: bool = False) -> None:
         self.path = path
-        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        st = os.fstat(self._fd)
-        if not stat.S_ISREG(st.st_mode):
-            os.close(self._fd)
-            raise IsADirectoryError(f"{path} is not a regular file")
-        self._inode = (st.st_dev, st.st_ino)
-        head = os.pread(self._fd, 4, 0)
+        self._fd = -1
+        self._inode: tuple[int, int] | None = None
         #: Not None when the file is not UTF-8 (e.g. "UTF-16 LE").
-        self.foreign_encoding = sniff_encoding(head)
-        start = len(UTF8_BOM) if head.startswith(UTF8_BOM) else 0
-        self.has_bom = start > 0
+        self.foreign_encoding: str | None = None
+        self.has_bom = False
+        self._sniffed = False
         # _ends[i] is the offset just past line i's newline; _ends[-1] of an
         # empty index is where the first line starts.
-        self._ends = array("Q", [start])
-        self._hasher = hashlib.sha256(UTF8_BOM if self.has_bom else b"")
-        self._hashed = start  # bytes of the file fed to _hasher so far
+        self._ends = array("Q", [0])
+        # sha256 of exactly the bytes [0, indexed_end): extended as lines are
+        # indexed, so events_sha256 costs nothing more and a rewrite of what
+        # was read can be proven.
+        self._prefix_hash = hashlib.sha256()
+        self._hashed_end = 0  # _prefix_hash covers bytes [0, _hashed_end)
         self._cache: OrderedDict[int, Event | LineError] = OrderedDict()
         self._cache_size = cache_size
         self._cache_lock = threading.Lock()  # the app reads while a worker scans
-        self._guard = b""  # last bytes read, to notice an in-place rewrite
+        self._head = b""  # first bytes read, to notice a rewrite
+        self._guard = b""  # last bytes of the last complete line, likewise
+        if not self._open() and not may_be_missing:
+            raise FileNotFoundError(f"{path}: no such file")
+
+    def _open(self) -> bool:
+        """Open the file if it exists now (it may be created later when following)."""
+        if self._fd >= 0:
+            return True
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            return False
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            raise IsADirectoryError(f"{self.path} is not a regular file")
+        self._fd = fd
+        self._inode = (st.st_dev, st.st_ino)
+        return True
+
+    @property
+    def exists(self) -> bool:
+        return self._fd >= 0
+
+    def _sniff(self) -> bool:
+        """Look at the first bytes once there are enough of them (BOM, UTF-16)."""
+        if self._sniffed:
+            return True
+        head = os.pread(self._fd, 4, 0)
+        if len(head) < 4 and b"\n" not in head and UTF8_BOM.startswith(head):
+            return False  # too little written yet to tell
+        self._sniffed = True
+        self.foreign_encoding = sniff_encoding(head)
+        if head.startswith(UTF8_BOM):
+            self.has_bom = True
+            self._ends[0] = len(UTF8_BOM)
+            self._prefix_hash.update(UTF8_BOM)
+            self._hashed_end = len(UTF8_BOM)
+        return True
 
     # -- size and lines -------------------------------------------------
     def __len__(self) -> int:
@@ -94,13 +131,15 @@ class Ledger:
         return self._ends[-1]
 
     def file_size(self) -> int:
-        return os.fstat(self._fd).st_size
+        return os.fstat(self._fd).st_size if self._fd >= 0 else 0
 
     def tail_size(self) -> int:
         """Bytes after the last newline: a line still being written, or cut."""
         return max(0, self.file_size() - self.indexed_end)
 
     def tail(self) -> bytes:
+        if self._fd < 0:
+            return b""
         return os.pread(self._fd, self.tail_size(), self.indexed_end)
 
     def line_span(self, index: int) -> tuple[int, int]:
@@ -134,13 +173,14 @@ class Ledger:
 
     # -- growing --------------------------------------------------------
     def check_unchanged(self) -> None:
-        """Raise :class:`LedgerRewritten` if history we read was changed.
+        """Raise :class:`LedgerRewritten` if the history already read changed.
 
-        Checks for a new inode at the path, a file shorter than what we read,
-        and the last bytes we read being different now (cheap, not a full
-        rehash: a rewrite that keeps length and tail is caught at report time
-        by ``events_sha256``).
+        Cheap checks for every append: a new inode at the path, a file shorter
+        than what was read, different first bytes, different last bytes of
+        the last complete line. :meth:`verify_prefix` is the full proof.
         """
+        if self._fd < 0:
+            return
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
@@ -149,10 +189,29 @@ class Ledger:
             raise LedgerRewritten(0, "the file was replaced (new inode)")
         if st.st_size < self.indexed_end:
             raise LedgerRewritten(st.st_size, "the file shrank")
+        if self._head and os.pread(self._fd, len(self._head), 0) != self._head:
+            raise LedgerRewritten(0, "bytes already read have changed")
         if self._guard:
             at = self.indexed_end - len(self._guard)
             if os.pread(self._fd, len(self._guard), at) != self._guard:
                 raise LedgerRewritten(at, "bytes already read have changed")
+
+    def verify_prefix(self) -> None:
+        """Rehash every byte already read; raise :class:`LedgerRewritten` if any changed.
+
+        O(size of the file): for when the file was modified without growing.
+        """
+        self.check_unchanged()
+        hasher = hashlib.sha256()
+        pos, end = 0, self._hashed_end
+        while pos < end:
+            chunk = os.pread(self._fd, min(_CHUNK, end - pos), pos)
+            if not chunk:
+                break
+            hasher.update(chunk)
+            pos += len(chunk)
+        if hasher.digest() != self._prefix_hash.digest():
+            raise LedgerRewritten(0, "bytes already read have changed")
 
     def scan(self) -> Iterator[tuple[int, bytes]]:
         """Yield ``(index, raw_line)`` for each complete line not yet scanned.
@@ -160,35 +219,56 @@ class Ledger:
         Reads from the end of the last complete line, so each byte is read
         once and a half-written last line is left for the next scan.
         """
+        if not self._open() or not self._sniff():
+            return
         pos = self.indexed_end
         pieces: list[bytes] = []
         ends = self._ends
-        while True:
-            chunk = os.pread(self._fd, _CHUNK, pos)
+        try:
+            while True:
+                chunk = os.pread(self._fd, _CHUNK, pos)
+                if not chunk:
+                    break
+                pos += len(chunk)
+                if b"\n" not in chunk:
+                    pieces.append(chunk)
+                    continue
+                if pieces:
+                    pieces.append(chunk)
+                    chunk = b"".join(pieces)
+                    pieces = []
+                lines = chunk.split(b"\n")
+                carry = lines.pop()
+                if carry:
+                    pieces.append(carry)
+                end = ends[-1]
+                for raw in lines:
+                    end += len(raw) + 1
+                    ends.append(end)
+                    yield len(ends) - 2, (raw[:-1] if raw.endswith(b"\r") else raw)
+                self._prefix_hash.update(memoryview(chunk)[: len(chunk) - len(carry)])
+                self._hashed_end = end
+        finally:
+            # a consumer that stopped early leaves lines indexed but not hashed
+            self._hash_through(ends[-1])
+            self._remember_edges()
+
+    def _hash_through(self, end: int) -> None:
+        while self._hashed_end < end:
+            at = self._hashed_end
+            chunk = os.pread(self._fd, min(_CHUNK, end - at), at)
             if not chunk:
                 break
-            if pos + len(chunk) > self._hashed and pos <= self._hashed:
-                self._hasher.update(chunk[self._hashed - pos :])
-                self._hashed = pos + len(chunk)
-            pos += len(chunk)
-            if b"\n" not in chunk:
-                pieces.append(chunk)
-                continue
-            if pieces:
-                pieces.append(chunk)
-                chunk = b"".join(pieces)
-                pieces = []
-            lines = chunk.split(b"\n")
-            carry = lines.pop()
-            if carry:
-                pieces.append(carry)
-            end = ends[-1]
-            for raw in lines:
-                end += len(raw) + 1
-                ends.append(end)
-                index = len(ends) - 2
-                yield index, (raw[:-1] if raw.endswith(b"\r") else raw)
-            self._guard = os.pread(self._fd, min(64, end), end - min(64, end))
+            self._prefix_hash.update(chunk)
+            self._hashed_end = at + len(chunk)
+
+    def _remember_edges(self) -> None:
+        end = self.indexed_end
+        if end and len(self._head) < 64:
+            self._head = os.pread(self._fd, min(64, end), 0)
+        if end:
+            n = min(64, end)
+            self._guard = os.pread(self._fd, n, end - n)
 
     def accept_tail(self) -> None:
         """Index an unterminated last line as a line (the file is complete).
@@ -198,13 +278,14 @@ class Ledger:
         """
         size = self.file_size()
         if size > self.indexed_end:
+            self._hash_through(size)
             self._ends.append(size + 1)
 
     def sha256(self) -> str:
-        """sha256 of the whole file as it is now (continues the scan's hash)."""
-        hasher = self._hasher.copy()
-        pos = self._hashed
-        while True:
+        """sha256 of the whole file as it is now (the read prefix plus the rest)."""
+        hasher = self._prefix_hash.copy()
+        pos = self._hashed_end
+        while self._fd >= 0:
             chunk = os.pread(self._fd, _CHUNK, pos)
             if not chunk:
                 break

@@ -189,6 +189,16 @@ class ReceiptStore:
             )
         return got
 
+    def absent(self, call_id: str) -> bool:
+        """True when the receipt file (or receipts/) simply does not exist yet."""
+        try:
+            os.lstat(self.run_dir / "receipts" / f"{call_id}.json")
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+        return False
+
     def stems(self) -> list[str]:
         """call_ids of the ``*.json`` files in receipts/ (sorted; [] if none)."""
         try:

@@ -30,10 +30,23 @@ from replay_tui.errors import ERROR_CODES, ReplayError, RuleViolation, Warning_
 from replay_tui.ledger import Ledger
 from replay_tui.receipts import ReceiptStore
 from replay_tui.reducers import LoadedReducer
-from replay_tui.reducers.base import Context, State, explain
+from replay_tui.reducers.base import Context, ReceiptPending, State, explain
 from replay_tui.run import EVENTS, RunPaths
 
 _MAX_WARNINGS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A line held back while following: its receipt is not written yet."""
+
+    index: int
+    call_id: str
+    seq: int
+
+    @property
+    def name(self) -> str:
+        return f"receipts/{self.call_id}.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +75,15 @@ class Replay:
         *,
         checkpoint_every: int = 256,
         checkpoint_budget: int = 64 << 20,
+        following: bool = False,
     ) -> None:
         self.paths = paths
         self.rules = rules
         self.reducer = rules.reducer
-        self.ledger = Ledger(paths.events)
+        #: While following a growing run, a line still being written and a
+        #: receipt not yet written are waited for, not errors.
+        self.following = following
+        self.ledger = Ledger(paths.events, may_be_missing=following)
         self.receipts = ReceiptStore(paths.dir)
         self.error: ReplayError | None = None
         self.warnings: list[Warning_] = []
@@ -80,6 +97,9 @@ class Replay:
         self._checker = SequenceChecker(frozenset(self.reducer.kinds))
         #: call_id -> line index of the event that pins its receipt (-1: none yet).
         self.calls_seen: dict[str, int] = {}
+        #: While following: the line waiting for its receipt file, if any.
+        self.pending: Pending | None = None
+        self._consumed = 0  # lines validated (or failed) so far
         self._advancing = False
         self._lock = threading.RLock()
         self.budget = Budget()
@@ -87,16 +107,7 @@ class Replay:
             self.budget = load_budget(paths.dir)
         except RuleViolation as exc:
             self.error = ReplayError(exc.code, exc.message, artifact=exc.artifact)
-        self.ctx = Context(self.budget, self.receipts)
-        if self.error is None and self.ledger.foreign_encoding:
-            enc = self.ledger.foreign_encoding
-            self.error = ReplayError(
-                "bad_encoding",
-                f"{EVENTS} is {enc}, not UTF-8 (a PowerShell '>' redirect writes UTF-16); "
-                "convert it, e.g. iconv -f UTF-16 -t UTF-8",
-                line=1,
-                artifact=f"{EVENTS}:1",
-            )
+        self.ctx = Context(self.budget, self.receipts, following=following)
         initial = self.reducer.initial_state()
         self._state: State | None = initial
         self._checkpoints: dict[int, bytes] = {0: canonical.dumps(initial)}
@@ -144,11 +155,15 @@ class Replay:
         every: int,
         limit: int | None,
     ) -> int:
+        # Lines indexed earlier but held back (a receipt was pending) go first.
+        while self._ready() and self._consumed < len(self.ledger):
+            index = self._consumed
+            self._consume_line(index, self.ledger.raw_line(index))
         count = 0
         for index, raw in self.ledger.scan():
             count += 1
-            if self.error is None:
-                self._consume(parse_line(raw, index + 1, self.ledger.line_span(index)[0]))
+            if self._ready() and index == self._consumed:
+                self._consume_line(index, raw)
                 if limit is not None and self.valid >= limit:
                     break
             if count % every == 0:
@@ -160,6 +175,39 @@ class Replay:
             progress(len(self.ledger))
         return count
 
+    def _ready(self) -> bool:
+        return self.error is None and self.pending is None
+
+    def _consume_line(self, index: int, raw: bytes) -> None:
+        if index == 0 and self.ledger.foreign_encoding:
+            enc = self.ledger.foreign_encoding
+            self._consumed = 1
+            self._fail(ReplayError(
+                "bad_encoding",
+                f"{EVENTS} is {enc}, not UTF-8 (a PowerShell '>' redirect writes UTF-16); "
+                "convert it, e.g. iconv -f UTF-16 -t UTF-8",
+                line=1,
+                artifact=f"{EVENTS}:1",
+            ))
+            return
+        self._consume(parse_line(raw, index + 1, self.ledger.line_span(index)[0]))
+        if self.pending is None:
+            self._consumed = index + 1
+
+    def stop_following(self) -> None:
+        """From now on the ledger is judged as complete: strict rules again."""
+        self.following = False
+        self.ctx.following = False
+        if self.pending is not None:
+            self.receipts.forget(self.pending.call_id)
+            self.pending = None
+
+    def retry_pending(self) -> None:
+        """A file arrived: let the line waiting for its receipt try again."""
+        if self.pending is not None:
+            self.receipts.forget(self.pending.call_id)
+            self.pending = None
+
     def finish(self) -> None:
         """The ledger is complete: judge an unterminated last line, warn of orphans.
 
@@ -169,6 +217,7 @@ class Replay:
         """
         if self.finished:
             return
+        self.stop_following()
         self.advance()
         tail = self.ledger.tail()
         if tail and self.error is None:
@@ -217,6 +266,18 @@ class Replay:
         if len(self.warnings) < _MAX_WARNINGS:
             self.warnings.append(Warning_(code, message, seq, line, artifact))
 
+    def _live_state(self) -> State:
+        if self._state is None:
+            self._state = self._rebuild(self.valid)
+        return self._state
+
+    def _rebuild(self, n: int) -> State:
+        at = self._checkpoint_keys[bisect.bisect_right(self._checkpoint_keys, n) - 1]
+        state: State = orjson.loads(self._checkpoints[at])
+        for index in range(at, n):
+            state = self.reducer.apply(state, self._event_for_apply(index), self.ctx)
+        return state
+
     def _fail(self, error: ReplayError) -> None:
         self.error = error
         # The reducer may have half-applied the failing event: rebuild the
@@ -246,10 +307,17 @@ class Replay:
                 self.calls_seen[cid] = item.line - 1
             else:
                 self.calls_seen.setdefault(cid, -1)
-        state = self._state
-        assert state is not None
+        state = self._live_state()
+        saved_ts = self._checker.last_ts
         try:
             new = self.reducer.apply(state, item, self.ctx)
+        except ReceiptPending as exc:
+            # not an error while following: wait for the file, then retry
+            self.pending = Pending(item.line - 1, exc.call_id, item.seq)
+            self._checker.last_seq = item.seq - 1
+            self._checker.last_ts = saved_ts
+            self._state = None  # the rules may have half-applied it
+            return
         except RuleViolation as exc:
             code = exc.code if exc.code in ERROR_CODES else "reducer_error"
             message = (

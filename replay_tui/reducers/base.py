@@ -20,7 +20,7 @@ from replay_tui.receipts import Receipt, ReceiptStore
 if TYPE_CHECKING:
     from replay_tui.envelope import Event
 
-__all__ = ["Context", "Reducer", "RuleViolation", "State"]
+__all__ = ["Context", "ReceiptPending", "Reducer", "RuleViolation", "State"]
 
 State = dict[str, Any]
 
@@ -31,13 +31,31 @@ class Context:
     Nothing here calls out of the process: receipts stand in for tool results.
     """
 
-    def __init__(self, budget: Budget, receipts: ReceiptStore) -> None:
+    def __init__(self, budget: Budget, receipts: ReceiptStore, *, following: bool = False) -> None:
         self.budget = budget
         self._receipts = receipts
+        self.following = following
 
     def receipt(self, call_id: str, pinned_sha256: Any = None) -> Receipt:
-        """The receipt of ``call_id``, checked (raises missing/tampered/...)."""
-        return self._receipts.require(call_id, pinned_sha256)
+        """The receipt of ``call_id``, checked (raises missing/tampered/...).
+
+        While following a live run, a receipt file that does not exist yet
+        raises :class:`ReceiptPending` instead: the engine waits for it.
+        """
+        try:
+            return self._receipts.require(call_id, pinned_sha256)
+        except RuleViolation as exc:
+            if self.following and exc.code == "missing_receipt" and self._receipts.absent(call_id):
+                raise ReceiptPending(call_id) from None
+            raise
+
+
+class ReceiptPending(Exception):  # noqa: N818 - a state, not an error
+    """A receipt that may still be written (only raised while following)."""
+
+    def __init__(self, call_id: str) -> None:
+        super().__init__(f"receipts/{call_id}.json is not written yet")
+        self.call_id = call_id
 
 
 @runtime_checkable
