@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
             "exit codes: 0 verified/same, 1 violation/different, 2 cannot run.\n"
             "examples:\n"
             "  replay-tui sample_runs/demo-001\n"
+            "  replay-tui --follow runs/live-run\n"
             "  replay-tui check sample_runs/demo-001 --json\n"
             "  replay-tui state sample_runs/refund-180 --at 2\n"
             "  replay-tui compare old_report.json new_report.json"
@@ -70,6 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
     p_open = sub.add_parser("open", help="open the app on a run (the default command)")
     p_open.add_argument("run", nargs="?", help="run folder or events.jsonl (default: bundled demo)")
     p_open.add_argument("--reducer", help=_reducer_help())
+    p_open.add_argument(
+        "--follow",
+        action="store_true",
+        help="follow a growing ledger like tail -f (the run may not have started yet)",
+    )
+    p_open.add_argument(
+        "--watch-rules",
+        action="store_true",
+        help="with --reducer path/to/rules.py:NAME: re-run every prefix when the file changes",
+    )
 
     p_check = sub.add_parser("check", help="strictly replay a run and print the verdict")
     p_check.add_argument("run", help="run folder or its events.jsonl")
@@ -220,7 +231,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_open(args: argparse.Namespace) -> int:
     from replay_tui.ui.launch import open_app  # textual is imported only here
 
-    return open_app(args.run, reducer=args.reducer)
+    return open_app(
+        args.run, reducer=args.reducer, follow=args.follow, watch_rules=args.watch_rules
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

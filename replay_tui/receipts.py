@@ -14,6 +14,7 @@ import os
 import re
 import stat
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,19 @@ class ReceiptProblem:
     code: str
     message: str
     name: str
+    absent: bool = False  # the file does not exist (yet): worth waiting for when live
+
+
+class ReceiptPending(Exception):
+    """A receipt that may still be written (raised only when asked to wait)."""
+
+    def __init__(self, call_id: str) -> None:
+        super().__init__(f"receipts/{call_id}.json is not written yet")
+        self.call_id = call_id
+
+
+#: While following, a receipt changed this recently may still be being written.
+FRESH_SECONDS = 2.0
 
 
 class ReceiptStore:
@@ -90,6 +104,8 @@ class ReceiptStore:
                 self._cache.move_to_end(call_id)
                 return hit
         result = self._read(call_id)
+        if isinstance(result, ReceiptProblem) and result.absent:
+            return result  # not cached: it may be written any moment
         with self._lock:
             self._cache[call_id] = result
             if len(self._cache) > self._cache_size:
@@ -113,7 +129,12 @@ class ReceiptStore:
         try:
             dir_fd = self._open_dir()
         except FileNotFoundError:
-            return missing("does not exist: there is no receipts/ folder")
+            return ReceiptProblem(
+                "missing_receipt",
+                f"receipt {name} does not exist: there is no receipts/ folder",
+                name,
+                absent=True,
+            )
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                 return missing("was not read: receipts/ is a symlink or not a folder")
@@ -126,7 +147,9 @@ class ReceiptStore:
                     dir_fd=dir_fd,
                 )
             except FileNotFoundError:
-                return missing("does not exist")
+                return ReceiptProblem(
+                    "missing_receipt", f"receipt {name} does not exist", name, absent=True
+                )
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
                     return missing("was not read: it is a symlink")
@@ -156,7 +179,7 @@ class ReceiptStore:
             return Receipt(call_id, name, len(raw), digest, None, raw, "not a JSON object")
         return Receipt(call_id, name, len(raw), digest, data, raw)
 
-    def require(self, call_id: str, pinned_sha256: Any = None) -> Receipt:
+    def require(self, call_id: str, pinned_sha256: Any = None, *, live: bool = False) -> Receipt:
         """The receipt a ``tool_finished`` needs, or raise the rule it breaks.
 
         Order: exists and readable, pin matches (``receipt_tampered``: a
@@ -164,6 +187,27 @@ class ReceiptStore:
         ``call_id`` matches the file name.
         """
         got = self.read(call_id)
+        if live and (
+            (isinstance(got, ReceiptProblem) and got.absent) or self._fresh(call_id)
+        ):
+            try:
+                self._check(call_id, got, pinned_sha256)
+            except RuleViolation:
+                # still being written, as far as anyone can tell: wait for it
+                self.forget(call_id)
+                raise ReceiptPending(call_id) from None
+        return self._check(call_id, got, pinned_sha256)
+
+    def _fresh(self, call_id: str) -> bool:
+        try:
+            st = os.lstat(self.run_dir / "receipts" / f"{call_id}.json")
+        except OSError:
+            return False
+        return time.time() - st.st_mtime < FRESH_SECONDS
+
+    def _check(
+        self, call_id: str, got: Receipt | ReceiptProblem, pinned_sha256: Any
+    ) -> Receipt:
         if isinstance(got, ReceiptProblem):
             raise RuleViolation(got.code, got.message, got.name)
         if pinned_sha256 is not None:
@@ -188,16 +232,6 @@ class ReceiptStore:
                 got.name,
             )
         return got
-
-    def absent(self, call_id: str) -> bool:
-        """True when the receipt file (or receipts/) simply does not exist yet."""
-        try:
-            os.lstat(self.run_dir / "receipts" / f"{call_id}.json")
-        except FileNotFoundError:
-            return True
-        except OSError:
-            return False
-        return False
 
     def stems(self) -> list[str]:
         """call_ids of the ``*.json`` files in receipts/ (sorted; [] if none)."""

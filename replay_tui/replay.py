@@ -182,13 +182,15 @@ class Replay:
         if index == 0 and self.ledger.foreign_encoding:
             enc = self.ledger.foreign_encoding
             self._consumed = 1
-            self._fail(ReplayError(
-                "bad_encoding",
-                f"{EVENTS} is {enc}, not UTF-8 (a PowerShell '>' redirect writes UTF-16); "
-                "convert it, e.g. iconv -f UTF-16 -t UTF-8",
-                line=1,
-                artifact=f"{EVENTS}:1",
-            ))
+            self._fail(
+                ReplayError(
+                    "bad_encoding",
+                    f"{EVENTS} is {enc}, not UTF-8 (a PowerShell '>' redirect writes UTF-16); "
+                    "convert it, e.g. iconv -f UTF-16 -t UTF-8",
+                    line=1,
+                    artifact=f"{EVENTS}:1",
+                )
+            )
             return
         self._consume(parse_line(raw, index + 1, self.ledger.line_span(index)[0]))
         if self.pending is None:
@@ -451,6 +453,16 @@ class Replay:
             diff(before, after),
             explain(self.reducer, before, event, after),
         )
+
+    def checkpoint_keys(self) -> list[int]:
+        with self._lock:
+            return list(self._checkpoint_keys)
+
+    def checkpoint_bytes(self, n: int) -> bytes:
+        """Canonical JSON of the state after ``n`` events (a checkpoint or rebuilt)."""
+        with self._lock:
+            data = self._checkpoints.get(n)
+        return data if data is not None else canonical.dumps(self.state_at(n))
 
     def event(self, index: int) -> Event | LineError:
         """Line ``index`` (0-based) as parsed, for display (cached)."""

@@ -22,9 +22,18 @@ class RunPaths:
         return self.dir.name or str(self.dir)
 
 
-def locate_run(arg: str | Path) -> RunPaths:
-    """Resolve a RUN argument; raises :class:`CannotRun` with a one-line reason."""
+def locate_run(arg: str | Path, *, may_be_empty: bool = False) -> RunPaths:
+    """Resolve a RUN argument; raises :class:`CannotRun` with a one-line reason.
+
+    With ``may_be_empty`` (following a run that has not started), a folder
+    without ``events.jsonl`` yet, or that file's future path, is accepted.
+    """
     path = Path(arg)
+    if may_be_empty:
+        if path.is_dir() and not (path / EVENTS).exists():
+            return RunPaths(path, path / EVENTS)
+        if not path.exists() and path.name == EVENTS and path.parent.is_dir():
+            return RunPaths(path.parent, path)
     if not path.exists():
         raise CannotRun(f"{arg}: no such file or folder")
     if path.is_dir():

@@ -62,6 +62,8 @@ class RunView:
         self._first_ts: float | None = None
         self._first_ts_known = False
         self._lock = threading.Lock()  # rows are read by the UI and by search workers
+        #: Line index where reloaded rules first derive something different.
+        self.difference_index: int | None = None
 
     # -- timeline ---------------------------------------------------------
     def row_count(self) -> int:
@@ -97,6 +99,10 @@ class RunView:
     def error_label(self) -> str:
         err = self.replay.error
         return f"{err.code}: {err.message}" if err else ""
+
+    def pending_index(self) -> int | None:
+        pending = self.replay.pending
+        return pending.index if pending is not None else None
 
     def warning_indexes(self) -> frozenset[int]:
         return frozenset(w.line - 1 for w in self.replay.warnings if w.line is not None)
@@ -155,7 +161,10 @@ class RunView:
                 receipt=self.receipt_view(event),
                 summary=replay.reducer.summary(step.after),
             )
-        mode = "unreplayed" if replay.error is not None else "pending"
+        if replay.pending is not None and index == replay.pending.index:
+            mode = "receipt"  # held back while following: its receipt is not written yet
+        else:
+            mode = "unreplayed" if replay.error is not None else "pending"
         return LineView(
             index, mode, event, error=replay.error, raw=raw, receipt=self.receipt_view(event)
         )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from replay_tui.budget import Budget
 from replay_tui.errors import RuleViolation
-from replay_tui.receipts import Receipt, ReceiptStore
+from replay_tui.receipts import Receipt, ReceiptPending, ReceiptStore
 
 if TYPE_CHECKING:
     from replay_tui.envelope import Event
@@ -42,20 +42,7 @@ class Context:
         While following a live run, a receipt file that does not exist yet
         raises :class:`ReceiptPending` instead: the engine waits for it.
         """
-        try:
-            return self._receipts.require(call_id, pinned_sha256)
-        except RuleViolation as exc:
-            if self.following and exc.code == "missing_receipt" and self._receipts.absent(call_id):
-                raise ReceiptPending(call_id) from None
-            raise
-
-
-class ReceiptPending(Exception):  # noqa: N818 - a state, not an error
-    """A receipt that may still be written (only raised while following)."""
-
-    def __init__(self, call_id: str) -> None:
-        super().__init__(f"receipts/{call_id}.json is not written yet")
-        self.call_id = call_id
+        return self._receipts.require(call_id, pinned_sha256, live=self.following)
 
 
 @runtime_checkable

@@ -10,6 +10,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable
 from functools import partial
+from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -23,9 +24,15 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
+from watchfiles import awatch
 
 from replay_tui import canonical
+from replay_tui.errors import CannotRun
+from replay_tui.ledger import LedgerRewritten
+from replay_tui.receipts import FRESH_SECONDS
+from replay_tui.reducers import load_reducer
 from replay_tui.replay import Replay
+from replay_tui.rules_diff import first_difference
 from replay_tui.runview import LineView, RunView
 from replay_tui.safe_text import escape_controls
 from replay_tui.ui.panes import ReceiptPane, StatePane
@@ -55,6 +62,9 @@ KEYS: list[tuple[str, str, str, str, bool]] = [
     ("x", "toggle_expand", "Expand long values", "x", False),
     ("y", "copy_state", "Copy state", "y", True),
     ("escape", "clear_filter", "Clear filter", "Esc", False),
+    ("f", "follow", "Follow (ride the tail)", "f", True),
+    ("F", "unfollow", "Stop following", "F", False),
+    ("R", "reload_rules", "Reload rules", "R", False),
     ("question_mark", "help", "Help", "?", True),
     ("q", "quit", "Quit", "q", True),
 ]
@@ -64,14 +74,47 @@ FIXED_PACE = 4.0
 
 
 class Progress(Message):
-    def __init__(self, lines: int, fraction: float) -> None:
+    def __init__(self, replay: Replay, lines: int, fraction: float) -> None:
         super().__init__()
+        self.replay = replay
         self.lines = lines
         self.fraction = fraction
 
 
-class Validated(Message):
-    pass
+class Advanced(Message):
+    """The ledger was read up to its current end (and judged, unless live)."""
+
+    def __init__(self, replay: Replay) -> None:
+        super().__init__()
+        self.replay = replay
+
+
+class AdvanceDone(Message):
+    def __init__(self, replay: Replay) -> None:
+        super().__init__()
+        self.replay = replay
+
+
+class Rewritten(Message):
+    """History already read changed under us: start again from scratch."""
+
+    def __init__(self, replay: Replay, why: str) -> None:
+        super().__init__()
+        self.replay = replay
+        self.why = why
+
+
+class RulesReloaded(Message):
+    def __init__(self, replay: Replay, difference: int | None) -> None:
+        super().__init__()
+        self.replay = replay
+        self.difference = difference
+
+
+class RulesFailed(Message):
+    def __init__(self, why: str) -> None:
+        super().__init__()
+        self.why = why
 
 
 class ViewReady(Message):
@@ -105,13 +148,33 @@ class ReplayApp(App[int]):
     playing = var(False, toggle_class="-playing")
     speed: reactive[float] = reactive(1.0)
     validating = var(True, toggle_class="-validating")
+    live = var(False, toggle_class="-live")
     failed = var(False, toggle_class="-failed")
 
-    def __init__(self, replay: Replay, *, label: str | None = None) -> None:
+    def __init__(
+        self,
+        replay: Replay,
+        *,
+        label: str | None = None,
+        reducer_spec: str | None = None,
+        watch_rules: bool = False,
+    ) -> None:
         super().__init__()
         self.replay = replay
         self.view = RunView(replay)
         self.label = label or replay.paths.name
+        self.reducer_spec = reducer_spec
+        self.watch_rules = watch_rules
+        self.following = replay.following
+        #: The cursor rides the tail while following, until the user moves it.
+        self.riding = True
+        self._rows_when_left = 0
+        self._dirty = False
+        self._advance_running = False
+        self._stop_following = False
+        self._receipts_changed = False
+        self.banner = ""
+        self.rules_note = ""
         self.filter_text = ""
         self.matches: array[int] | None = None
         self._fraction = 0.0
@@ -138,23 +201,95 @@ class ReplayApp(App[int]):
         self.query_one("#receipt").border_title = "receipt"
         self.timeline.border_title = "timeline"
         self.timeline.focus()
-        self.validate_run()
+        self.live = self.following
+        self.request_advance()
+        if self.following:
+            self.watch_run()
+        if self.watch_rules:
+            self.watch_rules_file()
         self.refresh_status()
 
     # -- workers ----------------------------------------------------------
-    @work(thread=True, exclusive=True, group="validate")
-    def validate_run(self) -> None:
-        """Read and check the whole ledger, reporting progress as it goes."""
+    def request_advance(self) -> None:
+        """Read what was appended (one reader at a time; requests coalesce)."""
+        self._dirty = True
+        if not self._advance_running:
+            self._advance_running = True
+            self.advance_worker(self.replay)
+
+    @work(thread=True, group="advance")
+    def advance_worker(self, replay: Replay) -> None:
+        """Read and check the ledger from where it was left, posting progress."""
         worker = get_current_worker()
-        size = max(self.replay.ledger.file_size(), 1)
 
         def progress(lines: int) -> None:
-            self.post_message(Progress(lines, self.replay.ledger.indexed_end / size))
+            size = max(replay.ledger.file_size(), 1)
+            self.post_message(Progress(replay, lines, replay.ledger.indexed_end / size))
 
-        self.replay.advance(progress=progress, cancelled=lambda: worker.is_cancelled, every=2048)
-        if not worker.is_cancelled:
-            self.replay.finish()
-            self.post_message(Validated())
+        while not worker.is_cancelled:
+            self._dirty = False
+            if self._receipts_changed:
+                self._receipts_changed = False
+                replay.retry_pending()
+            try:
+                if replay.following:
+                    replay.ledger.check_unchanged()
+                replay.advance(progress=progress, cancelled=lambda: worker.is_cancelled, every=2048)
+                if self._stop_following or not replay.following:
+                    replay.finish()
+            except LedgerRewritten as exc:
+                self.post_message(Rewritten(replay, str(exc)))
+                break
+            self.post_message(Advanced(replay))
+            if not self._dirty:
+                break
+        self.post_message(AdvanceDone(replay))
+
+    @work(exclusive=True, group="watch-run")
+    async def watch_run(self) -> None:
+        """Follow the run folder: inotify, no polling, so idle costs nothing."""
+        folder = self.replay.paths.dir
+        async for changes in awatch(folder, debounce=40, step=5):
+            names = {Path(path) for _, path in changes}
+            if any("receipts" in p.parts[len(folder.parts) :] for p in names):
+                self._receipts_changed = True
+            if not self.following:
+                return
+            self.request_advance()
+
+    @work(exclusive=True, group="watch-rules")
+    async def watch_rules_file(self) -> None:
+        path = self.rules_path()
+        if path is None:
+            return
+        async for changes in awatch(path.parent, debounce=80, step=10, recursive=False):
+            if any(Path(p).name == path.name for _, p in changes):
+                self.reload_rules()
+
+    def rules_path(self) -> Path | None:
+        spec = self.reducer_spec or ""
+        target = spec.rpartition(":")[0]
+        return Path(target).resolve() if target.endswith(".py") else None
+
+    @work(thread=True, exclusive=True, group="rules")
+    def reload_rules(self) -> None:
+        """Load the rules again and re-evaluate every prefix with them."""
+        old = self.replay
+        try:
+            rules = load_reducer(self.reducer_spec)
+            new = Replay(old.paths, rules, following=old.following)
+            new.advance(cancelled=lambda: get_current_worker().is_cancelled)
+            if not new.following:
+                new.finish()
+            difference = first_difference(old, new)
+        except CannotRun as exc:
+            self.post_message(RulesFailed(str(exc)))
+            return
+        except Exception as exc:  # the new rules are broken: keep the last good ones
+            self.post_message(RulesFailed(f"{type(exc).__name__}: {exc}"))
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(RulesReloaded(new, difference))
 
     @work(thread=True, exclusive=True, group="view")
     def load_view(self, index: int) -> None:
@@ -171,29 +306,111 @@ class ReplayApp(App[int]):
             self.post_message(FilterReady(query, found))
 
     # -- messages up --------------------------------------------------------
+    def _stale(self, replay: Replay) -> bool:
+        """A message about a replay no longer shown (or the app is closing)."""
+        return replay is not self.replay or not self.query(Timeline)
+
     def on_progress(self, message: Progress) -> None:
+        if self._stale(message.replay):
+            return
         self._fraction = message.fraction
+        self._rows_grew()
+
+    def _rows_grew(self) -> None:
         self.timeline.rows_changed()
-        if self._line_view is None and self.view.row_count():
+        if self.following and self.riding and self.timeline.row_count:
+            self.timeline.move_to(self.timeline.row_count - 1)
+        elif self._line_view is None and self.view.row_count():
             self.timeline.move_to(self.timeline.cursor, force=True)
-        elif self._line_view is not None and self._line_view.mode == "pending":
+        elif self._line_view is not None and self._line_view.mode in ("pending", "receipt"):
             self.load_view(self._line_view.index)
         self.refresh_status()
 
-    def on_validated(self, _: Validated) -> None:
+    def on_advanced(self, message: Advanced) -> None:
+        if self._stale(message.replay):
+            return
+        if self.replay.pending is not None:
+            # a receipt may be half-written: look again even if no event comes
+            self.set_timer(FRESH_SECONDS + 0.5, self._recheck_receipts)
         self.validating = False
         self.failed = self.replay.error is not None
-        self.timeline.rows_changed()
+        if self.replay.finished and self.following:
+            self.following = self.live = False
+        self._rows_grew()
         err_index = self.view.error_index()
         if err_index is not None and not self._jumped_to_error:
             self._jumped_to_error = True
+            self.riding = False
             self.timeline.move_to_index(err_index)
-        elif self.view.row_count():
-            self.timeline.move_to(self.timeline.cursor, force=True)
         self.refresh_status()
+
+    def _recheck_receipts(self) -> None:
+        if self.following and self.replay.pending is not None:
+            self._receipts_changed = True
+            self.request_advance()
+
+    def on_advance_done(self, message: AdvanceDone) -> None:
+        if message.replay is not self.replay:
+            return
+        self._advance_running = False
+        if self._dirty:
+            self.request_advance()
+
+    def on_rewritten(self, message: Rewritten) -> None:
+        if self._stale(message.replay):
+            return
+        self.banner = f"{message.why}: history changed, reloaded from scratch"
+        self.notify(self.banner, severity="error", timeout=8, markup=False)
+        fresh = Replay(self.replay.paths, self.replay.rules, following=self.following)
+        self.set_replay(fresh)
+
+    def on_rules_reloaded(self, message: RulesReloaded) -> None:
+        self.set_replay(message.replay)
+        sha = message.replay.rules.rules_sha256[:12]
+        if message.difference is None:
+            self.rules_note = f"rules {sha}: same states and verdict as before"
+            self.view.difference_index = None
+        else:
+            self.rules_note = f"rules {sha}: first difference at seq {message.difference}"
+            self.view.difference_index = message.difference - 1
+        self.timeline.rows_changed()
+        self.refresh_status()
+
+    def on_rules_failed(self, message: RulesFailed) -> None:
+        self.rules_note = "rules failed to load; keeping the last good rules"
+        self.notify(
+            message.why, title="rules failed to load", severity="error", timeout=10, markup=False
+        )
+        self.refresh_status()
+
+    def set_replay(self, replay: Replay) -> None:
+        """Show another replay of the same run (reloaded, or new rules), keeping the cursor."""
+        old = self.replay
+        cursor = self.timeline.cursor_index or 0
+        self.workers.cancel_group(self, "advance")
+        self.replay = replay
+        self.view = RunView(replay)
+        self.timeline.source = self.view
+        self._line_view = None
+        self._advance_running = False
+        self._jumped_to_error = False
+        self.validating = True
+        self.filter_text = ""
+        self.matches = None
+        self.timeline.show_only(None)
+        self.request_advance()
+        self.timeline.move_to(cursor, force=True)
+        if old is not replay:
+            old.close()
 
     @on(Timeline.CursorMoved)
     def _cursor_moved(self, message: Timeline.CursorMoved) -> None:
+        at_tail = self.timeline.cursor >= self.timeline.row_count - 1
+        if self.following and self.riding and not at_tail:
+            self.riding = False
+            self._rows_when_left = self.view.row_count()
+        elif at_tail:
+            self.riding = True
         self.load_view(message.index)
         self.refresh_status()
 
@@ -235,6 +452,9 @@ class ReplayApp(App[int]):
         if roomy:
             text.append(f"  rules {rules}", style="dim")
         text.append("  ")
+        if self.following:
+            text.append(" ● LIVE ", style="bold white on #2f6f4f")
+            text.append(" ")
         if r.error is not None:
             where = (
                 f"seq {r.error.seq}"
@@ -242,6 +462,16 @@ class ReplayApp(App[int]):
                 else (f"line {r.error.line}" if r.error.line is not None else "start")
             )
             text.append(f" ✗ error at {where}: {r.error.code} ", style="bold white on #a03030")
+        elif self.following:
+            if not r.ledger.exists:
+                text.append(" waiting for events.jsonl ", style="bold black on #e5c890")
+            elif r.pending is not None:
+                text.append(
+                    f" receipt pending: {escape_controls(r.pending.name)} ",
+                    style="bold black on #e5c890",
+                )
+            else:
+                text.append(" ✓ valid so far ", style="bold black on #a6d189")
         elif self.validating:
             text.append(f" validating {self._fraction:.0%} ", style="bold black on #e5c890")
         else:
@@ -256,6 +486,16 @@ class ReplayApp(App[int]):
             if view is not None and view.index == index and view.summary and view.mode == "step":
                 text.append("  state ")
                 text.append(escape_controls(view.summary), style="bold #a6d189")
+        if self.following and not self.riding:
+            new_rows = self.view.row_count() - self._rows_when_left
+            if new_rows > 0:
+                text.append(
+                    f"  +{new_rows} new events (End returns to the tail)", style="bold #81c8be"
+                )
+        if self.rules_note:
+            text.append(f"  {escape_controls(self.rules_note)}", style="#ca9ee6")
+        if self.banner:
+            text.append(f"  {escape_controls(self.banner)}", style="bold #e78284")
         if self.filter_text:
             shown = len(self.matches) if self.matches is not None else "…"
             text.append(
@@ -294,7 +534,36 @@ class ReplayApp(App[int]):
         self.timeline.move_to(0)
 
     def action_last(self) -> None:
+        self.riding = True
         self.timeline.move_to(self.timeline.row_count - 1)
+        self.refresh_status()
+
+    def action_follow(self) -> None:
+        """Start following the ledger (or return to its tail)."""
+        if not self.following:
+            self.following = self.live = True
+            self._stop_following = False
+            self.riding = True
+            self.set_replay(Replay(self.replay.paths, self.replay.rules, following=True))
+            self.watch_run()
+            self.notify("following the ledger: new events appear as they are written", timeout=3)
+        self.action_last()
+
+    def action_unfollow(self) -> None:
+        """Stop following: judge the ledger as complete, strictly."""
+        if not self.following:
+            return
+        self.following = self.live = False
+        self._stop_following = True
+        self.workers.cancel_group(self, "watch-run")
+        self.request_advance()
+        self.refresh_status()
+
+    def action_reload_rules(self) -> None:
+        if self.rules_path() is None:
+            self.notify("rules reload needs --reducer path/to/rules.py:NAME", severity="warning")
+            return
+        self.reload_rules()
 
     def action_goto(self) -> None:
         def done(seq: int | None) -> None:

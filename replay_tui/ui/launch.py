@@ -15,21 +15,35 @@ from replay_tui.ui.app import ReplayApp
 BUNDLED_DEMO = Path(__file__).resolve().parent.parent / "demo" / "demo-001"
 
 
-def make_app(run: str | Path | None = None, *, reducer: str | None = None) -> ReplayApp:
-    """An app over ``run`` (the bundled demo when None); raises CannotRun."""
-    paths = locate_run(run if run is not None else BUNDLED_DEMO)
+def make_app(
+    run: str | Path | None = None,
+    *,
+    reducer: str | None = None,
+    follow: bool = False,
+    watch_rules: bool = False,
+) -> ReplayApp:
+    """An app over ``run`` (the bundled demo when None); raises CannotRun.
+
+    ``follow`` keeps the view in step with a growing ledger; ``watch_rules``
+    re-evaluates every prefix when a ``--reducer path.py:NAME`` file changes.
+    """
+    paths = locate_run(run if run is not None else BUNDLED_DEMO, may_be_empty=follow)
+    if watch_rules and not (reducer and reducer.rpartition(":")[0].endswith(".py")):
+        raise CannotRun("--watch-rules needs --reducer path/to/rules.py:NAME")
     rules = rules_for_run(reducer, paths.events)
     try:
-        replay = Replay(paths, rules)
+        replay = Replay(paths, rules, following=follow)
     except OSError as exc:
         raise CannotRun(f"{paths.events}: {exc.strerror or exc}") from None
     label = "demo-001 (bundled)" if run is None else paths.name
-    return ReplayApp(replay, label=label)
+    return ReplayApp(replay, label=label, reducer_spec=reducer, watch_rules=watch_rules)
 
 
-def open_app(run: str | None, *, reducer: str | None = None) -> int:
+def open_app(
+    run: str | None, *, reducer: str | None = None, follow: bool = False, watch_rules: bool = False
+) -> int:
     """Run the app in this terminal; the exit code for the CLI."""
-    app = make_app(run, reducer=reducer)
+    app = make_app(run, reducer=reducer, follow=follow, watch_rules=watch_rules)
     if not sys.stdout.isatty() or not sys.stdin.isatty():
         raise CannotRun("the app needs a terminal; for scripts use 'replay-tui check RUN'")
     try:

@@ -166,7 +166,15 @@ class StatePane(VerticalScroll, can_focus=False):
             lines.append(Text(f"{label}: {view.summary}", style=DIM))
             lines.append(json_text(view.state_before, reveal=reveal, limit=limit))
         else:
-            if view.mode == "unreplayed" and view.error is not None:
+            if view.mode == "receipt" and view.receipt is not None:
+                lines.append(
+                    Text(
+                        f"receipt pending: waiting for {escape_controls(view.receipt.name)} "
+                        "(not an error while following; strict again when following stops)",
+                        style="#e5c890",
+                    )
+                )
+            elif view.mode == "unreplayed" and view.error is not None:
                 lines.append(
                     Text(
                         f"not replayed: strict replay stopped at seq {view.error.seq} "

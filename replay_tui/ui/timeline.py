@@ -44,6 +44,9 @@ class RowSource(Protocol):
     def error_index(self) -> int | None: ...
     def error_label(self) -> str: ...
     def warning_indexes(self) -> frozenset[int]: ...
+    def pending_index(self) -> int | None: ...
+
+    difference_index: int | None
 
 
 class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
@@ -198,8 +201,11 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         pending = error_index is None and index >= self.source.valid_count()
 
         marker = "▶" if relation == 0 else " "
+        is_pending = index == self.source.pending_index()
         if is_error:
             marker = "✗" if relation else "▶"
+        elif index == self.source.difference_index:
+            marker = "≠" if relation else "▶"
         elif index in self.source.warning_indexes():
             marker = "!" if relation else "▶"
         seq = str(row.seq) if row.seq is not None else "?"
@@ -218,6 +224,10 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             text.append(f"[{row.problem}] ", style=get("timeline--unreplayed"))
         elif unreplayed:
             text.append("not replayed  ", style=get("timeline--unreplayed"))
+        elif is_pending:
+            text.append("receipt pending  ", style=get("timeline--warning"))
+        if index == self.source.difference_index:
+            text.append("rules differ from here  ", style=get("timeline--warning"))
         text.append(row.summary, style=get("timeline--summary"))
         text.truncate(width, overflow="ellipsis", pad=True)
 
