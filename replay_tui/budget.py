@@ -70,6 +70,13 @@ def load_budget(run_dir: Path) -> Budget:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise RuleViolation("bad_budget", "budget.json is not a regular file", "budget.json")
+        size = os.fstat(fd).st_size
+        if size > 1 << 20:
+            raise RuleViolation(
+                "bad_budget",
+                f"budget.json is {size:,} bytes; limits fit in far less",
+                "budget.json",
+            )
         raw = os.read(fd, 1 << 20)
     finally:
         os.close(fd)

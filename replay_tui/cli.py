@@ -27,6 +27,7 @@ from replay_tui.report import (
     write_atomic,
 )
 from replay_tui.run import locate_run
+from replay_tui.safe_text import escape_controls
 
 SUBCOMMANDS = ("open", "check", "state", "compare")
 
@@ -109,7 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _out(text: str) -> None:
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    """Print for people: run data (kinds, messages, file names) is escaped so
+    it cannot act on the terminal."""
+    safe = "\n".join(escape_controls(line) for line in text.rstrip("\n").split("\n"))
+    sys.stdout.write(safe + "\n")
 
 
 def _open_replay(run: str, reducer: str | None) -> Replay:
@@ -187,7 +191,7 @@ def cmd_state(args: argparse.Namespace) -> int:
             if replay.error is not None:
                 sys.stderr.write(
                     f"replay-tui: the valid prefix ends at {replay.valid} events; first error "
-                    f"{replay.error.one_line()}\n"
+                    f"{escape_controls(replay.error.one_line())}\n"
                 )
                 return 1
             raise CannotRun(f"--at {n}: the run has only {replay.valid} events")
@@ -252,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         }[args.command]
         return handler(args)
     except CannotRun as exc:
-        sys.stderr.write(f"replay-tui: {exc}\n")
+        sys.stderr.write(f"replay-tui: {escape_controls(str(exc))}\n")
         return 2
     except KeyboardInterrupt:
         return 130
@@ -265,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("REPLAY_TUI_DEBUG"):
             raise
         sys.stderr.write(
-            f"replay-tui: internal error: {type(exc).__name__}: {exc} "
+            f"replay-tui: internal error: {type(exc).__name__}: {escape_controls(str(exc))} "
             "(set REPLAY_TUI_DEBUG=1 for the traceback)\n"
         )
         return 2

@@ -101,6 +101,25 @@ class LineError:
         return f"LineError({self.code!r}, line={self.line}, seq={self.seq})"
 
 
+#: Deepest nesting accepted in a line. orjson writes at most 254 levels; rules
+#: put payloads a few levels down in their state, so lines stop well short.
+MAX_DEPTH = 200
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """True if ``value`` nests more than ``limit`` containers (iterative walk)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node if isinstance(v, (dict, list)))
+    return False
+
+
 def _type_name(value: Any) -> str:
     if value is None:
         return "null"
@@ -139,7 +158,7 @@ def _json_failure(raw: bytes, line: int, offset: int, exc: Exception) -> LineErr
         return LineError("bad_json", f"NUL byte at column {col}", line, offset)
     msg = str(exc)
     if "depth" in msg:
-        msg = "nested too deeply (more than 1024 levels)"
+        msg = f"nested more than {MAX_DEPTH} levels deep (this reader's limit)"
     return LineError("bad_json", f"not valid JSON: {msg}", line, offset)
 
 
@@ -154,6 +173,14 @@ def parse_line(raw: bytes, line: int, offset: int) -> Event | LineError:
     if type(obj) is not dict:
         return LineError(
             "bad_envelope", f"line is a JSON {_type_name(obj)}, not an object", line, offset
+        )
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _deeper_than(obj, MAX_DEPTH):
+        return LineError(
+            "bad_json",
+            f"nested more than {MAX_DEPTH} levels deep (this reader's limit, so that every "
+            "state stays writable as JSON)",
+            line,
+            offset,
         )
     seq = obj.get("seq")
     useful_seq = seq if is_json_int(seq) else None

@@ -38,6 +38,7 @@ WARNING_CODES: tuple[str, ...] = (
     "orphan_receipt",
     "ts_backwards",
     "no_final_newline",
+    "empty_ledger",
 )
 
 

@@ -187,9 +187,7 @@ class ReceiptStore:
         ``call_id`` matches the file name.
         """
         got = self.read(call_id)
-        if live and (
-            (isinstance(got, ReceiptProblem) and got.absent) or self._fresh(call_id)
-        ):
+        if live and ((isinstance(got, ReceiptProblem) and got.absent) or self._fresh(call_id)):
             try:
                 self._check(call_id, got, pinned_sha256)
             except RuleViolation:
@@ -205,9 +203,7 @@ class ReceiptStore:
             return False
         return time.time() - st.st_mtime < FRESH_SECONDS
 
-    def _check(
-        self, call_id: str, got: Receipt | ReceiptProblem, pinned_sha256: Any
-    ) -> Receipt:
+    def _check(self, call_id: str, got: Receipt | ReceiptProblem, pinned_sha256: Any) -> Receipt:
         if isinstance(got, ReceiptProblem):
             raise RuleViolation(got.code, got.message, got.name)
         if pinned_sha256 is not None:
@@ -235,8 +231,11 @@ class ReceiptStore:
 
     def stems(self) -> list[str]:
         """call_ids of the ``*.json`` files in receipts/ (sorted; [] if none)."""
+        folder = self.run_dir / "receipts"
+        if folder.is_symlink():
+            return []  # a receipts/ that points elsewhere is never read, nor counted
         try:
-            with os.scandir(self.run_dir / "receipts") as it:
+            with os.scandir(folder) as it:
                 return sorted(
                     e.name[:-5] for e in it if e.name.endswith(".json") and not e.is_dir()
                 )

@@ -16,6 +16,8 @@ from __future__ import annotations
 import bisect
 import threading
 import traceback
+import zlib
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -65,6 +67,10 @@ class _StateNotJSON(Exception):
     pass
 
 
+class LedgerChanged(Exception):
+    """A line already validated reads differently now: the file was rewritten."""
+
+
 class Replay:
     """Strict replay of one run. Not started until :meth:`advance` is called."""
 
@@ -100,6 +106,9 @@ class Replay:
         #: While following: the line waiting for its receipt file, if any.
         self.pending: Pending | None = None
         self._consumed = 0  # lines validated (or failed) so far
+        # crc32 of each validated line (4 bytes an event): a line re-read later
+        # to rebuild a state must be the line that was validated.
+        self._crcs = array("I")
         self._advancing = False
         self._lock = threading.RLock()
         self.budget = Budget()
@@ -192,7 +201,10 @@ class Replay:
                 )
             )
             return
+        valid_before = self.valid
         self._consume(parse_line(raw, index + 1, self.ledger.line_span(index)[0]))
+        if self.valid > valid_before:
+            self._crcs.append(zlib.crc32(raw))
         if self.pending is None:
             self._consumed = index + 1
 
@@ -227,19 +239,36 @@ class Replay:
             offset = self.ledger.indexed_end
             raw = tail[:-1] if tail.endswith(b"\r") else tail
             parsed = parse_line(raw, line, offset)
-            if isinstance(parsed, LineError) and parsed.code in ("bad_json", "bad_encoding"):
+            if isinstance(parsed, LineError) and parsed.code in (
+                "bad_json",
+                "bad_encoding",
+                "blank_line",
+            ):
                 parsed = LineError(
                     "truncated_line",
                     f"the last line has no newline and is not complete JSON ({parsed.message})",
                     line,
                     offset,
                 )
-            self.ledger.accept_tail()
-            if isinstance(parsed, Event):
-                self._warn("no_final_newline", "the last line has no newline", parsed.seq, line)
-            self._consume(parsed)
+            with self._lock:
+                self._advancing = True
+            try:
+                self.ledger.accept_tail()
+                if isinstance(parsed, Event):
+                    self._warn("no_final_newline", "the last line has no newline", parsed.seq, line)
+                valid_before = self.valid
+                self._consume(parsed)
+                if self.valid > valid_before:
+                    self._crcs.append(zlib.crc32(raw))
+            finally:
+                with self._lock:
+                    self._advancing = False
         elif tail:
             self.ledger.accept_tail()
+        if self.error is None and len(self.ledger) == 0:
+            self._warn("empty_ledger", f"{EVENTS} has no events: nothing was replayed")
+        if self.error is None:
+            self._check_final_state()
         if self.error is None:
             for stem in self.receipts.stems():
                 if stem not in self.calls_seen:
@@ -249,6 +278,30 @@ class Replay:
                         artifact=f"receipts/{stem}.json",
                     )
         self.finished = True
+
+    def _check_final_state(self) -> None:
+        """The final state must be JSON and have a summary (short runs never
+        reach a checkpoint, where this is otherwise checked)."""
+        state = self._live_state()
+        try:
+            canonical.dumps(state)
+        except TypeError as exc:
+            self._fail_not_json(str(exc))
+            return
+        try:
+            word = self.reducer.summary(state)
+            if not isinstance(word, str):
+                raise TypeError(f"summary() returned {type(word).__name__}, not a string")
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            self._fail(
+                ReplayError(
+                    "reducer_error",
+                    f"the rules' summary() raised {type(exc).__name__}: {exc}",
+                    traceback=traceback.format_exc(),
+                )
+            )
 
     def verify(self) -> Replay:
         """Read the whole ledger as it is now and judge it (``check``)."""
@@ -336,7 +389,9 @@ class Replay:
                 )
             )
             return
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit from rules is a bug in them too
             self._fail(
                 ReplayError(
                     "reducer_error",
@@ -412,9 +467,12 @@ class Replay:
         self._fail(ReplayError("reducer_error", f"the state is not JSON: {why}"))
 
     def _event_for_apply(self, index: int) -> Event:
-        event = self.ledger.fresh_event(index)
+        raw = self.ledger.raw_line(index)
+        if index < len(self._crcs) and zlib.crc32(raw) != self._crcs[index]:
+            raise LedgerChanged(f"line {index + 1} changed since it was validated")
+        event = parse_line(raw, index + 1, self.ledger.line_span(index)[0])
         if not isinstance(event, Event):  # only valid lines are replayed
-            raise RuntimeError(f"line {index + 1} changed since it was validated")
+            raise LedgerChanged(f"line {index + 1} changed since it was validated")
         return event
 
     # -- asking about prefixes -------------------------------------------
@@ -470,9 +528,6 @@ class Replay:
 
     def final_state(self) -> State:
         return self.state_at(self.valid)
-
-    def summary_at(self, n: int) -> str:
-        return self.reducer.summary(self.state_at(n))
 
     def close(self) -> None:
         self.ledger.close()

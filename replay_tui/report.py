@@ -77,16 +77,29 @@ def write_atomic(path: Path, data: bytes, *, protect: list[Path] | None = None) 
                 raise CannotRun(f"refusing to write the report over {p}")
         except OSError:
             continue
+    if target.exists() and not target.is_file():
+        # never rename over a device, FIFO or folder (e.g. --out /dev/null)
+        raise CannotRun(f"{path}: not a regular file; refusing to replace it")
     folder = target.parent
     if not folder.is_dir():
-        raise CannotRun(f"{folder}: no such folder for the report")
-    fd, tmp = tempfile.mkstemp(prefix=".replay_report.", suffix=".tmp", dir=folder)
+        raise CannotRun(f"{path}: no such folder for the report")
     try:
+        fd, tmp = tempfile.mkstemp(prefix=".replay_report.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise CannotRun(f"{path}: cannot write there ({exc.strerror})") from None
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # a report is for sharing, not 0600
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise CannotRun(f"{path}: cannot write the report ({exc.strerror})") from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -95,6 +108,8 @@ def write_atomic(path: Path, data: bytes, *, protect: list[Path] | None = None) 
 
 def load_report(path: Path) -> dict[str, Any]:
     """Read a report for comparison; raises :class:`CannotRun` if unreadable."""
+    if path.exists() and not path.is_file():  # a FIFO would block the read forever
+        raise CannotRun(f"{path}: not a regular file")
     try:
         data = orjson.loads(path.read_bytes())
     except FileNotFoundError:

@@ -18,8 +18,9 @@ from typing import Any
 from replay_tui.envelope import Event, LineError
 from replay_tui.errors import ReplayError
 from replay_tui.receipts import Receipt, ReceiptProblem, call_id_problem
-from replay_tui.replay import Replay, Step
+from replay_tui.replay import LedgerChanged, Replay, Step
 from replay_tui.rows import Row, make_row
+from replay_tui.safe_text import escape_controls
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +97,12 @@ class RunView:
         err = self.replay.error
         return err.line - 1 if err is not None and err.line is not None else None
 
+    def has_error(self) -> bool:
+        return self.replay.error is not None
+
     def error_label(self) -> str:
         err = self.replay.error
-        return f"{err.code}: {err.message}" if err else ""
+        return escape_controls(f"{err.code}: {err.message}") if err else ""
 
     def pending_index(self) -> int | None:
         pending = self.replay.pending
@@ -131,7 +135,24 @@ class RunView:
 
     # -- the selected line ------------------------------------------------
     def line_view(self, index: int) -> LineView:
-        """What happened at ledger line ``index`` (0-based)."""
+        """What happened at ledger line ``index`` (0-based).
+
+        Never raises: if the run changed on disk since it was validated, or
+        the rules fail when re-applied, the view says so instead.
+        """
+        try:
+            return self._line_view(index)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            if isinstance(exc, LedgerChanged):
+                why = f"{exc}: the run changed on disk since it was checked; reopen it"
+            else:
+                why = f"re-applying the rules failed: {type(exc).__name__}: {exc}"
+            parsed = self.replay.ledger.event(index)
+            return LineView(index, "broken", parsed if isinstance(parsed, Event) else None, raw=why)
+
+    def _line_view(self, index: int) -> LineView:
         replay = self.replay
         parsed = replay.ledger.event(index)
         event = parsed if isinstance(parsed, Event) else None
@@ -210,6 +231,3 @@ class RunView:
                 pinned = pinning.payload.get("receipt_sha256")
                 return pinned if isinstance(pinned, str) else None
         return None
-
-    def state_at(self, n: int) -> dict[str, Any]:
-        return self.replay.state_at(n)

@@ -17,7 +17,8 @@ import orjson
 # C0 controls, DEL, C1 controls; bidi embeddings/overrides/isolates and marks;
 # zero-width and line/paragraph separators; BOM/ZWNBSP. All are shown escaped.
 _UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]"
+    "[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069"
+    "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
 )
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\e"}
 
@@ -31,7 +32,9 @@ def _escape(match: re.Match[str]) -> str:
     if named:
         return named
     code = ord(ch)
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def escape_controls(text: str) -> str:

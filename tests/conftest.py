@@ -53,7 +53,7 @@ def sha(data: bytes) -> str:
 
 def agent_lines(receipt_sha: str | None = None, call_id: str = "c1") -> list[bytes]:
     """A small valid agent run: one finished call, one failed check."""
-    fin: dict[str, Any] = {"call_id": call_id, "ok": True}
+    fin: dict[str, Any] = {"call_id": call_id, "ok": True, "cost": 0.5}
     if receipt_sha:
         fin["receipt_sha256"] = receipt_sha
     return [

@@ -418,7 +418,7 @@ async def test_huge_line_and_deep_nesting_do_not_break_the_app(run_factory: RunF
         await settle(app, pilot)
         assert app.replay.error is not None and app.replay.error.code == "bad_json"
         assert seq_at_cursor(app) is None  # the failing line has no usable seq
-        assert "nested too deeply" in pane_text(app, "state")
+        assert "levels deep" in pane_text(app, "state")
         await pilot.press("g")
         await settle(app, pilot)
         shown = pane_text(app, "state")

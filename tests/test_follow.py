@@ -28,8 +28,11 @@ def _source(tmp: Path, n: int, seed: int) -> tuple[Path, bytes, dict[str, bytes]
     return src, (src / "events.jsonl").read_bytes(), receipts
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-          HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 120), lag=st.integers(0, 5))
 def test_followed_run_equals_check_of_the_final_file(
     tmp_path_factory: pytest.TempPathFactory, seed: int, n: int, lag: int
@@ -57,8 +60,10 @@ def test_followed_run_equals_check_of_the_final_file(
             chunk_no += 1
             # receipts of finished calls are written `lag` chunks late
             for name in sorted(receipts):
-                if f'"call_id":"{name[:-5]}"' in piece.decode(errors="ignore") and (
-                    chunk_no, name) not in waiting:
+                if (
+                    f'"call_id":"{name[:-5]}"' in piece.decode(errors="ignore")
+                    and (chunk_no, name) not in waiting
+                ):
                     waiting.append((chunk_no + lag, name))
             for due, name in list(waiting):
                 if due <= chunk_no:
@@ -88,7 +93,7 @@ def test_followed_run_equals_check_of_the_final_file(
 
 
 def test_pending_receipt_is_waited_for_then_strict_again(tmp_path: Path) -> None:
-    src, data, receipts = _source(tmp_path, 12, 1)
+    src, data, _receipts = _source(tmp_path, 12, 1)
     live = tmp_path / "live"
     live.mkdir()
     (live / "events.jsonl").write_bytes(data)
@@ -104,7 +109,7 @@ def test_pending_receipt_is_waited_for_then_strict_again(tmp_path: Path) -> None
 
 
 def _followed(tmp_path: Path) -> tuple[Replay, Path]:
-    src, data, _ = _source(tmp_path, 40, 2)
+    src, _data, _ = _source(tmp_path, 40, 2)
     events = src / "events.jsonl"
     replay = Replay(RunPaths(src, events), RULES, following=True)
     replay.advance()

@@ -89,7 +89,9 @@ def _from_file(path: Path, attr: str, spec: str) -> LoadedReducer:
     sys.modules[name] = module  # dataclasses and pickling look modules up by name
     try:
         mod_spec.loader.exec_module(module)
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit at import is a broken rules file too
         sys.modules.pop(name, None)
         raise CannotRun(
             f"reducer file {path} failed to import: {type(exc).__name__}: {exc}"
@@ -102,7 +104,9 @@ def _from_file(path: Path, attr: str, spec: str) -> LoadedReducer:
 def _from_module(modname: str, attr: str, spec: str) -> LoadedReducer:
     try:
         module = importlib.import_module(modname)
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
         raise CannotRun(
             f"cannot import reducer module {modname}: {type(exc).__name__}: {exc}"
         ) from exc
@@ -141,7 +145,7 @@ def _first_kind(events: Path) -> str | None:
     """The ``kind`` of the first line, if it is readable JSON (else None)."""
     try:
         with events.open("rb") as fh:
-            first = fh.readline(1 << 20)
+            first = fh.readline(64 << 20)
     except OSError:
         return None
     try:

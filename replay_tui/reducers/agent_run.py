@@ -103,7 +103,7 @@ class AgentRunRules:
     def _attempt_started(self, state: State, p: dict[str, Any], ctx: Context) -> State:
         attempt = p.get("attempt")
         want = state["attempt"] + 1
-        if isinstance(attempt, bool) or attempt != want:
+        if type(attempt) is not int or attempt != want:
             raise _illegal(f"attempt_started says attempt {attempt!r}, the next attempt is {want}")
         limit = ctx.budget.max_attempts
         if limit is not None and attempt > limit:
@@ -175,9 +175,7 @@ class AgentRunRules:
             if not isinstance(ok, bool):
                 raise _illegal(f"tool_finished needs ok true or false, got {ok!r}")
             receipt = ctx.receipt(call_id, p.get("receipt_sha256"))
-            cost = p.get("cost")
-            if cost is None and receipt.data is not None:
-                cost = receipt.data.get("cost")
+            cost = p.get("cost")  # spec: the payload's cost (a receipt's is informative)
             cost = 0 if cost is None else cost
             if not _number(cost) or cost < 0:
                 raise _illegal(f"cost must be a number >= 0, got {cost!r}")

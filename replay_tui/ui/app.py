@@ -428,12 +428,16 @@ class ReplayApp(App[int]):
         self.timeline.show_only(message.found)
         self.refresh_status()
         if not len(message.found):
+            self._line_view = None
+            self.render_panes()
             self.notify(f"no rows match {message.query!r}", severity="warning", markup=False)
 
     # -- drawing ------------------------------------------------------------
     def render_panes(self) -> None:
         view = self._line_view
         pending = f"validating… {self._fraction:.0%}" if self.validating else ""
+        if self.filter_text and self.matches is not None and not len(self.matches):
+            pending = f"no rows match {self.filter_text!r} (Esc clears the filter)"
         self.query_one(StatePane).show(
             view, full=self.full_state, reveal=self.reveal, expand=self.expand, pending_note=pending
         )
@@ -483,9 +487,13 @@ class ReplayApp(App[int]):
             row = self.view.row(index)
             seq = row.seq if row.seq is not None else "?"
             text.append(f"  seq {seq} of {total}")
-            if view is not None and view.index == index and view.summary and view.mode == "step":
-                text.append("  state ")
-                text.append(escape_controls(view.summary), style="bold #a6d189")
+            if view is not None and view.index == index and view.summary:
+                if view.mode == "step":
+                    text.append("  state ")
+                    text.append(escape_controls(view.summary), style="bold #a6d189")
+                elif view.mode == "failed":
+                    text.append("  state before it ")
+                    text.append(escape_controls(view.summary), style="bold #e5c890")
         if self.following and not self.riding:
             new_rows = self.view.row_count() - self._rows_when_left
             if new_rows > 0:

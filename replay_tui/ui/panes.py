@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from replay_tui.diff import Change, path_str
 from replay_tui.runview import LineView, ReceiptView
-from replay_tui.safe_text import MASK, clip, escape_controls, is_secret_key
+from replay_tui.safe_text import MASK, clip, escape_controls, is_secret_key, mask_secrets
 from replay_tui.ui.jsonview import json_text, scalar_text
 
 ADDED = "bold #a6d189"
@@ -32,7 +32,7 @@ CLIP_LONG = 20_000
 def _value(value: Any, key: str | int | None, reveal: bool, limit: int) -> Text:
     if isinstance(key, str) and is_secret_key(key) and value is not None and not reveal:
         return Text(MASK, style="reverse #e78284")
-    return scalar_text(value, limit)
+    return scalar_text(value if reveal else mask_secrets(value), limit)
 
 
 def change_lines(changes: list[Change], *, reveal: bool, limit: int) -> list[Text]:
@@ -123,7 +123,7 @@ class StatePane(VerticalScroll, can_focus=False):
                     "  prefix 1..",
                     str(seq),
                     " → ",
-                    (view.summary or "", OK),
+                    (escape_controls(view.summary or ""), OK),
                 )
             )
             if step.explanation:
@@ -163,9 +163,12 @@ class StatePane(VerticalScroll, can_focus=False):
             lines.append(Text(""))
             n = (err.seq - 1) if err.seq is not None else None
             label = f"state before it (prefix 1..{n})" if n else "state before it"
-            lines.append(Text(f"{label}: {view.summary}", style=DIM))
+            lines.append(Text(f"{label}: {escape_controls(view.summary or '')}", style=DIM))
             lines.append(json_text(view.state_before, reveal=reveal, limit=limit))
         else:
+            if view.mode == "broken":
+                lines.append(Text(escape_controls(view.raw or ""), style="#e78284"))
+                return Text("\n").join(lines)
             if view.mode == "receipt" and view.receipt is not None:
                 lines.append(
                     Text(
@@ -175,10 +178,19 @@ class StatePane(VerticalScroll, can_focus=False):
                     )
                 )
             elif view.mode == "unreplayed" and view.error is not None:
+                err = view.error
+                if err.seq is not None:
+                    where = f"seq {err.seq} (line {err.line})"
+                elif err.line is not None:
+                    where = f"line {err.line}"
+                else:
+                    where = f"the start ({err.code}: {err.message})"
                 lines.append(
                     Text(
-                        f"not replayed: strict replay stopped at seq {view.error.seq} "
-                        f"(line {view.error.line}); a replay past it would prove nothing",
+                        escape_controls(
+                            f"not replayed: strict replay stopped at {where}; "
+                            "a replay past it would prove nothing"
+                        ),
                         style="#e78284",
                     )
                 )

@@ -43,6 +43,7 @@ class RowSource(Protocol):
     def valid_count(self) -> int: ...
     def error_index(self) -> int | None: ...
     def error_label(self) -> str: ...
+    def has_error(self) -> bool: ...
     def warning_indexes(self) -> frozenset[int]: ...
     def pending_index(self) -> int | None: ...
 
@@ -196,9 +197,11 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         seq_width = max(3, len(str(total)))
         first = self.source.first_ts()
         offset = format_offset(row.ts - first) if row.ts is not None and first is not None else ""
+        failed = self.source.has_error()
         is_error = error_index is not None and index == error_index
-        unreplayed = error_index is not None and index > error_index
-        pending = error_index is None and index >= self.source.valid_count()
+        # an error with no line (bad_budget) stops replay before every line
+        unreplayed = failed and (error_index is None or index > error_index)
+        pending = not failed and index >= self.source.valid_count()
 
         marker = "▶" if relation == 0 else " "
         is_pending = index == self.source.pending_index()
@@ -214,16 +217,18 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         text.append(f"{seq:>{seq_width}} ", style=get("timeline--seq"))
         text.append(f"{offset:>10} ", style=get("timeline--offset"))
         kind_style = FAMILY_STYLES.get(row.family, FAMILY_STYLES["other"])
-        text.append(f"{row.kind or '—':<16.16} ", style=kind_style)
+        kind = row.kind or "—"
+        kind = kind if len(kind) <= 16 else kind[:15] + "…"
+        text.append(f"{kind:<16} ", style=kind_style)
         cid = row.call_id if len(row.call_id) <= 12 else row.call_id[:11] + "…"
         text.append(f"{cid:<12} ", style=kind_style + Style(bold=False))
         if is_error:
             text.append(self.source.error_label(), style=get("timeline--error"))
             text.append("  ")
-        elif row.problem:
-            text.append(f"[{row.problem}] ", style=get("timeline--unreplayed"))
         elif unreplayed:
             text.append("not replayed  ", style=get("timeline--unreplayed"))
+        elif row.problem:
+            text.append(f"[{row.problem}] ", style=get("timeline--unreplayed"))
         elif is_pending:
             text.append("receipt pending  ", style=get("timeline--warning"))
         if index == self.source.difference_index:
