@@ -39,34 +39,33 @@ from replay_tui.ui.panes import ReceiptPane, StatePane
 from replay_tui.ui.screens import FilterScreen, GotoScreen, HelpScreen
 from replay_tui.ui.timeline import Timeline
 
-#: (keys shown in help, action, description, shown in footer)
-KEYS: list[tuple[str, str, str, str, bool]] = [
-    # (binding keys, action, description, help keys, footer)
-    ("down,j", "step(1)", "Next", "↓ / j", False),
-    ("up,k", "step(-1)", "Previous", "↑ / k", False),
-    ("pagedown", "page(1)", "Page down", "PgDn", False),
-    ("pageup", "page(-1)", "Page up", "PgUp", False),
-    ("home,g", "first", "First event", "Home / g", False),
-    ("end,G", "last", "Last event", "End / G", False),
-    ("colon", "goto", "Go to seq", ":", True),
-    ("e", "problem(1)", "Next error/warning", "e", True),
-    ("E", "problem(-1)", "Previous error/warning", "E", False),
-    ("slash", "filter", "Filter", "/", True),
-    ("n", "match(1)", "Next match", "n", False),
-    ("N", "match(-1)", "Previous match", "N", False),
-    ("space", "play", "Play/pause", "space", True),
-    ("plus,equals_sign", "speed(2.0)", "Faster", "+", False),
-    ("minus", "speed(0.5)", "Slower", "-", False),
-    ("d", "toggle_full", "Diff/full state", "d", True),
-    ("r", "toggle_reveal", "Reveal secrets", "r", True),
-    ("x", "toggle_expand", "Expand long values", "x", False),
-    ("y", "copy_state", "Copy state", "y", True),
-    ("escape", "clear_filter", "Clear filter", "Esc", False),
-    ("f", "follow", "Follow (ride the tail)", "f", True),
-    ("F", "unfollow", "Stop following", "F", False),
-    ("R", "reload_rules", "Reload rules", "R", False),
-    ("question_mark", "help", "Help", "?", True),
-    ("q", "quit", "Quit", "q", True),
+#: (binding keys, action, description, keys as shown in help, footer label or "")
+KEYS: list[tuple[str, str, str, str, str]] = [
+    ("down,j", "step(1)", "Next event", "↓ / j", ""),
+    ("up,k", "step(-1)", "Previous event", "↑ / k", ""),
+    ("pagedown", "page(1)", "Page down", "PgDn", ""),
+    ("pageup", "page(-1)", "Page up", "PgUp", ""),
+    ("home,g", "first", "First event", "Home / g", ""),
+    ("end,G", "last", "Last event (and ride the tail when following)", "End / G", ""),
+    ("colon", "goto", "Go to seq", ":", "Go to"),
+    ("e", "problem(1)", "Next error or warning", "e", "Next problem"),
+    ("E", "problem(-1)", "Previous error or warning", "E", ""),
+    ("slash", "filter", "Filter rows by kind, call_id or text", "/", "Filter"),
+    ("n", "match(1)", "Next match", "n", ""),
+    ("N", "match(-1)", "Previous match", "N", ""),
+    ("space", "play", "Play / pause at the recorded pace", "space", "Play"),
+    ("plus,equals_sign", "speed(2.0)", "Play faster", "+", ""),
+    ("minus", "speed(0.5)", "Play slower", "-", ""),
+    ("d", "toggle_full", "State diff / full state", "d", "Diff/full"),
+    ("r", "toggle_reveal", "Reveal / mask secret-looking values", "r", "Secrets"),
+    ("x", "toggle_expand", "Expand / cut long values", "x", ""),
+    ("y", "copy_state", "Copy the state at the cursor as JSON", "y", "Copy"),
+    ("escape", "clear_filter", "Clear the filter", "Esc", ""),
+    ("f", "follow", "Follow the growing ledger (ride the tail)", "f", "Follow"),
+    ("F", "unfollow", "Stop following (judge the ledger as complete)", "F", ""),
+    ("R", "reload_rules", "Reload the rules file and re-run every prefix", "R", ""),
+    ("question_mark", "help", "Help: every key", "?", "Help"),
+    ("q", "quit", "Quit", "q", "Quit"),
 ]
 
 #: Playback pace when events carry no ``ts`` (events per second at speed 1).
@@ -138,7 +137,7 @@ class ReplayApp(App[int]):
     TITLE = "replay-tui"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(keys, action, desc, show=footer, key_display=shown)
+        Binding(keys, action, footer or desc, show=bool(footer), key_display=shown)
         for keys, action, desc, shown, footer in KEYS
     ]
 

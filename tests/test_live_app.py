@@ -1,0 +1,159 @@
+"""The app following a run as it is written, and re-running edited rules."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from replay_tui.reducers import load_reducer
+from replay_tui.replay import Replay
+from replay_tui.report import build_report
+from replay_tui.run import locate_run
+from replay_tui.synth import write_agent_run
+from replay_tui.ui.app import ReplayApp
+from replay_tui.ui.launch import make_app
+from tests.test_app import status
+
+
+async def until(pilot: Pilot[int], check: Callable[[], bool], seconds: float = 10.0) -> None:
+    for _ in range(int(seconds / 0.02)):
+        if check():
+            return
+        await pilot.pause(0.02)
+    assert check(), "timed out"
+
+
+def _source(tmp_path: Path, n: int = 120, seed: int = 4) -> tuple[Path, list[bytes]]:
+    src = tmp_path / "src"
+    write_agent_run(src, n, seed=seed)
+    return src, (src / "events.jsonl").read_bytes().splitlines(keepends=True)
+
+
+async def test_follow_a_growing_run_to_the_same_verdict_as_check(tmp_path: Path) -> None:
+    src, lines = _source(tmp_path)
+    live = tmp_path / "live"
+    live.mkdir()
+    shutil.copy(src / "budget.json", live)
+    app = make_app(live, follow=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: "waiting for events.jsonl" in status(app))
+        assert "LIVE" in status(app)
+        rng = random.Random(1)
+        data = b"".join(lines)
+        pos = 0
+        late: list[str] = []
+        (live / "receipts").mkdir()
+        with open(live / "events.jsonl", "ab") as out:
+            while pos < len(data):
+                piece = data[pos : pos + rng.randint(20, 900)]
+                out.write(piece)
+                out.flush()
+                pos += len(piece)
+                late.extend(
+                    p.name
+                    for p in (src / "receipts").iterdir()
+                    if p.name[:-5].encode() in piece and p.name not in late
+                )
+                if len(late) > 2:  # receipts arrive two calls late
+                    name = late.pop(0)
+                    shutil.copy(src / "receipts" / name, live / "receipts" / name)
+                await pilot.pause(0.03)
+        for name in late:
+            shutil.copy(src / "receipts" / name, live / "receipts" / name)
+        for p in (src / "receipts").iterdir():
+            if not (live / "receipts" / p.name).exists():
+                shutil.copy(p, live / "receipts" / p.name)
+        await until(pilot, lambda: app.replay.valid == len(lines) and app.replay.pending is None)
+        # the cursor rode the tail all along
+        assert app.timeline.cursor_index == len(lines) - 1
+        await pilot.press("F")  # stop following: judged as complete
+        await until(pilot, lambda: app.replay.finished)
+        followed = build_report(app.replay)
+    fresh = Replay(locate_run(live), load_reducer(None)).verify()
+    assert followed == build_report(fresh)
+    assert fresh.error is None and fresh.valid == len(lines)
+
+
+async def test_leaving_the_tail_shows_new_events_and_end_returns(tmp_path: Path) -> None:
+    src, lines = _source(tmp_path, 60)
+    live = tmp_path / "live"
+    shutil.copytree(src, live)
+    (live / "events.jsonl").write_bytes(b"".join(lines[:30]))
+    app = make_app(live, follow=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.replay.valid == 30)
+        await until(pilot, lambda: app.timeline.cursor_index == 29)
+        await pilot.press("k", "k")
+        assert not app.riding
+        with open(live / "events.jsonl", "ab") as out:
+            out.write(b"".join(lines[30:40]))
+        await until(pilot, lambda: app.replay.valid == 40)
+        await until(pilot, lambda: "+10 new events" in status(app))
+        assert app.timeline.cursor_index == 27  # the user's row stays put
+        await pilot.press("end")
+        assert app.riding and app.timeline.cursor_index == 39
+        with open(live / "events.jsonl", "ab") as out:
+            out.write(b"".join(lines[40:]))
+        await until(pilot, lambda: app.timeline.cursor_index == 59)
+
+
+async def test_rewritten_ledger_shows_a_banner_and_reloads(tmp_path: Path) -> None:
+    src, lines = _source(tmp_path, 40)
+    live = tmp_path / "live"
+    shutil.copytree(src, live)
+    app = make_app(live, follow=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.replay.valid == 40)
+        first = app.replay
+        (live / "events.jsonl").write_bytes(b"".join(lines[:20]))  # shrinks
+        await until(pilot, lambda: app.replay is not first and app.replay.valid == 20)
+        assert "history changed" in status(app)
+        # a new file at the path (new inode) is a rewrite too
+        tmp = live / "events.new"
+        tmp.write_bytes(b"".join(lines[:25]))
+        os.replace(tmp, live / "events.jsonl")
+        second = app.replay
+        await until(pilot, lambda: app.replay is not second and app.replay.valid == 25)
+
+
+RULES = """
+from replay_tui.reducers.agent_run import AgentRunRules
+
+class Rules(AgentRunRules):
+    name = "edited"
+    def apply(self, state, event, ctx):
+        state = super().apply(state, event, ctx)
+        if event.seq >= {cut}:
+            state["note"] = "changed"
+        return state
+
+REDUCER = Rules()
+"""
+
+
+async def test_editing_the_rules_moves_the_difference_mark(tmp_path: Path) -> None:
+    src, _ = _source(tmp_path, 50)
+    rules = tmp_path / "rules.py"
+    rules.write_text(RULES.format(cut=10_000))
+    app = make_app(src, follow=True, reducer=f"{rules}:REDUCER", watch_rules=True)
+    assert isinstance(app, ReplayApp)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.replay.valid == 50)
+        await pilot.pause(0.3)  # let the watcher start
+        rules.write_text(RULES.format(cut=30))
+        await until(pilot, lambda: "first difference at seq 30" in status(app))
+        assert app.view.difference_index == 29
+        assert "rules differ from here" in app.timeline._build(29, 1, 140).text
+        rules.write_text(RULES.format(cut=12))
+        await until(pilot, lambda: "first difference at seq 12" in status(app))
+        assert app.view.difference_index == 11
+        sha = app.replay.rules.rules_sha256[:12]
+        assert sha in status(app)
+        rules.write_text("this is not python(\n")
+        await until(pilot, lambda: "rules failed to load" in status(app))
+        assert app.view.difference_index == 11  # the last good rules stay
