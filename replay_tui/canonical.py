@@ -11,12 +11,18 @@ from typing import Any
 
 import orjson
 
-_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+_OPTS = orjson.OPT_SORT_KEYS  # no OPT_NON_STR_KEYS: a non-string key is not JSON
 
 
 def dumps(value: Any) -> bytes:
     """Canonical bytes of a JSON value (raises ``TypeError`` if it is not JSON)."""
     return orjson.dumps(value, option=_OPTS)
+
+
+def dumps_fast(value: Any) -> bytes:
+    """Exact JSON bytes in the value's own key order: for checkpoints, which
+    need a faithful copy, not a canonical one (about twice as fast)."""
+    return orjson.dumps(value)
 
 
 def dumps_pretty(value: Any) -> bytes:

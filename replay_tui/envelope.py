@@ -36,6 +36,7 @@ class Event:
         "run_id",
         "seq",
         "ts",
+        "ts_s",
         "v",
     )
 
@@ -62,6 +63,8 @@ class Event:
         self.v = v
         self.line = line
         self.offset = offset
+        #: ``ts`` as seconds since the epoch (None without ts).
+        self.ts_s: float | None = None
 
     @property
     def call_id(self) -> str | None:
@@ -212,12 +215,16 @@ def parse_line(raw: bytes, line: int, offset: int) -> Event | LineError:
     if type(payload) is not dict:
         return bad("bad_envelope", f"payload must be an object, got {_type_name(payload)}")
     ts = obj.get("ts")
+    ts_s = None
     if ts is not None:
         if not isinstance(ts, str):
             return bad("bad_envelope", f"ts must be an RFC 3339 string, got {_type_name(ts)}")
-        if not _RFC3339.match(ts) or ts_seconds(ts) is None:
+        ts_s = ts_seconds(ts) if _RFC3339.match(ts) else None
+        if ts_s is None:
             return bad("bad_envelope", f"ts {ts!r} is not an RFC 3339 time")
-    return Event(obj, seq, run_id, kind, payload, ts, obj.get("parent_seq"), v, line, offset)
+    event = Event(obj, seq, run_id, kind, payload, ts, obj.get("parent_seq"), v, line, offset)
+    event.ts_s = ts_s
+    return event
 
 
 def ts_seconds(ts: str) -> float | None:
@@ -274,7 +281,7 @@ class SequenceChecker:
         """True if ``event.ts`` is earlier than the last ts seen (a warning)."""
         if event.ts is None:
             return False
-        now = ts_seconds(event.ts)
+        now = event.ts_s
         went_back = now is not None and self.last_ts is not None and now < self.last_ts
         if now is not None:
             self.last_ts = now

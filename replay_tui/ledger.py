@@ -82,6 +82,7 @@ class Ledger:
         self._cache_lock = threading.Lock()  # the app reads while a worker scans
         self._head = b""  # first bytes read, to notice a rewrite
         self._guard = b""  # last bytes of the last complete line, likewise
+        self._stamp: tuple[int, int] | None = None  # (mtime_ns, size) last looked at
         if not self._open() and not may_be_missing:
             raise FileNotFoundError(f"{path}: no such file")
 
@@ -195,6 +196,16 @@ class Ledger:
             at = self.indexed_end - len(self._guard)
             if os.pread(self._fd, len(self._guard), at) != self._guard:
                 raise LedgerRewritten(at, "bytes already read have changed")
+
+    def touched_without_growing(self) -> bool:
+        """True if the file was written since the last call but is no longer:
+        an append always grows it, so only a rewrite does this."""
+        if self._fd < 0:
+            return False
+        st = os.fstat(self._fd)
+        stamp = (st.st_mtime_ns, st.st_size)
+        before, self._stamp = self._stamp, stamp
+        return before is not None and stamp[0] != before[0] and stamp[1] == before[1]
 
     def verify_prefix(self) -> None:
         """Rehash every byte already read; raise :class:`LedgerRewritten` if any changed.

@@ -3,9 +3,11 @@
 :class:`Replay` reads the ledger forward once, checking every line and
 running the reducer, and keeps canonical-JSON checkpoints of the state. The
 state after any prefix ``n`` is then the nearest checkpoint at or before ``n``
-plus at most ``checkpoint_every`` events: seeking does not replay from the
-start. Checkpoints are thinned (every other one dropped, spacing doubled) when
-they outgrow their memory budget, so both memory and seek time stay bounded.
+plus a bounded number of events: seeking does not replay from the start.
+Checkpoints are spaced by event count and by the state's size, so writing
+them costs a bounded share of each event, and thinned (every other one
+dropped, spacing doubled) when they outgrow their memory budget, so both
+memory and seek time stay bounded.
 
 Strict replay stops at the first inconsistency. The longest valid prefix is
 still available (``valid`` events), which is all that partial mode reports.
@@ -14,6 +16,7 @@ still available (``valid`` events), which is all that partial mode reports.
 from __future__ import annotations
 
 import bisect
+import random
 import threading
 import traceback
 import zlib
@@ -29,7 +32,7 @@ from replay_tui.budget import Budget, load_budget
 from replay_tui.diff import Change, diff
 from replay_tui.envelope import Event, LineError, SequenceChecker, parse_line
 from replay_tui.errors import ERROR_CODES, ReplayError, RuleViolation, Warning_
-from replay_tui.ledger import Ledger
+from replay_tui.ledger import Ledger, LedgerRewritten
 from replay_tui.receipts import ReceiptStore
 from replay_tui.reducers import LoadedReducer
 from replay_tui.reducers.base import Context, ReceiptPending, State, explain
@@ -122,6 +125,7 @@ class Replay:
         self._checkpoints: dict[int, bytes] = {0: canonical.dumps(initial)}
         self._checkpoint_keys: list[int] = [0]
         self._checkpoint_size = len(self._checkpoints[0])
+        self._next_checkpoint = self._every
 
     # -- reading forward --------------------------------------------------
     @property
@@ -333,6 +337,11 @@ class Replay:
             state = self.reducer.apply(state, self._event_for_apply(index), self.ctx)
         return state
 
+    def _side_context(self) -> Context:
+        """A Context for replays beside the live one (seeks from the UI thread),
+        so the two never share ``memo``."""
+        return Context(self.budget, self.receipts, following=self.ctx.following)
+
     def _fail(self, error: ReplayError) -> None:
         self.error = error
         # The reducer may have half-applied the failing event: rebuild the
@@ -419,7 +428,7 @@ class Replay:
         with self._lock:
             self._state = new
             self.valid = item.seq
-            if self.valid % self._every == 0:
+            if self.valid >= self._next_checkpoint:
                 try:
                     self._checkpoint(self.valid, new)
                 except _StateNotJSON as exc:
@@ -428,15 +437,20 @@ class Replay:
     # -- checkpoints ------------------------------------------------------
     def _checkpoint(self, n: int, state: State) -> None:
         try:
-            data = canonical.dumps(state)
+            data = canonical.dumps_fast(state)
         except TypeError as exc:
             raise _StateNotJSON(str(exc)) from None
         self._checkpoints[n] = data
         self._checkpoint_keys.append(n)
         self._checkpoint_size += len(data)
+        # Space checkpoints by the state's size too, so writing them costs a
+        # bounded share of the work per event (about 2 KiB of state per event).
+        self._next_checkpoint = n + max(self._every, len(data) // 2048)
         if self._checkpoint_size > self._budget_bytes and len(self._checkpoints) > 2:
             self._every *= 2
-            keep = [k for k in self._checkpoint_keys if k % self._every == 0 or k == n]
+            keep = self._checkpoint_keys[::2]  # every other one; 0 stays first
+            if keep[-1] != n:
+                keep.append(n)
             for k in self._checkpoint_keys:
                 if k not in keep:
                     self._checkpoint_size -= len(self._checkpoints.pop(k))
@@ -487,8 +501,9 @@ class Replay:
             at = self._checkpoint_keys[bisect.bisect_right(self._checkpoint_keys, n) - 1]
             data = self._checkpoints[at]
         state: State = orjson.loads(data)
+        ctx = self._side_context()
         for index in range(at, n):
-            state = self.reducer.apply(state, self._event_for_apply(index), self.ctx)
+            state = self.reducer.apply(state, self._event_for_apply(index), ctx)
         with self._lock:
             if n == self.valid and self._state is None and not self._advancing:
                 self._state = orjson.loads(canonical.dumps(state))
@@ -501,7 +516,7 @@ class Replay:
         before = self.state_at(seq - 1)
         before_bytes = canonical.dumps(before)
         event = self._event_for_apply(seq - 1)
-        after = self.reducer.apply(before, event, self.ctx)
+        after = self.reducer.apply(before, event, self._side_context())
         before = orjson.loads(before_bytes)
         return Step(
             seq,
@@ -512,6 +527,16 @@ class Replay:
             explain(self.reducer, before, event, after),
         )
 
+    def spot_check(self, samples: int = 4) -> None:
+        """Re-read a few validated lines at random; raise :class:`LedgerRewritten`
+        if one differs from what was validated (a rewrite in the middle of a
+        file that also grew; :meth:`Ledger.verify_prefix` is the full proof)."""
+        count = len(self._crcs)
+        for _ in range(min(samples, count)):
+            index = random.randrange(count)
+            if zlib.crc32(self.ledger.raw_line(index)) != self._crcs[index]:
+                raise LedgerRewritten(self.ledger.line_span(index)[0], f"line {index + 1} changed")
+
     def checkpoint_keys(self) -> list[int]:
         with self._lock:
             return list(self._checkpoint_keys)
@@ -520,7 +545,8 @@ class Replay:
         """Canonical JSON of the state after ``n`` events (a checkpoint or rebuilt)."""
         with self._lock:
             data = self._checkpoints.get(n)
-        return data if data is not None else canonical.dumps(self.state_at(n))
+        state = orjson.loads(data) if data is not None else self.state_at(n)
+        return canonical.dumps(state)
 
     def event(self, index: int) -> Event | LineError:
         """Line ``index`` (0-based) as parsed, for display (cached)."""

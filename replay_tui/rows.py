@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from replay_tui.envelope import Event, LineError, ts_seconds
+from replay_tui.envelope import Event, LineError
 from replay_tui.safe_text import compact_json, escape_controls, mask_secrets, safe_line
 
 #: Colour family of a kind, by its first word (run, model, tool, check, state).
@@ -62,7 +62,7 @@ def make_row(
             family=family(parsed.kind),
             call_id=escape_controls(cid),
             summary=compact_json(mask_secrets(payload), limit) if payload else "",
-            ts=ts_seconds(parsed.ts) if parsed.ts else None,
+            ts=parsed.ts_s,
             problem=None,
         )
     return Row(

@@ -157,3 +157,21 @@ async def test_editing_the_rules_moves_the_difference_mark(tmp_path: Path) -> No
         rules.write_text("this is not python(\n")
         await until(pilot, lambda: "rules failed to load" in status(app))
         assert app.view.difference_index == 11  # the last good rules stay
+
+
+async def test_in_place_rewrite_in_the_middle_is_caught(tmp_path: Path) -> None:
+    src, _lines = _source(tmp_path, 40)
+    live = tmp_path / "live"
+    shutil.copytree(src, live)
+    app = make_app(live, follow=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.replay.valid == 40)
+        first = app.replay
+        await pilot.pause(0.1)
+        data = bytearray((live / "events.jsonl").read_bytes())
+        middle = len(data) // 2
+        data[middle] = ord("X") if data[middle] != ord("X") else ord("Y")
+        with open(live / "events.jsonl", "r+b") as fh:  # same inode, same size
+            fh.write(bytes(data))
+        await until(pilot, lambda: app.replay is not first)
+        assert "history changed" in status(app)

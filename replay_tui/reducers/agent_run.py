@@ -17,6 +17,18 @@ if TYPE_CHECKING:
     from replay_tui.envelope import Event
 
 ACTIVE = frozenset({"running", "retrying"})
+_BUSY = frozenset({"allowed", "started"})
+
+
+def _busy(state: State, ctx: Context) -> set[str]:
+    """call_ids allowed or started: kept in ctx.memo, so a check does not scan
+    every call of a long run (built once per state object)."""
+    memo = ctx.memo(state)
+    busy: set[str] | None = memo.get("busy")
+    if busy is None:
+        busy = {cid for cid, c in state["calls"].items() if c["status"] in _BUSY}
+        memo["busy"] = busy
+    return busy
 FINAL = frozenset({"succeeded", "failed"})
 KINDS = frozenset(
     {
@@ -163,8 +175,10 @@ class AgentRunRules:
                     f"allowing {call_id} makes {spent['tool_calls'] + 1} tool calls, "
                     f"over max_tool_calls {limit}",
                 )
+            busy = _busy(state, ctx)
             call["status"] = "allowed"
             spent["tool_calls"] += 1
+            busy.add(call_id)
         elif kind == "tool_denied":
             call["status"] = "denied"
             call["reason"] = p.get("reason")
@@ -185,8 +199,10 @@ class AgentRunRules:
                 raise RuleViolation(
                     "budget_exceeded", f"cost {total:g} is over max_cost {limit_cost:g}"
                 )
+            busy = _busy(state, ctx)
             call.update(status="finished", ok=ok, cost=cost, receipt=receipt.name)
             spent["cost"] = total
+            busy.discard(call_id)
         return state
 
     def _check_finished(self, state: State, event: Event, ctx: Context) -> State:
@@ -194,12 +210,11 @@ class AgentRunRules:
         passed = p.get("passed")
         if not isinstance(passed, bool):
             raise _illegal(f"check_finished needs passed true or false, got {passed!r}")
-        busy = sorted(
-            cid for cid, c in state["calls"].items() if c["status"] in ("allowed", "started")
-        )
+        busy = _busy(state, ctx)
         if busy:
+            first = next(cid for cid in state["calls"] if cid in busy)
             raise _illegal(
-                f"check_finished while call {busy[0]} is still {state['calls'][busy[0]]['status']}"
+                f"check_finished while call {first} is still {state['calls'][first]['status']}"
             )
         state["checks"].append({"seq": event.seq, "name": p.get("name"), "passed": passed})
         limit = ctx.budget.max_attempts

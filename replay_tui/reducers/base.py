@@ -35,6 +35,22 @@ class Context:
         self.budget = budget
         self._receipts = receipts
         self.following = following
+        self._memo_owner: State | None = None
+        self._memo: dict[str, Any] = {}
+
+    def memo(self, state: State) -> dict[str, Any]:
+        """A scratch dict tied to this exact state object, for indexes the rules
+        derive from the state (e.g. which calls are still running) so that an
+        event costs what it changes, not the size of the state.
+
+        It is empty whenever ``state`` is a different object (a checkpoint
+        copy, a rebuild), so it can never disagree with the state it serves:
+        rules must update it only after the state change it mirrors succeeded.
+        """
+        if self._memo_owner is not state:
+            self._memo_owner = state
+            self._memo = {}
+        return self._memo
 
     def receipt(self, call_id: str, pinned_sha256: Any = None) -> Receipt:
         """The receipt of ``call_id``, checked (raises missing/tampered/...).

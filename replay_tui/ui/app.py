@@ -233,6 +233,9 @@ class ReplayApp(App[int]):
             try:
                 if replay.following:
                     replay.ledger.check_unchanged()
+                    if replay.ledger.touched_without_growing():
+                        replay.ledger.verify_prefix()  # O(file), but only on a rewrite
+                    replay.spot_check()
                 replay.advance(progress=progress, cancelled=lambda: worker.is_cancelled, every=2048)
                 if self._stop_following or not replay.following:
                     replay.finish()
