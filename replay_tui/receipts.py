@@ -8,6 +8,7 @@ nothing outside ``<run>/receipts/`` is ever read (spec section 3).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -87,14 +88,33 @@ class ReceiptStore:
         self._cache: OrderedDict[str, Receipt | ReceiptProblem] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()  # the app reads while a worker validates
+        self._dir_fd: int | None = None
+        self._old_fds: list[int] = []
 
     @staticmethod
     def name_of(call_id: str) -> str:
         return f"receipts/{call_id}.json"
 
     def _open_dir(self) -> int:
-        """fd of ``<run>/receipts`` itself, refusing a symlink or a file there."""
-        return os.open(self.run_dir / "receipts", os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC)
+        """fd of ``<run>/receipts`` itself, refusing a symlink or a file there.
+
+        Opened once and kept (125,000 receipts need not open the folder
+        125,000 times); :meth:`forget` drops it, as the folder may be new.
+        """
+        with self._lock:
+            if self._dir_fd is None:
+                self._dir_fd = os.open(
+                    self.run_dir / "receipts", os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
+                )
+            return self._dir_fd
+
+    def close(self) -> None:
+        with self._lock:
+            fds = [*self._old_fds, *([self._dir_fd] if self._dir_fd is not None else [])]
+            self._old_fds, self._dir_fd = [], None
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def read(self, call_id: str) -> Receipt | ReceiptProblem:
         """The receipt's bytes for ``call_id``, or why they cannot be read (cached)."""
@@ -116,6 +136,9 @@ class ReceiptStore:
         """Drop a cached answer (a pending receipt may have arrived)."""
         with self._lock:
             self._cache.pop(call_id, None)
+            if self._dir_fd is not None:  # receipts/ may have been (re)created
+                self._old_fds.append(self._dir_fd)  # closed at close(): a reader may use it
+                self._dir_fd = None
 
     def _read(self, call_id: str) -> Receipt | ReceiptProblem:
         name = self.name_of(call_id)
@@ -140,36 +163,33 @@ class ReceiptStore:
                 return missing("was not read: receipts/ is a symlink or not a folder")
             return missing(f"could not be read: {exc.strerror}")
         try:
-            try:
-                fd = os.open(
-                    f"{call_id}.json",
-                    os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC,
-                    dir_fd=dir_fd,
-                )
-            except FileNotFoundError:
-                return ReceiptProblem(
-                    "missing_receipt", f"receipt {name} does not exist", name, absent=True
-                )
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    return missing("was not read: it is a symlink")
-                return missing(f"could not be read: {exc.strerror}")
-            try:
-                st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode):
-                    return missing("was not read: it is not a regular file")
-                if st.st_size > MAX_RECEIPT_BYTES:
-                    return missing(f"was not read: {st.st_size} bytes is over the 64 MiB limit")
-                chunks = []
-                while chunk := os.read(fd, 1 << 20):
-                    chunks.append(chunk)
-                raw = b"".join(chunks)
-            except OSError as exc:
-                return missing(f"could not be read: {exc.strerror}")
-            finally:
-                os.close(fd)
+            fd = os.open(
+                f"{call_id}.json",
+                os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC,
+                dir_fd=dir_fd,
+            )
+        except FileNotFoundError:
+            return ReceiptProblem(
+                "missing_receipt", f"receipt {name} does not exist", name, absent=True
+            )
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return missing("was not read: it is a symlink")
+            return missing(f"could not be read: {exc.strerror}")
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return missing("was not read: it is not a regular file")
+            if st.st_size > MAX_RECEIPT_BYTES:
+                return missing(f"was not read: {st.st_size} bytes is over the 64 MiB limit")
+            chunks = []
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            raw = b"".join(chunks)
+        except OSError as exc:
+            return missing(f"could not be read: {exc.strerror}")
         finally:
-            os.close(dir_fd)
+            os.close(fd)
         digest = hashlib.sha256(raw).hexdigest()
         try:
             data = orjson.loads(raw)

@@ -556,6 +556,7 @@ class Replay:
         return self.state_at(self.valid)
 
     def close(self) -> None:
+        self.receipts.close()
         self.ledger.close()
 
 

@@ -29,6 +29,8 @@ def _busy(state: State, ctx: Context) -> set[str]:
         busy = {cid for cid, c in state["calls"].items() if c["status"] in _BUSY}
         memo["busy"] = busy
     return busy
+
+
 FINAL = frozenset({"succeeded", "failed"})
 KINDS = frozenset(
     {
