@@ -99,8 +99,10 @@ async def app_latency(live: Path, lines: list[bytes], appends: int) -> list[floa
                 t0 = time.perf_counter()
                 out.write(lines[i])
                 out.flush()
-                while not (app.view.row_count() >= want and f"seq {want} of {want}"
-                           in app.status_text().plain):
+                while not (
+                    app.view.row_count() >= want
+                    and f"seq {want} of {want}" in app.status_text().plain
+                ):
                     await asyncio.sleep(0.0005)
                 latencies.append(time.perf_counter() - t0)
                 await asyncio.sleep(0.02)
@@ -181,17 +183,27 @@ async def main() -> None:
     print(f"{'measure':<38} {'value':>12} {'baseline':>12} {'ratio':>7}")
     b50, b95 = statistics.median(base), pct(base, 0.95)
     a50, a95 = statistics.median(lat), pct(lat, 0.95)
-    print(f"{'append-to-screen latency p50 (ms)':<38} {a50 * 1e3:>12.1f} {b50 * 1e3:>12.1f} "
-          f"{a50 / b50:>7.2f}")
-    print(f"{'append-to-screen latency p95 (ms)':<38} {a95 * 1e3:>12.1f} {b95 * 1e3:>12.1f} "
-          f"{a95 / b95:>7.2f}")
-    print(f"{'sustained append rate (events/s)':<38} {sus['rate']:>12,.0f} {engine:>12,.0f} "
-          f"{sus['rate'] / engine:>7.2f}")
-    print(f"{'backlog after 1 s / max / at end':<38} "
-          f"{sus['backlog_first']:>4,.0f} / {sus['backlog_max']:,.0f} / {sus['backlog_last']:,.0f}")
+    print(
+        f"{'append-to-screen latency p50 (ms)':<38} {a50 * 1e3:>12.1f} {b50 * 1e3:>12.1f} "
+        f"{a50 / b50:>7.2f}"
+    )
+    print(
+        f"{'append-to-screen latency p95 (ms)':<38} {a95 * 1e3:>12.1f} {b95 * 1e3:>12.1f} "
+        f"{a95 / b95:>7.2f}"
+    )
+    print(
+        f"{'sustained append rate (events/s)':<38} {sus['rate']:>12,.0f} {engine:>12,.0f} "
+        f"{sus['rate'] / engine:>7.2f}"
+    )
+    print(
+        f"{'backlog after 1 s / max / at end':<38} "
+        f"{sus['backlog_first']:>4,.0f} / {sus['backlog_max']:,.0f} / {sus['backlog_last']:,.0f}"
+    )
     print(f"{'drain after the writer stopped (s)':<38} {sus['drain_s']:>12.2f}")
-    print(f"keeps up: {'yes' if keeps_up else 'NO'} (baselines: bare inotify latency; "
-          "engine throughput with no UI)")
+    print(
+        f"keeps up: {'yes' if keeps_up else 'NO'} (baselines: bare inotify latency; "
+        "engine throughput with no UI)"
+    )
 
 
 if __name__ == "__main__":

@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from replay_tui import __version__, canonical
+from replay_tui.batch import check_many, expand_runs
 from replay_tui.errors import CannotRun
 from replay_tui.reducers import DEFAULT, available, rules_for_run
 from replay_tui.replay import Replay
 from replay_tui.report import (
     build_report,
     compare_reports,
+    human_summary,
     is_migration,
     load_report,
     report_bytes,
@@ -84,8 +86,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p_check = sub.add_parser("check", help="strictly replay a run and print the verdict")
-    p_check.add_argument("run", help="run folder or its events.jsonl")
-    p_check.add_argument("--json", action="store_true", help="print the report JSON instead")
+    p_check.add_argument(
+        "run",
+        nargs="+",
+        help="run folder or its events.jsonl; several runs, or a folder of runs, are "
+        "checked in parallel, one line each",
+    )
+    p_check.add_argument(
+        "--json",
+        action="store_true",
+        help="print the report JSON instead (JSON lines, one per run, for several runs)",
+    )
+    p_check.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="processes for several runs (default: one per CPU)",
+    )
     p_check.add_argument(
         "--out", type=Path, metavar="FILE", help="also write the report to FILE (atomically)"
     )
@@ -127,37 +145,30 @@ def _open_replay(run: str, reducer: str | None) -> Replay:
         raise CannotRun(f"{paths.events}: {exc.strerror or exc}") from None
 
 
-def _human_check(name: str, replay: Replay, report: dict[str, Any]) -> str:
-    rules = f"{replay.reducer.name} {replay.reducer.version}"
-    receipts = report["receipts"]
-    lines = []
-    err = replay.error
-    if err is None:
-        lines.append(
-            f"{name}: verified: {report['events']} events, {receipts} "
-            f"receipt{'s' if receipts != 1 else ''}, state {report['state']} ({rules})"
-        )
-    else:
-        lines.append(f"{name}: FAILED {err.one_line()}")
-        if err.artifact:
-            lines.append(f"  artifact: {err.artifact}")
-        prefix = f"  valid prefix: {replay.valid} events"
-        if report["partial"]:
-            prefix += f", state {report['state']} (partial)"
-        lines.append(prefix)
-        lines.append(f"  rules: {rules}")
-    if replay.warning_count:
-        lines.append(f"  {replay.warning_count} warning(s):")
-        for w in replay.warnings[:20]:
-            where = f"seq {w.seq}: " if w.seq is not None else ""
-            lines.append(f"    {w.code}: {where}{w.message}")
-        if replay.warning_count > 20:
-            lines.append(f"    ... and {replay.warning_count - 20} more")
-    return "\n".join(lines)
-
-
 def cmd_check(args: argparse.Namespace) -> int:
-    replay = _open_replay(args.run, args.reducer)
+    runs = expand_runs(args.run)
+    if len(runs) == 1 and runs[0] == args.run[0]:
+        return _check_single(args)
+    if args.out is not None:
+        raise CannotRun("--out takes one run; with several, use --json and redirect")
+    counts = {0: 0, 1: 0, 2: 0}
+    for result in check_many(runs, reducer=args.reducer, partial=args.partial, jobs=args.jobs):
+        counts[result.code] += 1
+        if args.json:
+            sys.stdout.buffer.write(result.json_line())
+            sys.stdout.flush()
+        else:
+            _out(result.one_line())
+    if not args.json:
+        _out(
+            f"{len(runs)} runs: {counts[0]} verified, {counts[1]} failed, "
+            f"{counts[2]} could not be checked"
+        )
+    return 2 if counts[2] else (1 if counts[1] else 0)
+
+
+def _check_single(args: argparse.Namespace) -> int:
+    replay = _open_replay(args.run[0], args.reducer)
     try:
         replay.verify()
         report = build_report(replay, partial=args.partial)
@@ -172,7 +183,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         if args.json:
             sys.stdout.buffer.write(data)
         else:
-            _out(_human_check(replay.paths.name, replay, report))
+            _out(human_summary(replay.paths.name, replay, report))
         return 0 if replay.error is None else 1
     finally:
         replay.close()

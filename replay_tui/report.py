@@ -132,3 +132,33 @@ def compare_reports(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any
 def is_migration(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Different rules deriving a different state: shown side by side, never merged."""
     return a.get("rules_sha256") != b.get("rules_sha256") and a.get("state") != b.get("state")
+
+
+def human_summary(name: str, replay: Replay, report: dict[str, Any]) -> str:
+    """What ``check`` prints for one run: the verdict line, then details."""
+    rules = f"{replay.reducer.name} {replay.reducer.version}"
+    receipts = report["receipts"]
+    lines = []
+    err = replay.error
+    if err is None:
+        lines.append(
+            f"{name}: verified: {report['events']} events, {receipts} "
+            f"receipt{'s' if receipts != 1 else ''}, state {report['state']} ({rules})"
+        )
+    else:
+        lines.append(f"{name}: FAILED {err.one_line()}")
+        if err.artifact:
+            lines.append(f"  artifact: {err.artifact}")
+        prefix = f"  valid prefix: {replay.valid} events"
+        if report["partial"]:
+            prefix += f", state {report['state']} (partial)"
+        lines.append(prefix)
+        lines.append(f"  rules: {rules}")
+    if replay.warning_count:
+        lines.append(f"  {replay.warning_count} warning(s):")
+        for w in replay.warnings[:20]:
+            where = f"seq {w.seq}: " if w.seq is not None else ""
+            lines.append(f"    {w.code}: {where}{w.message}")
+        if replay.warning_count > 20:
+            lines.append(f"    ... and {replay.warning_count - 20} more")
+    return "\n".join(lines)

@@ -426,3 +426,53 @@ async def test_huge_line_and_deep_nesting_do_not_break_the_app(run_factory: RunF
         await pilot.press("x")
         await pilot.pause()
         assert len(pane_text(app, "state")) > 20_000
+
+
+async def test_timeline_renders_only_visible_rows(tmp_path: Path) -> None:
+    from replay_tui.synth import write_agent_run
+    from replay_tui.ui.timeline import Timeline
+
+    write_agent_run(tmp_path / "big", 20_000, seed=2)
+    built: list[int] = []
+    original = Timeline._build
+
+    def counting(self: Timeline, index: int, relation: int, width: int):  # type: ignore[no-untyped-def]
+        built.append(index)
+        return original(self, index, relation, width)
+
+    app = make_app(tmp_path / "big")
+    async with app.run_test(size=(140, 40)) as pilot:
+        Timeline._build = counting  # type: ignore[method-assign]
+        try:
+            await settle(app, pilot)
+            assert app.timeline.row_count == 20_000
+            height = app.timeline.scrollable_content_region.height
+            built.clear()
+            await pilot.press("colon", *"15000", "enter")
+            await settle(app, pilot)
+            await pilot.press("j", "j", "pagedown")
+            await settle(app, pilot)
+        finally:
+            Timeline._build = original  # type: ignore[method-assign]
+    assert built and len(set(built)) <= 4 * height
+    assert min(built) >= 15_000 - 2 * height
+
+
+async def test_planted_error_near_the_end_is_found_and_shown(tmp_path: Path) -> None:
+    from replay_tui.synth import write_agent_run
+
+    facts = write_agent_run(
+        tmp_path / "planted", 5_000, seed=3, plant="divergence", plant_seq=4_990
+    )
+    want = facts["error"]
+    app = make_app(tmp_path / "planted")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        err = app.replay.error
+        assert err is not None and (err.code, err.seq, err.line) == (
+            want["code"],
+            want["seq"],
+            want["line"],
+        )
+        assert seq_at_cursor(app) == want["seq"]
+        assert f"error at seq {want['seq']}" in status(app)

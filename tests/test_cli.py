@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -203,3 +204,31 @@ def test_events_jsonl_path_works_like_the_folder() -> None:
     a = cli("check", str(DEMO / "events.jsonl"), "--json")
     b = cli("check", str(DEMO), "--json")
     assert a.returncode == b.returncode == 0 and a.stdout == b.stdout
+
+
+def test_check_many_runs_in_parallel_one_line_each(tmp_path: Path) -> None:
+    names = ["demo-001", "long-300", "broken-seq_gap", "agent-succeeds"]
+    for name in names:
+        shutil.copytree(SAMPLES / name, tmp_path / name)
+    out = cli("check", str(tmp_path), "--jobs", "2")
+    assert out.returncode == 1  # one run fails
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == 5 and lines[-1] == "4 runs: 3 verified, 1 failed, 0 could not be checked"
+    assert [line.split(":")[0].rsplit("/", 1)[-1] for line in lines[:4]] == sorted(names)
+    serial = cli("check", str(tmp_path), "--jobs", "1")
+    assert serial.stdout == out.stdout
+    as_json = cli("check", *(str(tmp_path / n) for n in names), "--json", "--jobs", "2")
+    rows = [orjson.loads(line) for line in as_json.stdout.splitlines()]
+    assert [r["exit"] for r in rows] == [0, 0, 1, 0]
+    assert rows[2]["report"]["error"]["code"] == "seq_gap"
+    assert rows[0]["report"] == orjson.loads(
+        cli("check", str(tmp_path / names[0]), "--json").stdout
+    )
+
+
+def test_check_many_with_a_missing_run_exits_2(tmp_path: Path) -> None:
+    out = cli("check", str(DEMO), str(tmp_path / "nope"))
+    assert out.returncode == 2
+    assert "cannot check" in out.stdout and "1 could not be checked" in out.stdout
+    refused = cli("check", str(DEMO), str(REFUND), "--out", str(tmp_path / "r.json"))
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
