@@ -83,7 +83,7 @@ class Replay:
         rules: LoadedReducer,
         *,
         checkpoint_every: int = 256,
-        checkpoint_budget: int = 64 << 20,
+        checkpoint_budget: int = 32 << 20,
         following: bool = False,
     ) -> None:
         self.paths = paths
@@ -126,6 +126,7 @@ class Replay:
         self._checkpoint_keys: list[int] = [0]
         self._checkpoint_size = len(self._checkpoints[0])
         self._next_checkpoint = self._every
+        self._final: tuple[int, str, str] | None = None  # (valid, summary, digest)
 
     # -- reading forward --------------------------------------------------
     @property
@@ -288,7 +289,7 @@ class Replay:
         reach a checkpoint, where this is otherwise checked)."""
         state = self._live_state()
         try:
-            canonical.dumps(state)
+            digest = canonical.sha256_hex(canonical.dumps(state))
         except TypeError as exc:
             self._fail_not_json(str(exc))
             return
@@ -296,6 +297,7 @@ class Replay:
             word = self.reducer.summary(state)
             if not isinstance(word, str):
                 raise TypeError(f"summary() returned {type(word).__name__}, not a string")
+            self._final = (self.valid, word, digest)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
@@ -551,6 +553,16 @@ class Replay:
     def event(self, index: int) -> Event | LineError:
         """Line ``index`` (0-based) as parsed, for display (cached)."""
         return self.ledger.event(index)
+
+    def final_summary(self) -> tuple[str, str]:
+        """(summary word, sha256 of the canonical state) after the valid prefix,
+        without copying the state (a long run's state is large)."""
+        if self._final is not None and self._final[0] == self.valid:
+            return self._final[1], self._final[2]
+        state = self.state_at(self.valid)
+        word, digest = self.reducer.summary(state), canonical.digest(state)
+        self._final = (self.valid, word, digest)
+        return word, digest
 
     def final_state(self) -> State:
         return self.state_at(self.valid)

@@ -43,13 +43,13 @@ def build_report(replay: Replay, *, partial: bool = False) -> dict[str, Any]:
     partial mode gives the valid prefix's state and says ``partial: true``.
     """
     give_state = replay.error is None or partial
-    state = replay.final_state() if give_state else None
+    word, digest = replay.final_summary() if give_state else (None, None)
     return {
         "run_id": replay.run_id,
         "events": replay.valid,
         "receipts": replay.receipts.count(),
-        "state": replay.reducer.summary(state) if state is not None else None,
-        "state_sha256": canonical.digest(state) if state is not None else None,
+        "state": word,
+        "state_sha256": digest,
         "events_sha256": replay.ledger.sha256(),
         "reader_version": READER_VERSION,
         "rules": {"name": replay.reducer.name, "version": replay.reducer.version},
