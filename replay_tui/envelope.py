@@ -216,7 +216,7 @@ def parse_line(raw: bytes, line: int, offset: int) -> Event | LineError:
         return bad("bad_envelope", f"payload must be an object, got {_type_name(payload)}")
     ts = obj.get("ts")
     ts_s = None
-    if ts is not None:
+    if ts is not None or "ts" in obj:
         if not isinstance(ts, str):
             return bad("bad_envelope", f"ts must be an RFC 3339 string, got {_type_name(ts)}")
         ts_s = ts_seconds(ts) if _RFC3339.match(ts) else None
@@ -228,7 +228,13 @@ def parse_line(raw: bytes, line: int, offset: int) -> Event | LineError:
 
 
 def ts_seconds(ts: str) -> float | None:
-    """Seconds since the epoch for an RFC 3339 string (None if unreadable)."""
+    """Seconds since the epoch for an RFC 3339 string (None if unreadable).
+
+    A leap second (``23:59:60``) is valid RFC 3339; Python cannot represent
+    it, so it counts as the second before.
+    """
+    if ts[17:19] == "60":
+        ts = ts[:17] + "59" + ts[19:]
     try:
         return datetime.fromisoformat(ts.replace("z", "Z")).timestamp()
     except ValueError:

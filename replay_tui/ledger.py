@@ -25,6 +25,7 @@ from replay_tui.envelope import Event, LineError, parse_line
 
 UTF8_BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 22  # 4 MiB reads: few syscalls, bounded memory
+_CACHE_LINE_LIMIT = 64 << 10  # the LRU keeps parsed lines up to 64 KiB: bounded by bytes too
 
 
 def sniff_encoding(head: bytes) -> str | None:
@@ -161,11 +162,13 @@ class Ledger:
             if hit is not None:
                 self._cache.move_to_end(index)
                 return hit
-        parsed = parse_line(self.raw_line(index), index + 1, self._ends[index])
-        with self._cache_lock:
-            self._cache[index] = parsed
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+        raw = self.raw_line(index)
+        parsed = parse_line(raw, index + 1, self._ends[index])
+        if len(raw) <= _CACHE_LINE_LIMIT:  # huge lines are parsed again when needed
+            with self._cache_lock:
+                self._cache[index] = parsed
+                if len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
         return parsed
 
     def fresh_event(self, index: int) -> Event | LineError:

@@ -31,6 +31,7 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # never hang on a FIFO planted as a re
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 MAX_RECEIPT_BYTES = 64 << 20
+_CACHE_RECEIPT_LIMIT = 1 << 20
 
 
 def call_id_problem(value: Any) -> str | None:
@@ -126,6 +127,8 @@ class ReceiptStore:
         result = self._read(call_id)
         if isinstance(result, ReceiptProblem) and result.absent:
             return result  # not cached: it may be written any moment
+        if isinstance(result, Receipt) and result.size > _CACHE_RECEIPT_LIMIT:
+            return result  # big receipts are read again when needed: memory stays bounded
         with self._lock:
             self._cache[call_id] = result
             if len(self._cache) > self._cache_size:

@@ -128,3 +128,27 @@ def test_ledger_changed_after_validation_is_shown_not_raised(run_factory: RunFac
         fh.write(data)
     view = RunView(r).line_view(3)
     assert view.mode == "broken" and "changed since it was validated" in (view.raw or "")
+
+
+def test_leap_second_is_a_valid_ts_and_null_ts_is_not(run_factory: RunFactory) -> None:
+    ok = verify(
+        locate_run(
+            run_factory([line(1, "requested", payload={"amount": 5}, ts="2016-12-31T23:59:60Z")])
+        ),
+        load_reducer("refund"),
+    )
+    assert ok.error is None
+    bad = verify(
+        locate_run(run_factory([line(1, "requested", payload={"amount": 5}, ts=None)])),
+        load_reducer("refund"),
+    )
+    assert bad.error is not None and bad.error.code == "bad_envelope"
+
+
+def test_huge_lines_are_not_kept_in_the_line_cache(run_factory: RunFactory) -> None:
+    big = line(2, "approved", payload={"note": "x" * 200_000})
+    r = verify(locate_run(run_factory([REFUND[0], big])), load_reducer("refund"))
+    assert r.error is None
+    r.event(0)
+    r.event(1)
+    assert 0 in r.ledger._cache and 1 not in r.ledger._cache
