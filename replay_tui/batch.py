@@ -16,7 +16,7 @@ import orjson
 
 from replay_tui.errors import CannotRun
 from replay_tui.reducers import rules_for_run
-from replay_tui.replay import Replay
+from replay_tui.replay import CHECK_CHECKPOINT_BUDGET, Replay
 from replay_tui.report import build_report, human_summary
 from replay_tui.run import EVENTS, locate_run
 
@@ -61,7 +61,9 @@ def check_one(run: str, reducer: str | None = None, partial: bool = False) -> Ch
     """Check one run; never raises (a run that cannot be checked says why)."""
     try:
         paths = locate_run(run)
-        replay = Replay(paths, rules_for_run(reducer, paths.events))
+        replay = Replay(
+            paths, rules_for_run(reducer, paths.events), checkpoint_budget=CHECK_CHECKPOINT_BUDGET
+        )
     except CannotRun as exc:
         return CheckResult(run, 2, None, str(exc))
     except OSError as exc:

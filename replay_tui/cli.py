@@ -18,7 +18,7 @@ from replay_tui import __version__, canonical
 from replay_tui.batch import check_many, expand_runs
 from replay_tui.errors import CannotRun
 from replay_tui.reducers import DEFAULT, available, rules_for_run
-from replay_tui.replay import Replay
+from replay_tui.replay import CHECK_CHECKPOINT_BUDGET, Replay
 from replay_tui.report import (
     build_report,
     compare_reports,
@@ -134,10 +134,12 @@ def _out(text: str) -> None:
     sys.stdout.write(safe + "\n")
 
 
-def _open_replay(run: str, reducer: str | None) -> Replay:
+def _open_replay(run: str, reducer: str | None, *, budget: int | None = None) -> Replay:
     paths = locate_run(run)
     rules = rules_for_run(reducer, paths.events)
     try:
+        if budget is not None:
+            return Replay(paths, rules, checkpoint_budget=budget)
         return Replay(paths, rules)
     except PermissionError as exc:
         raise CannotRun(f"{paths.events}: {exc.strerror}") from None
@@ -168,7 +170,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check_single(args: argparse.Namespace) -> int:
-    replay = _open_replay(args.run[0], args.reducer)
+    replay = _open_replay(args.run[0], args.reducer, budget=CHECK_CHECKPOINT_BUDGET)
     try:
         replay.verify()
         report = build_report(replay, partial=args.partial)
