@@ -69,14 +69,17 @@ def diff(old: Any, new: Any, path: Path = ()) -> list[Change]:
         return []
     if isinstance(old, dict) and isinstance(new, dict):
         out: list[Change] = []
-        for key in old:
-            if key not in new:
-                out.append(Change((*path, key), old[key], MISSING))
+        get = new.get
+        for key, was in old.items():
+            now = get(key, MISSING)
+            if now is MISSING and key not in new:
+                out.append(Change((*path, key), was, MISSING))
+            elif was is now or (was == now and type(was) is type(now)):
+                continue  # inline: this loop runs once per key of a big state
             else:
-                out.extend(diff(old[key], new[key], (*path, key)))
-        for key in new:
-            if key not in old:
-                out.append(Change((*path, key), MISSING, new[key]))
+                out.extend(diff(was, now, (*path, key)))
+        if len(new) != len(old) or out:
+            out.extend(Change((*path, k), MISSING, v) for k, v in new.items() if k not in old)
         return out
     if isinstance(old, list) and isinstance(new, list):
         out = []
