@@ -103,6 +103,13 @@ class Rewritten(Message):
         self.why = why
 
 
+class AdvanceFailed(Message):
+    def __init__(self, replay: Replay, why: str) -> None:
+        super().__init__()
+        self.replay = replay
+        self.why = why
+
+
 class RulesReloaded(Message):
     def __init__(self, replay: Replay, difference: int | None) -> None:
         super().__init__()
@@ -216,9 +223,17 @@ class ReplayApp(App[int]):
             self._advance_running = True
             self.advance_worker(self.replay)
 
-    @work(thread=True, group="advance")
+    @work(thread=True, group="advance", exit_on_error=False)
     def advance_worker(self, replay: Replay) -> None:
         """Read and check the ledger from where it was left, posting progress."""
+        try:
+            self._advance(replay)
+        except Exception as exc:
+            if replay is self.replay:  # not a replay already closed by a reload
+                self.post_message(AdvanceFailed(replay, f"reading the ledger failed: {exc}"))
+            self.post_message(AdvanceDone(replay))
+
+    def _advance(self, replay: Replay) -> None:
         worker = get_current_worker()
 
         def progress(lines: int) -> None:
@@ -273,7 +288,7 @@ class ReplayApp(App[int]):
         target = spec.rpartition(":")[0]
         return Path(target).resolve() if target.endswith(".py") else None
 
-    @work(thread=True, exclusive=True, group="rules")
+    @work(thread=True, exclusive=True, group="rules", exit_on_error=False)
     def reload_rules(self) -> None:
         """Load the rules again and re-evaluate every prefix with them."""
         old = self.replay
@@ -293,14 +308,14 @@ class ReplayApp(App[int]):
         if not get_current_worker().is_cancelled:
             self.post_message(RulesReloaded(new, difference))
 
-    @work(thread=True, exclusive=True, group="view")
+    @work(thread=True, exclusive=True, group="view", exit_on_error=False)
     def load_view(self, index: int) -> None:
         """Replay to the selected line (from the nearest checkpoint)."""
         view = self.view.line_view(index)
         if not get_current_worker().is_cancelled:
             self.post_message(ViewReady(index, view))
 
-    @work(thread=True, exclusive=True, group="filter")
+    @work(thread=True, exclusive=True, group="filter", exit_on_error=False)
     def run_filter(self, query: str) -> None:
         worker = get_current_worker()
         found = self.view.matches(query, cancelled=lambda: worker.is_cancelled)
@@ -365,6 +380,13 @@ class ReplayApp(App[int]):
         self.notify(self.banner, severity="error", timeout=8, markup=False)
         fresh = Replay(self.replay.paths, self.replay.rules, following=self.following)
         self.set_replay(fresh)
+
+    def on_advance_failed(self, message: AdvanceFailed) -> None:
+        if self._stale(message.replay):
+            return
+        self.banner = message.why
+        self.notify(message.why, severity="error", timeout=10, markup=False)
+        self.refresh_status()
 
     def on_rules_reloaded(self, message: RulesReloaded) -> None:
         self.set_replay(message.replay)
