@@ -248,7 +248,7 @@ class ReceiptPane(VerticalScroll, can_focus=False):
             "tampered": "pin ✗ TAMPERED: file differs from receipt_sha256",
             "missing": "receipt ✗ missing",
             "not pinned": "pin: not pinned (no receipt_sha256)",
-            "none yet": "no receipt (the call has not finished)",
+            "none yet": "no receipt for this call yet (none is needed so far)",
         }
         lines.append(Text(pin_words[rv.pin], style=pin_styles[rv.pin]))
         if rv.receipt is None:
