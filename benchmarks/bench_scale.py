@@ -160,29 +160,48 @@ def main() -> None:
     rows.append(("ledger", f"{n:,} events, {size / 1e6:,.0f} MB, {receipts:,} receipts", ""))
     rows.append(("replay-tui check (s)", f"{check_s:.2f}", f"{n / check_s:,.0f} events/s"))
     rows.append(("  vs jq -c .seq (s)", f"{jq_s:.2f}", f"check is {jq_s / check_s:.2f}x jq"))
-    rows.append(("  vs naive replay (s)", f"{naive_s:.2f}",
-                 f"check is {naive_s / check_s:.2f}x naive"))
+    rows.append(
+        ("  vs naive replay (s)", f"{naive_s:.2f}", f"check is {naive_s / check_s:.2f}x naive")
+    )
     rows.append(("check peak RSS (MiB)", f"{check_rss:.0f}", f"naive: {naive_rss:.0f}"))
     rows.append(("check, every call denied (s)", f"{deny_s:.2f}", f"RSS {deny_rss:.0f} MiB"))
     found = "found" if f"seq {n - 10}," in plant_out else "NOT FOUND"
     rows.append((f"check, error planted at seq {n - 10:,}", f"{plant_s:.2f}", found))
 
     if not args.skip_app:
-        out = subprocess.run([PY, "-c", APP, str(valid), str(ROOT),
-                              str(args.seeks)], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [PY, "-c", APP, str(valid), str(ROOT), str(args.seeks)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         first, validated, end_ms, p50, p99, rss, _, _ = out.stdout.split()
         rows.append(("app: first screen (s)", f"{float(first):.2f}", "timeline head + seq 1"))
         rows.append(("app: validated (s)", f"{float(validated):.2f}", "in a worker"))
         rows.append(("app: End, state at the last seq (ms)", f"{float(end_ms):.0f}", ""))
-        rows.append(("app: random jump p50 / p99 (ms)",
-                     f"{float(p50):.0f} / {float(p99):.0f}", f"{args.seeks} jumps"))
+        rows.append(
+            (
+                "app: random jump p50 / p99 (ms)",
+                f"{float(p50):.0f} / {float(p99):.0f}",
+                f"{args.seeks} jumps",
+            )
+        )
         rows.append(("app: peak RSS, run open (MiB)", f"{float(rss):.0f}", ""))
-        out = subprocess.run([PY, "-c", APP, str(planted), str(ROOT), "5"],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [PY, "-c", APP, str(planted), str(ROOT), "5"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         parts = out.stdout.split()
         shown = parts[6] == str(n - 10) and parts[7] == str(n - 11)
-        rows.append((f"app: planted error at seq {n - 10:,}", "cursor there" if shown
-                     else f"NOT SHOWN ({parts[6]})", ""))
+        rows.append(
+            (
+                f"app: planted error at seq {n - 10:,}",
+                "cursor there" if shown else f"NOT SHOWN ({parts[6]})",
+                "",
+            )
+        )
 
     width = max(len(r[0]) for r in rows)
     for name, value, note in rows:
