@@ -20,7 +20,7 @@ from replay_tui.ui.launch import make_app
 from tests.test_app import status
 
 
-async def until(pilot: Pilot[int], check: Callable[[], bool], seconds: float = 10.0) -> None:
+async def until(pilot: Pilot[int], check: Callable[[], bool], seconds: float = 30.0) -> None:
     for _ in range(int(seconds / 0.02)):
         if check():
             return

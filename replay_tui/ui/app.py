@@ -323,9 +323,13 @@ class ReplayApp(App[int]):
             self.post_message(FilterReady(query, found))
 
     # -- messages up --------------------------------------------------------
+    def _widgets_gone(self) -> bool:
+        """True once the widgets are gone (messages still arrive while exiting)."""
+        return not self.query(Timeline)
+
     def _stale(self, replay: Replay) -> bool:
         """A message about a replay no longer shown (or the app is closing)."""
-        return replay is not self.replay or not self.query(Timeline)
+        return replay is not self.replay or self._widgets_gone()
 
     def on_progress(self, message: Progress) -> None:
         if self._stale(message.replay):
@@ -367,7 +371,7 @@ class ReplayApp(App[int]):
             self.request_advance()
 
     def on_advance_done(self, message: AdvanceDone) -> None:
-        if message.replay is not self.replay:
+        if self._stale(message.replay):
             return
         self._advance_running = False
         if self._dirty:
@@ -389,6 +393,8 @@ class ReplayApp(App[int]):
         self.refresh_status()
 
     def on_rules_reloaded(self, message: RulesReloaded) -> None:
+        if self._widgets_gone():
+            return
         self.set_replay(message.replay)
         sha = message.replay.rules.rules_sha256[:12]
         if message.difference is None:
@@ -401,6 +407,8 @@ class ReplayApp(App[int]):
         self.refresh_status()
 
     def on_rules_failed(self, message: RulesFailed) -> None:
+        if self._widgets_gone():
+            return
         self.rules_note = "rules failed to load; keeping the last good rules"
         self.notify(
             message.why, title="rules failed to load", severity="error", timeout=10, markup=False
@@ -429,6 +437,8 @@ class ReplayApp(App[int]):
 
     @on(Timeline.CursorMoved)
     def _cursor_moved(self, message: Timeline.CursorMoved) -> None:
+        if self._widgets_gone():
+            return
         at_tail = self.timeline.cursor >= self.timeline.row_count - 1
         if self.following and self.riding and not at_tail:
             self.riding = False
@@ -439,6 +449,8 @@ class ReplayApp(App[int]):
         self.refresh_status()
 
     def on_view_ready(self, message: ViewReady) -> None:
+        if self._widgets_gone():
+            return
         if message.index != self.timeline.cursor_index:
             return  # the cursor moved on; a newer view is on its way
         self._line_view = message.view
@@ -446,6 +458,8 @@ class ReplayApp(App[int]):
         self.refresh_status()
 
     def on_filter_ready(self, message: FilterReady) -> None:
+        if self._widgets_gone():
+            return
         if message.query != self.filter_text:
             return
         self.matches = message.found
@@ -505,7 +519,8 @@ class ReplayApp(App[int]):
         else:
             text.append(" ✓ verified ", style="bold black on #a6d189")
         total = self.view.row_count()
-        index = self.timeline.cursor_index if total else None
+        timelines = self.query(Timeline)
+        index = timelines.first().cursor_index if total and timelines else None
         view = self._line_view
         if index is not None:
             row = self.view.row(index)
@@ -540,10 +555,13 @@ class ReplayApp(App[int]):
         return text
 
     def refresh_status(self) -> None:
-        self.query_one("#status", Static).update(self.status_text())
+        found = self.query("#status")
+        if found:  # messages still arrive while the app exits
+            found.first(Static).update(self.status_text())
 
     def on_resize(self) -> None:
-        self.refresh_status()
+        if not self._widgets_gone():
+            self.refresh_status()
 
     def watch_full_state(self) -> None:
         self.render_panes()

@@ -90,7 +90,10 @@ class StatePane(VerticalScroll, can_focus=False):
         expand: bool,
         pending_note: str = "",
     ) -> None:
-        body = self.query_one("#state-body", Static)
+        found = self.query("#state-body")
+        if not found:  # not mounted yet, or already gone while the app exits
+            return
+        body = found.first(Static)
         body.update(
             self.render_view(
                 view, full=full, reveal=reveal, expand=expand, pending_note=pending_note
@@ -222,7 +225,10 @@ class ReceiptPane(VerticalScroll, can_focus=False):
         yield Static(id="receipt-body")
 
     def show(self, view: LineView | None, *, reveal: bool, expand: bool) -> None:
-        self.query_one("#receipt-body", Static).update(
+        found = self.query("#receipt-body")
+        if not found:
+            return
+        found.first(Static).update(
             self.render_receipt(view.receipt if view else None, view, reveal=reveal, expand=expand)
         )
 
