@@ -73,7 +73,7 @@ class ReceiptPending(Exception):
     """A receipt that may still be written (raised only when asked to wait)."""
 
     def __init__(self, call_id: str) -> None:
-        super().__init__(f"receipts/{call_id}.json is not written yet")
+        super().__init__(f"{ReceiptStore.name_of(call_id)} is not written yet")
         self.call_id = call_id
 
 

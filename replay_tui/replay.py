@@ -54,7 +54,7 @@ class Pending:
 
     @property
     def name(self) -> str:
-        return f"receipts/{self.call_id}.json"
+        return ReceiptStore.name_of(self.call_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,15 +132,6 @@ class Replay:
         self._final: tuple[int, str, str] | None = None  # (valid, summary, digest)
 
     # -- reading forward --------------------------------------------------
-    @property
-    def total_lines(self) -> int:
-        """Complete lines indexed so far (valid or not)."""
-        return len(self.ledger)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
     def advance(
         self,
         *,
@@ -282,8 +273,8 @@ class Replay:
                 if stem not in self.calls_seen:
                     self._warn(
                         "orphan_receipt",
-                        f"receipts/{stem}.json is not referred to by any event",
-                        artifact=f"receipts/{stem}.json",
+                        f"{ReceiptStore.name_of(stem)} is not referred to by any event",
+                        artifact=ReceiptStore.name_of(stem),
                     )
         self.finished = True
 
@@ -332,14 +323,17 @@ class Replay:
 
     def _live_state(self) -> State:
         if self._state is None:
-            self._state = self._rebuild(self.valid)
+            self._state = self._rebuild(self.valid, self.ctx)
         return self._state
 
-    def _rebuild(self, n: int) -> State:
-        at = self._checkpoint_keys[bisect.bisect_right(self._checkpoint_keys, n) - 1]
-        state: State = orjson.loads(self._checkpoints[at])
+    def _rebuild(self, n: int, ctx: Context) -> State:
+        """The state after ``n`` events: nearest checkpoint, then the events after it."""
+        with self._lock:
+            at = self._checkpoint_keys[bisect.bisect_right(self._checkpoint_keys, n) - 1]
+            data = self._checkpoints[at]
+        state: State = orjson.loads(data)
         for index in range(at, n):
-            state = self.reducer.apply(state, self._event_for_apply(index), self.ctx)
+            state = self.reducer.apply(state, self._event_for_apply(index), ctx)
         return state
 
     def _side_context(self) -> Context:
@@ -519,12 +513,7 @@ class Replay:
             # The live state is mutated in place while a worker advances.
             if n == self.valid and self._state is not None and not self._advancing:
                 return orjson.loads(canonical.dumps_fast(self._state))  # type: ignore[no-any-return]
-            at = self._checkpoint_keys[bisect.bisect_right(self._checkpoint_keys, n) - 1]
-            data = self._checkpoints[at]
-        state: State = orjson.loads(data)
-        ctx = self._side_context()
-        for index in range(at, n):
-            state = self.reducer.apply(state, self._event_for_apply(index), ctx)
+        state = self._rebuild(n, self._side_context())
         with self._lock:
             if n == self.valid and self._state is None and not self._advancing:
                 self._state = orjson.loads(canonical.dumps_fast(state))

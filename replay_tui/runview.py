@@ -17,7 +17,7 @@ from typing import Any
 
 from replay_tui.envelope import Event, LineError
 from replay_tui.errors import ReplayError
-from replay_tui.receipts import Receipt, ReceiptProblem, call_id_problem
+from replay_tui.receipts import Receipt, ReceiptProblem, ReceiptStore, call_id_problem
 from replay_tui.replay import LedgerChanged, Replay, Step
 from replay_tui.rows import Row, make_row
 from replay_tui.safe_text import escape_controls
@@ -65,6 +65,7 @@ class RunView:
         self._lock = threading.Lock()  # rows are read by the UI and by search workers
         #: Line index where reloaded rules first derive something different.
         self.difference_index: int | None = None
+        self._warned: tuple[int, frozenset[int]] = (0, frozenset())
 
     # -- timeline ---------------------------------------------------------
     def row_count(self) -> int:
@@ -109,7 +110,13 @@ class RunView:
         return pending.index if pending is not None else None
 
     def warning_indexes(self) -> frozenset[int]:
-        return frozenset(w.line - 1 for w in self.replay.warnings if w.line is not None)
+        """Lines with a warning. Asked for every row drawn, so it is rebuilt
+        only when the replay's warnings change, not per row."""
+        count = len(self.replay.warnings)
+        if self._warned[0] != count:
+            lines = frozenset(w.line - 1 for w in self.replay.warnings if w.line is not None)
+            self._warned = (count, lines)
+        return self._warned[1]
 
     def problem_indexes(self) -> list[int]:
         """Lines with an error or warning, in order (for ``e`` / ``E``)."""
@@ -195,7 +202,7 @@ class RunView:
         if event is None or event.call_id is None:
             return None
         cid = event.call_id
-        name = f"receipts/{cid}.json"
+        name = ReceiptStore.name_of(cid)
         if call_id_problem(cid):
             return ReceiptView(
                 cid, name, None, "not a valid call_id: never used as a path", "missing", None

@@ -275,20 +275,7 @@ class ReceiptPane(VerticalScroll, can_focus=False):
                 Text(clip(escape_controls(r.raw.decode("utf-8", "backslashreplace")), limit))
             )
         else:
-            if not reveal and _has_secret(r.data):
+            if not reveal and mask_secrets(r.data) != r.data:
                 lines.append(Text("secret-looking values are masked: r reveals", style=DIM))
             lines.append(json_text(r.data, reveal=reveal, limit=limit))
         return Text("\n").join(lines)
-
-
-def _has_secret(value: Any, depth: int = 0) -> bool:
-    if depth > 64:
-        return False
-    if isinstance(value, dict):
-        return any(
-            (isinstance(k, str) and is_secret_key(k)) or _has_secret(v, depth + 1)
-            for k, v in value.items()
-        )
-    if isinstance(value, list):
-        return any(_has_secret(v, depth + 1) for v in value)
-    return False
