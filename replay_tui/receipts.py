@@ -25,7 +25,7 @@ import orjson
 
 from replay_tui.errors import RuleViolation
 
-_CALL_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}\Z")
+CALL_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,128}\Z")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # never hang on a FIFO planted as a receipt
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -38,7 +38,7 @@ def call_id_problem(value: Any) -> str | None:
     """Why ``value`` is not a valid call_id, or None if it is."""
     if not isinstance(value, str):
         return f"call_id must be a string, got {type(value).__name__}"
-    if not _CALL_ID.match(value):
+    if not CALL_ID_PATTERN.match(value):
         shown = value if len(value) <= 60 else value[:57] + "..."
         return f"call_id {shown!r} is not 1-128 characters of [A-Za-z0-9._:-]"
     if value.startswith("."):

@@ -370,7 +370,7 @@ class Replay:
                 self.calls_seen[cid] = item.line - 1
             else:
                 self.calls_seen.setdefault(cid, -1)
-        state = self._live_state()
+        state = self._state if self._state is not None else self._live_state()
         saved_ts = self._checker.last_ts
         try:
             new = self.reducer.apply(state, item, self.ctx)
