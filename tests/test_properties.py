@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from replay_tui.diff import MISSING, Change
+from replay_tui.envelope import ts_seconds
 from replay_tui.reducers import load_reducer
 from replay_tui.replay import Replay
 from replay_tui.report import build_report
@@ -120,3 +123,49 @@ def test_one_corrupted_line_is_never_the_original_history(
                 original["events"],
                 original["state_sha256"],
             ) or how == "flip"
+
+
+@given(
+    st.datetimes(
+        min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(None)
+    ),
+    st.integers(-23 * 60 - 59, 23 * 60 + 59),
+    st.sampled_from(["T", "t", " "]),
+    st.booleans(),
+)
+@settings(max_examples=400, deadline=None)
+def test_ts_seconds_agrees_with_datetime(
+    moment: datetime, offset_min: int, sep: str, zulu: bool
+) -> None:
+    """Every RFC 3339 time means the instant datetime says it does, so
+    ts_backwards warnings fire exactly when time really went back."""
+    tz = UTC if zulu else timezone(timedelta(minutes=offset_min))
+    aware = moment.replace(tzinfo=tz)
+    text = aware.isoformat(sep=sep)
+    if zulu:
+        text = text.replace("+00:00", "Z")
+    got = ts_seconds(text)
+    assert got is not None
+    assert abs(got - aware.timestamp()) < 1e-6
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-02-30T00:00:00Z",  # no such day
+        "2026-01-01T24:00:00Z",
+        "2026-01-01T00:60:00Z",
+        "2026-01-01T00:00:61Z",
+        "2026-01-01T00:00:00+00:60",  # RFC 3339: offset minutes are 00-59
+        "2026-01-01T00:00:00",  # no offset
+        "2026-01-01T00:00:00.Z",
+        "2026-01-01T00:00:00\uff10Z",  # a fullwidth digit is not a digit here
+        "2026-01-01T00:00:00Z\n",
+    ],
+)
+def test_ts_seconds_refuses_what_is_not_rfc3339(text: str) -> None:
+    assert ts_seconds(text) is None
+
+
+def test_leap_second_counts_as_the_second_before() -> None:
+    assert ts_seconds("2016-12-31T23:59:60Z") == ts_seconds("2016-12-31T23:59:59Z")
