@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from replay_tui.errors import CannotRun
 from replay_tui.reducers import rules_for_run
 from replay_tui.replay import CHECK_CHECKPOINT_BUDGET, Replay
 from replay_tui.report import build_report, human_summary
+from replay_tui.rules_guard import DEFAULT_TIMEOUT, stop_when_stuck
 from replay_tui.run import EVENTS, locate_run
 
 
@@ -57,7 +59,12 @@ class CheckResult:
         return orjson.dumps(body, option=orjson.OPT_SORT_KEYS) + b"\n"
 
 
-def check_one(run: str, reducer: str | None = None, partial: bool = False) -> CheckResult:
+def check_one(
+    run: str,
+    reducer: str | None = None,
+    partial: bool = False,
+    rules_timeout: float = DEFAULT_TIMEOUT,
+) -> CheckResult:
     """Check one run; never raises (a run that cannot be checked says why)."""
     try:
         paths = locate_run(run)
@@ -68,6 +75,7 @@ def check_one(run: str, reducer: str | None = None, partial: bool = False) -> Ch
         return CheckResult(run, 2, None, str(exc))
     except OSError as exc:
         return CheckResult(run, 2, None, f"{run}: {exc.strerror or exc}")
+    watchdog = stop_when_stuck(replay.watch, rules_timeout, run) if replay.guarded else None
     try:
         replay.verify()
         report = build_report(replay, partial=partial)
@@ -76,18 +84,34 @@ def check_one(run: str, reducer: str | None = None, partial: bool = False) -> Ch
     except Exception as exc:  # one broken run must not stop the others
         return CheckResult(run, 2, None, f"internal error: {type(exc).__name__}: {exc}")
     finally:
+        if watchdog is not None:
+            watchdog.stop()
         replay.close()
 
 
 def check_many(
-    runs: list[str], *, reducer: str | None = None, partial: bool = False, jobs: int = 1
+    runs: list[str],
+    *,
+    reducer: str | None = None,
+    partial: bool = False,
+    jobs: int = 1,
+    rules_timeout: float = DEFAULT_TIMEOUT,
 ) -> Iterator[CheckResult]:
     """Check ``runs`` in up to ``jobs`` processes, yielding results in order."""
     if jobs <= 1 or len(runs) <= 1:
         for run in runs:
-            yield check_one(run, reducer, partial)
+            yield check_one(run, reducer, partial, rules_timeout)
         return
     with ProcessPoolExecutor(max_workers=min(jobs, len(runs))) as pool:
-        futures = [pool.submit(check_one, run, reducer, partial) for run in runs]
-        for future in futures:
-            yield future.result()
+        futures = [pool.submit(check_one, run, reducer, partial, rules_timeout) for run in runs]
+        for run, future in zip(runs, futures, strict=True):
+            try:
+                yield future.result()
+            except BrokenProcessPool:
+                yield CheckResult(
+                    run,
+                    2,
+                    None,
+                    "the process checking it stopped (rules stuck where they cannot be "
+                    "interrupted, or out of memory?)",
+                )

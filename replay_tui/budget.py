@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from replay_tui import strict_json
 from replay_tui.errors import RuleViolation
 
 _LIMITS = {"max_attempts": int, "max_tool_calls": int, "max_cost": float}
@@ -35,8 +34,8 @@ def parse_budget(raw: bytes) -> Budget:
         return RuleViolation("bad_budget", f"budget.json {why}", "budget.json")
 
     try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
+        data = strict_json.loads(raw)
+    except ValueError as exc:
         raise bad(f"is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise bad("must be a JSON object")

@@ -28,6 +28,7 @@ from replay_tui.report import (
     report_bytes,
     write_atomic,
 )
+from replay_tui.rules_guard import DEFAULT_TIMEOUT, stop_when_stuck
 from replay_tui.run import locate_run
 from replay_tui.safe_text import escape_controls
 
@@ -46,6 +47,18 @@ def _reducer_help() -> str:
         f"rules to replay with: a name ({', '.join(sorted(available()))}), "
         "package.module:NAME, or path/to/rules.py:NAME; default: the built-in rules that "
         f"know the first event's kind ({DEFAULT} first)"
+    )
+
+
+def _timeout_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--rules-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="S",
+        help=f"rules (other than the built-in ones) that run longer than S seconds on one "
+        f"event are stopped and reported as reducer_error (default {DEFAULT_TIMEOUT:g}; "
+        "0: wait forever)",
     )
 
 
@@ -74,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_open = sub.add_parser("open", help="open the app on a run (the default command)")
     p_open.add_argument("run", nargs="?", help="run folder or events.jsonl (default: bundled demo)")
     p_open.add_argument("--reducer", help=_reducer_help())
+    _timeout_option(p_open)
     p_open.add_argument(
         "--follow",
         action="store_true",
@@ -113,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="best effort: report the state of the longest valid prefix (marked partial)",
     )
     p_check.add_argument("--reducer", help=_reducer_help())
+    _timeout_option(p_check)
 
     p_state = sub.add_parser("state", help="print the state after the first N events")
     p_state.add_argument("run", help="run folder or its events.jsonl")
@@ -120,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_state.add_argument("--diff", action="store_true", help="print the change made by event N")
     p_state.add_argument("--pretty", action="store_true", help="indent the JSON")
     p_state.add_argument("--reducer", help=_reducer_help())
+    _timeout_option(p_state)
 
     p_cmp = sub.add_parser("compare", help="compare two replay reports field by field")
     p_cmp.add_argument("a", type=Path, help="first replay_report.json")
@@ -134,17 +150,28 @@ def _out(text: str) -> None:
     sys.stdout.write(safe + "\n")
 
 
-def _open_replay(run: str, reducer: str | None, *, budget: int | None = None) -> Replay:
+def _open_replay(
+    run: str, reducer: str | None, timeout: float, *, budget: int | None = None
+) -> Replay:
     paths = locate_run(run)
     rules = rules_for_run(reducer, paths.events)
     try:
         if budget is not None:
-            return Replay(paths, rules, checkpoint_budget=budget)
-        return Replay(paths, rules)
+            replay = Replay(paths, rules, checkpoint_budget=budget)
+        else:
+            replay = Replay(paths, rules)
     except PermissionError as exc:
         raise CannotRun(f"{paths.events}: {exc.strerror}") from None
     except OSError as exc:
         raise CannotRun(f"{paths.events}: {exc.strerror or exc}") from None
+    guard_rules(replay, timeout)
+    return replay
+
+
+def guard_rules(replay: Replay, timeout: float) -> None:
+    """Rules not built in may not hang the command (see ``--rules-timeout``)."""
+    if replay.guarded:
+        stop_when_stuck(replay.watch, timeout, replay.paths.name)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -154,7 +181,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.out is not None:
         raise CannotRun("--out takes one run; with several, use --json and redirect")
     counts = {0: 0, 1: 0, 2: 0}
-    for result in check_many(runs, reducer=args.reducer, partial=args.partial, jobs=args.jobs):
+    for result in check_many(
+        runs,
+        reducer=args.reducer,
+        partial=args.partial,
+        jobs=args.jobs,
+        rules_timeout=args.rules_timeout,
+    ):
         counts[result.code] += 1
         if args.json:
             sys.stdout.buffer.write(result.json_line())
@@ -170,7 +203,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check_single(args: argparse.Namespace) -> int:
-    replay = _open_replay(args.run[0], args.reducer, budget=CHECK_CHECKPOINT_BUDGET)
+    replay = _open_replay(
+        args.run[0], args.reducer, args.rules_timeout, budget=CHECK_CHECKPOINT_BUDGET
+    )
     try:
         replay.verify()
         report = build_report(replay, partial=args.partial)
@@ -195,7 +230,7 @@ def cmd_state(args: argparse.Namespace) -> int:
     n = args.at
     if n < 0 or (args.diff and n < 1):
         raise CannotRun(f"--at {n}: {'events are numbered from 1' if args.diff else 'N >= 0'}")
-    replay = _open_replay(args.run, args.reducer)
+    replay = _open_replay(args.run, args.reducer, args.rules_timeout)
     try:
         replay.advance(limit=n)
         if replay.valid < n:
@@ -249,7 +284,11 @@ def cmd_open(args: argparse.Namespace) -> int:
     from replay_tui.ui.launch import open_app  # textual is imported only here
 
     return open_app(
-        args.run, reducer=args.reducer, follow=args.follow, watch_rules=args.watch_rules
+        args.run,
+        reducer=args.reducer,
+        follow=args.follow,
+        watch_rules=args.watch_rules,
+        rules_timeout=args.rules_timeout,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from replay_tui.receipts import CALL_ID_PATTERN, call_id_problem
+from replay_tui.strict_json import doubt
 
 KNOWN_VERSIONS = frozenset({1})
 _RFC3339 = re.compile(
@@ -24,6 +25,8 @@ _EPOCH_DAY = date(1970, 1, 1).toordinal()
 #: A run spans few days, so this stays tiny; cleared if it ever grows.
 _DAY_SECONDS: dict[str, int] = {}
 _MISSING: Any = object()
+_CHAR_AT = re.compile(r"\(char (\d+)\)").search
+_NOT_A_NUMBER = re.compile(rb"(?<=[:,\[\s])-?(?:NaN|Infinity)\b").search
 _VALID_CALL_ID = CALL_ID_PATTERN.match
 _CORE_FIELDS = frozenset({"seq", "run_id", "kind", "payload", "ts", "parent_seq", "v"})
 
@@ -167,6 +170,21 @@ def _json_failure(raw: bytes, line: int, offset: int, exc: Exception) -> LineErr
         col = raw.index(b"\x00") + 1
         return LineError("bad_json", f"NUL byte at column {col}", line, offset)
     msg = str(exc)
+    special = _NOT_A_NUMBER(raw)
+    at = _CHAR_AT(msg)
+    if (
+        special is not None
+        and at is not None
+        and special.start() <= int(at.group(1)) <= special.end()
+    ):
+        word = special.group(0).decode()
+        return LineError(
+            "bad_json",
+            f"not valid JSON: {word} at column {special.start() + 1} is not a JSON number "
+            "(JSON has no NaN or Infinity)",
+            line,
+            offset,
+        )
     if "depth" in msg:
         msg = f"nested more than {MAX_DEPTH} levels deep (this reader's limit)"
     return LineError("bad_json", f"not valid JSON: {msg}", line, offset)
@@ -203,6 +221,7 @@ def parse_line(raw: bytes, line: int, offset: int) -> Event | LineError:
                 or raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH
                 or not _deeper_than(obj, MAX_DEPTH)
             )
+            and doubt(raw, obj) is None
         ):
             ts_s = None if ts is _MISSING else ts_seconds(ts)
             if ts_s is not None or ts is _MISSING:
@@ -236,6 +255,9 @@ def _judge(obj: Any, raw: bytes, line: int, offset: int) -> Event | LineError:
             line,
             offset,
         )
+    problem = doubt(raw, obj)
+    if problem is not None:
+        return LineError("bad_json", problem, line, offset)
     seq = obj.get("seq")
     useful_seq = seq if is_json_int(seq) else None
     kind = obj.get("kind")

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from replay_tui import strict_json
 from replay_tui.errors import RuleViolation
 
 CALL_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,128}\Z")
@@ -195,8 +194,8 @@ class ReceiptStore:
             os.close(fd)
         digest = hashlib.sha256(raw).hexdigest()
         try:
-            data = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
+            data = strict_json.loads(raw)
+        except ValueError as exc:
             return Receipt(call_id, name, len(raw), digest, None, raw, f"not valid JSON: {exc}")
         if not isinstance(data, dict):
             return Receipt(call_id, name, len(raw), digest, None, raw, "not a JSON object")

@@ -36,6 +36,7 @@ from replay_tui.ledger import Ledger, LedgerRewritten
 from replay_tui.receipts import ReceiptStore
 from replay_tui.reducers import LoadedReducer
 from replay_tui.reducers.base import Context, ReceiptPending, State, explain
+from replay_tui.rules_guard import EventChanged, RulesStuck, RulesWatch
 from replay_tui.run import EVENTS, RunPaths
 
 _MAX_WARNINGS = 1000
@@ -122,7 +123,12 @@ class Replay:
             self.budget = load_budget(paths.dir)
         except RuleViolation as exc:
             self.error = ReplayError(exc.code, exc.message, artifact=exc.artifact)
-        self.ctx = Context(self.budget, self.receipts, following=following)
+        #: Rules not built in are watched: they must return, and leave events be.
+        self.guarded = not rules.trusted
+        self.watch = RulesWatch()
+        self.ctx = Context(
+            self.budget, self.receipts, following=following, fresh_receipts=self.guarded
+        )
         initial = self.reducer.initial_state()
         self._state: State | None = initial
         self._checkpoints: dict[int, bytes] = {0: canonical.dumps(initial)}
@@ -288,7 +294,7 @@ class Replay:
             self._fail_not_json(str(exc))
             return
         try:
-            word = self.reducer.summary(state)
+            word = self.summarize(state)
             if not isinstance(word, str):
                 raise TypeError(f"summary() returned {type(word).__name__}, not a string")
             self._final = (self.valid, word, digest)
@@ -333,13 +339,33 @@ class Replay:
             data = self._checkpoints[at]
         state: State = orjson.loads(data)
         for index in range(at, n):
-            state = self.reducer.apply(state, self._event_for_apply(index), ctx)
+            state = self.apply_rules(state, self._event_for_apply(index), ctx)
         return state
+
+    def apply_rules(self, state: State, event: Event, ctx: Context) -> State:
+        """``reducer.apply``; for rules not built in, watched and checked
+        for leaving the event as it was given."""
+        if not self.guarded:
+            return self.reducer.apply(state, event, ctx)
+        before = _event_bytes(event)
+        new = self.watch.call(event.seq, self.reducer.apply, state, event, ctx)
+        after = _event_bytes(event)
+        if after != before:
+            raise EventChanged(_event_change(before, after))
+        return new
+
+    def summarize(self, state: State) -> str:
+        """``reducer.summary`` (watched for rules not built in)."""
+        if not self.guarded:
+            return self.reducer.summary(state)
+        return self.watch.call(None, self.reducer.summary, state)
 
     def _side_context(self) -> Context:
         """A Context for replays beside the live one (seeks from the UI thread),
         so the two never share ``memo``."""
-        return Context(self.budget, self.receipts, following=self.ctx.following)
+        return Context(
+            self.budget, self.receipts, following=self.ctx.following, fresh_receipts=self.guarded
+        )
 
     def _fail(self, error: ReplayError) -> None:
         self.error = error
@@ -373,7 +399,7 @@ class Replay:
         state = self._state if self._state is not None else self._live_state()
         saved_ts = self._checker.last_ts
         try:
-            new = self.reducer.apply(state, item, self.ctx)
+            new = self.apply_rules(state, item, self.ctx)
         except ReceiptPending as exc:
             # not an error while following: wait for the file, then retry
             self.pending = Pending(item.line - 1, exc.call_id, item.seq)
@@ -399,6 +425,19 @@ class Replay:
             return
         except KeyboardInterrupt:
             raise
+        except (EventChanged, RulesStuck) as exc:
+            self._fail(
+                ReplayError(
+                    "reducer_error",
+                    str(exc),
+                    item.seq,
+                    item.line,
+                    item.kind,
+                    f"{EVENTS}:{item.line}",
+                    traceback=traceback.format_exc(),
+                )
+            )
+            return
         except BaseException as exc:  # SystemExit from rules is a bug in them too
             self._fail(
                 ReplayError(
@@ -461,7 +500,7 @@ class Replay:
         state = orjson.loads(self._checkpoints[start])
         for index in range(start, self.valid):
             event = self._event_for_apply(index)
-            state = self.reducer.apply(state, event, self.ctx)
+            state = self.apply_rules(state, event, self.ctx)
             try:
                 canonical.dumps(state)
             except TypeError as exc:
@@ -526,7 +565,7 @@ class Replay:
         before = self.state_at(seq - 1)
         before_bytes = canonical.dumps_fast(before)
         event = self._event_for_apply(seq - 1)
-        after = self.reducer.apply(before, event, self._side_context())
+        after = self.apply_rules(before, event, self._side_context())
         before = orjson.loads(before_bytes)
         return Step(
             seq,
@@ -568,7 +607,7 @@ class Replay:
         if self._final is not None and self._final[0] == self.valid:
             return self._final[1], self._final[2]
         state = self.state_at(self.valid)
-        word, digest = self.reducer.summary(state), canonical.digest(state)
+        word, digest = self.summarize(state), canonical.digest(state)
         self._final = (self.valid, word, digest)
         return word, digest
 
@@ -578,6 +617,27 @@ class Replay:
     def close(self) -> None:
         self.receipts.close()
         self.ledger.close()
+
+
+def _event_bytes(event: Event) -> bytes:
+    """What the rules were given, as bytes to compare after the call."""
+    try:
+        return orjson.dumps([event.fields, event.payload, event.seq, event.kind, event.run_id])
+    except TypeError as exc:  # the rules put something that is not JSON in it
+        return f"not JSON: {exc}".encode()
+
+
+def _event_change(before: bytes, after: bytes) -> str:
+    head = "the rules changed the event they were given (rules must leave events as they are)"
+    try:
+        old, new = orjson.loads(before), orjson.loads(after)
+    except orjson.JSONDecodeError:
+        return f"{head}: it now holds a value that is not JSON"
+    changes = diff(old[0], new[0]) or diff(old[1:], new[1:])
+    if not changes:
+        return head
+    where = ".".join(str(p) for p in changes[0].path) or "the event itself"
+    return f"{head}: {where} changed"
 
 
 def _line_error(e: LineError) -> ReplayError:

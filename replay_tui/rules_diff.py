@@ -53,8 +53,8 @@ def _first_state_difference(old: Replay, new: Replay, limit: int) -> int | None:
     for index in range(lo, hi):
         event = old.ledger.fresh_event(index)
         twin = new.ledger.fresh_event(index)
-        a = old.reducer.apply(a, event, old.ctx)  # type: ignore[arg-type]
-        b = new.reducer.apply(b, twin, new.ctx)  # type: ignore[arg-type]
+        a = old.apply_rules(a, event, old.ctx)  # type: ignore[arg-type]
+        b = new.apply_rules(b, twin, new.ctx)  # type: ignore[arg-type]
         if canonical.dumps(a) != canonical.dumps(b):
             return index + 1
     return None

@@ -177,7 +177,7 @@ class RunView:
                 error=replay.error,
                 raw=raw,
                 receipt=self.receipt_view(event),
-                summary=replay.reducer.summary(before),
+                summary=replay.summarize(before),
             )
         if event is not None and event.seq <= replay.valid and index < replay.valid:
             step = replay.step(index + 1)
@@ -187,7 +187,7 @@ class RunView:
                 event,
                 step=step,
                 receipt=self.receipt_view(event),
-                summary=replay.reducer.summary(step.after),
+                summary=replay.summarize(step.after),
             )
         if replay.pending is not None and index == replay.pending.index:
             mode = "receipt"  # held back while following: its receipt is not written yet

@@ -45,6 +45,9 @@ class LoadedReducer:
         self.reducer = reducer
         self.spec = spec
         self.rules_sha256 = hashlib.sha256(source).hexdigest()
+        #: Built-in rules are ours and tested; any other rules are watched
+        #: (see :mod:`replay_tui.rules_guard`).
+        self.trusted = False
 
 
 def _check(obj: Any, spec: str) -> Reducer:
@@ -88,7 +91,9 @@ def _from_file(path: Path, attr: str, spec: str) -> LoadedReducer:
     module = importlib.util.module_from_spec(mod_spec)
     sys.modules[name] = module  # dataclasses and pickling look modules up by name
     try:
-        mod_spec.loader.exec_module(module)
+        # Run the very bytes digested above, and write no __pycache__ beside
+        # them (the rules file may sit in a run folder: evidence, never written).
+        exec(compile(source, str(path), "exec", dont_inherit=True), module.__dict__)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # SystemExit at import is a broken rules file too
@@ -138,7 +143,9 @@ def load_reducer(spec: str | None = None) -> LoadedReducer:
     if spec not in names:
         raise CannotRun(f"no reducer named {spec!r} (known: {', '.join(sorted(names))})")
     target, _, attr = names[spec].partition(":")
-    return _from_module(target, attr, spec)
+    loaded = _from_module(target, attr, spec)
+    loaded.trusted = _BUILTIN.get(spec) == names[spec]
+    return loaded
 
 
 def _first_kind(events: Path) -> str | None:

@@ -11,7 +11,10 @@ None): the engine checkpoints it as canonical JSON and diffs it.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import orjson
 
 from replay_tui.budget import Budget
 from replay_tui.errors import RuleViolation
@@ -31,10 +34,20 @@ class Context:
     Nothing here calls out of the process: receipts stand in for tool results.
     """
 
-    def __init__(self, budget: Budget, receipts: ReceiptStore, *, following: bool = False) -> None:
+    def __init__(
+        self,
+        budget: Budget,
+        receipts: ReceiptStore,
+        *,
+        following: bool = False,
+        fresh_receipts: bool = False,
+    ) -> None:
         self.budget = budget
         self._receipts = receipts
         self.following = following
+        #: Hand out a private copy of each receipt's data, so rules that
+        #: change it cannot change what the next replay reads.
+        self.fresh_receipts = fresh_receipts
         self._memo_owner: State | None = None
         self._memo: dict[str, Any] = {}
 
@@ -58,7 +71,10 @@ class Context:
         While following a live run, a receipt file that does not exist yet
         raises :class:`ReceiptPending` instead: the engine waits for it.
         """
-        return self._receipts.require(call_id, pinned_sha256, live=self.following)
+        got = self._receipts.require(call_id, pinned_sha256, live=self.following)
+        if self.fresh_receipts and got.data is not None:
+            return dataclasses.replace(got, data=orjson.loads(got.raw))
+        return got
 
 
 @runtime_checkable

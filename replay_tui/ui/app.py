@@ -7,6 +7,7 @@ messages; widgets get attributes down and send messages up.
 
 from __future__ import annotations
 
+import threading
 from array import array
 from collections.abc import Iterable
 from functools import partial
@@ -156,6 +157,8 @@ class ReplayApp(App[int]):
     validating = var(True, toggle_class="-validating")
     live = var(False, toggle_class="-live")
     failed = var(False, toggle_class="-failed")
+    #: Rules (not built in) have been inside one call for seconds.
+    stuck = var(False, toggle_class="-stuck")
 
     def __init__(
         self,
@@ -181,6 +184,7 @@ class ReplayApp(App[int]):
         self._receipts_changed = False
         self.banner = ""
         self.rules_note = ""
+        self.stuck_note = ""
         self.filter_text = ""
         self.matches: array[int] | None = None
         self._fraction = 0.0
@@ -208,12 +212,41 @@ class ReplayApp(App[int]):
         self.timeline.border_title = "timeline"
         self.timeline.focus()
         self.live = self.following
+        self.set_interval(0.5, self._watch_rules_clock)
         self.request_advance()
         if self.following:
             self.watch_run()
         if self.watch_rules:
             self.watch_rules_file()
         self.refresh_status()
+
+    def _watch_rules_clock(self) -> None:
+        """Say when the rules have not returned for a while, and stop them
+        past the timeout (they then fail with reducer_error at that seq)."""
+        watch = self.replay.watch
+        run = watch.oldest()
+        note = ""
+        if run is not None:
+            seconds = run.seconds()
+            limit = watch.timeout
+            where = f"seq {run.seq}" if run.seq is not None else "the summary"
+            # (never interrupt this thread: the UI itself runs here)
+            mine = run.thread_id == threading.get_ident()
+            if limit and seconds > limit and not run.interrupted and not mine:
+                watch.interrupt(run)
+            if run.interrupted and limit and seconds > limit + 5:
+                note = (
+                    f"the rules are stuck on {where} where they cannot be interrupted: "
+                    "fix them (q quits)"
+                )
+            elif seconds >= 2:
+                note = f"the rules have run {seconds:.0f} s on {where} without returning"
+                if limit:
+                    note += f" (stopped at {limit:g} s)"
+        if note != self.stuck_note:
+            self.stuck_note = note
+            self.stuck = bool(note)
+            self.refresh_status()
 
     # -- workers ----------------------------------------------------------
     def request_advance(self) -> None:
@@ -295,6 +328,7 @@ class ReplayApp(App[int]):
         try:
             rules = load_reducer(self.reducer_spec)
             new = Replay(old.paths, rules, following=old.following)
+            new.watch = old.watch  # the app's clock watches these rules too
             new.advance(cancelled=lambda: get_current_worker().is_cancelled)
             if not new.following:
                 new.finish()
@@ -543,6 +577,8 @@ class ReplayApp(App[int]):
             text.append(f"  {escape_controls(self.rules_note)}", style="#ca9ee6")
         if self.banner:
             text.append(f"  {escape_controls(self.banner)}", style="bold #e78284")
+        if self.stuck_note:
+            text.append(f"  ⏳ {self.stuck_note}", style="bold #ef9f76")
         if self.filter_text:
             shown = len(self.matches) if self.matches is not None else "…"
             text.append(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 from replay_tui.errors import CannotRun
 from replay_tui.reducers import rules_for_run
 from replay_tui.replay import Replay
+from replay_tui.rules_guard import DEFAULT_TIMEOUT
 from replay_tui.run import locate_run
 from replay_tui.ui.app import ReplayApp
 
@@ -21,11 +23,14 @@ def make_app(
     reducer: str | None = None,
     follow: bool = False,
     watch_rules: bool = False,
+    rules_timeout: float = DEFAULT_TIMEOUT,
 ) -> ReplayApp:
     """An app over ``run`` (the bundled demo when None); raises CannotRun.
 
     ``follow`` keeps the view in step with a growing ledger; ``watch_rules``
-    re-evaluates every prefix when a ``--reducer path.py:NAME`` file changes.
+    re-evaluates every prefix when a ``--reducer path.py:NAME`` file changes;
+    rules not built in that run longer than ``rules_timeout`` seconds on one
+    event are stopped (0: never).
     """
     paths = locate_run(run if run is not None else BUNDLED_DEMO, may_be_empty=follow)
     if watch_rules and not (reducer and reducer.rpartition(":")[0].endswith(".py")):
@@ -35,19 +40,31 @@ def make_app(
         replay = Replay(paths, rules, following=follow)
     except OSError as exc:
         raise CannotRun(f"{paths.events}: {exc.strerror or exc}") from None
+    replay.watch.timeout = rules_timeout if rules_timeout > 0 else None
     label = "demo-001 (bundled)" if run is None else paths.name
     return ReplayApp(replay, label=label, reducer_spec=reducer, watch_rules=watch_rules)
 
 
 def open_app(
-    run: str | None, *, reducer: str | None = None, follow: bool = False, watch_rules: bool = False
+    run: str | None,
+    *,
+    reducer: str | None = None,
+    follow: bool = False,
+    watch_rules: bool = False,
+    rules_timeout: float = DEFAULT_TIMEOUT,
 ) -> int:
     """Run the app in this terminal; the exit code for the CLI."""
-    app = make_app(run, reducer=reducer, follow=follow, watch_rules=watch_rules)
+    app = make_app(
+        run, reducer=reducer, follow=follow, watch_rules=watch_rules, rules_timeout=rules_timeout
+    )
     if not sys.stdout.isatty() or not sys.stdin.isatty():
         raise CannotRun("the app needs a terminal; for scripts use 'replay-tui check RUN'")
     try:
         app.run()
     finally:
+        stuck = app.replay.watch.oldest() is not None
         app.replay.close()
+    if stuck:  # a worker thread is still inside rules that never return:
+        sys.stdout.flush()  # waiting for it at exit would hang the terminal
+        os._exit(0)
     return 0

@@ -1,0 +1,91 @@
+"""JSON as a careful reader must take it, on top of orjson's speed.
+
+orjson accepts two things a run's reader must not take silently:
+
+- a key given twice in one object (``{"seq": 1, "seq": 2}``): orjson keeps
+  the last, other readers keep the first, so two tools would replay two
+  different histories from the same bytes;
+- an integer beyond 64 bits: orjson reads it as a float, so
+  ``123456789012345678901234567890`` quietly loses its last digits.
+
+:func:`doubt` finds both at the cost of one ``orjson.dumps`` and two byte
+counts per line; only a line that looks suspicious is parsed again, slowly
+and exactly, with the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import orjson
+
+_LONG_DIGITS = re.compile(rb"\d{20}").search
+_I64_MIN = -(2**63)
+_U64_MAX = 2**64 - 1
+
+
+class JSONDoubt(ValueError):
+    """Bytes that parse, but not to one value every reader agrees on."""
+
+
+def doubt(raw: bytes, value: Any) -> str | None:
+    """Why ``value`` (orjson's reading of ``raw``) cannot be trusted, or None.
+
+    Every key of an object is followed by ``":`` in the bytes; orjson's own
+    compact output of the same value has exactly as many unless a key was
+    dropped as a duplicate (or the bytes escape quotes unusually, or put
+    space before a colon: then the exact check below settles it).
+    """
+    try:
+        keys_kept = raw.count(b'":') == orjson.dumps(value).count(b'":')
+    except orjson.JSONEncodeError:
+        keys_kept = False
+    if keys_kept and not _LONG_DIGITS(raw):
+        return None
+    return _exact_problem(raw)
+
+
+def _exact_problem(raw: bytes) -> str | None:
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in items:
+            if key in seen:
+                shown = key if len(key) <= 40 else key[:37] + "..."
+                raise JSONDoubt(
+                    f"key {shown!r} appears twice in one object "
+                    "(JSON readers disagree on which one counts)"
+                )
+            seen.add(key)
+        return dict(items)
+
+    def integer(text: str) -> int:
+        value = int(text) if len(text) <= 21 else None  # int() of 5,000 digits refuses
+        if value is None or not _I64_MIN <= value <= _U64_MAX:
+            shown = text if len(text) <= 30 else text[:27] + "..."
+            raise JSONDoubt(
+                f"integer {shown} is beyond 64 bits: it cannot be kept exactly "
+                "(this reader's limit)"
+            )
+        return value
+
+    try:
+        json.loads(raw, object_pairs_hook=pairs, parse_int=integer)
+    except JSONDoubt as exc:
+        return str(exc)
+    except (ValueError, RecursionError):
+        return None  # orjson read it; its own answer stands
+    return None
+
+
+def loads(raw: bytes) -> Any:
+    """``orjson.loads`` that also refuses what :func:`doubt` finds.
+
+    Raises ``ValueError`` (``orjson.JSONDecodeError`` or :class:`JSONDoubt`).
+    """
+    value = orjson.loads(raw)
+    problem = doubt(raw, value)
+    if problem is not None:
+        raise JSONDoubt(problem)
+    return value
