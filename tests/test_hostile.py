@@ -1,0 +1,388 @@
+"""Input from outside: fuzzed bytes, buggy user rules, a run folder as evidence.
+
+See tests/test_corpus.py for the named hostile cases; this file covers what
+no list of cases can: arbitrary byte damage (hypothesis), rules that raise,
+change their event or never return, a ledger that keeps growing, and the
+promise that nothing under a run folder is ever written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from replay_tui.cli import main
+from replay_tui.errors import ERROR_CODES
+from replay_tui.reducers import load_reducer
+from replay_tui.replay import Replay
+from replay_tui.run import locate_run
+from replay_tui.synth import write_agent_run
+from replay_tui.ui.launch import make_app
+from tests.conftest import SAMPLES
+from tests.corpus.make_corpus import hostile_everywhere
+from tests.test_app import pane_text, screen_text, seq_at_cursor, settle, status
+from tests.test_corpus import assert_inert
+
+FUZZ_BASE = Path(tempfile.mkdtemp(prefix="replay-fuzz-base-"))
+atexit.register(shutil.rmtree, FUZZ_BASE, True)
+write_agent_run(FUZZ_BASE / "run", 60, seed=3)
+BASE_RUN = FUZZ_BASE / "run"
+BASE_LEDGER = (BASE_RUN / "events.jsonl").read_bytes()
+BASE_RECEIPTS = sorted((BASE_RUN / "receipts").iterdir())
+
+#: Bytes that break JSON, UTF-8 or the line structure in interesting ways.
+NASTY = st.sampled_from(
+    [b"\n", b"\r", b"\x00", b"\xff", b"\xc3", b"{", b"}", b'"', b"\\", b",", b"1", b"-", b"\x1b"]
+)
+
+
+@st.composite
+def damaged(draw: st.DrawFn, data: bytes) -> bytes:
+    """``data`` after one to three byte-level edits."""
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, max(len(data) - 1, 0)))
+        op = draw(st.sampled_from(["flip", "insert", "delete", "duplicate", "truncate"]))
+        if op == "flip" and data:
+            byte = draw(st.one_of(NASTY, st.binary(min_size=1, max_size=1)))
+            data = data[:at] + byte + data[at + 1 :]
+        elif op == "insert":
+            data = data[:at] + draw(st.one_of(NASTY, st.binary(min_size=1, max_size=4))) + data[at:]
+        elif op == "delete":
+            data = data[:at] + data[at + draw(st.integers(1, 40)) :]
+        elif op == "duplicate":
+            end = at + draw(st.integers(1, 200))
+            data = data[:end] + data[at:end] + data[end:]
+        else:
+            data = data[:at]
+    return data
+
+
+def fuzzed_run(dest: Path, ledger: bytes, receipt_edit: tuple[int, bytes] | None) -> Path:
+    shutil.copytree(BASE_RUN, dest)
+    (dest / "events.jsonl").write_bytes(ledger)
+    if receipt_edit is not None:
+        index, raw = receipt_edit
+        (dest / "receipts" / BASE_RECEIPTS[index % len(BASE_RECEIPTS)].name).write_bytes(raw)
+    return dest
+
+
+@st.composite
+def fuzz_case(draw: st.DrawFn) -> tuple[bytes, tuple[int, bytes] | None]:
+    ledger = draw(damaged(BASE_LEDGER))
+    receipt_edit = None
+    if draw(st.booleans()):
+        index = draw(st.integers(0, len(BASE_RECEIPTS) - 1))
+        receipt_edit = (index, draw(damaged(BASE_RECEIPTS[index].read_bytes())))
+    return ledger, receipt_edit
+
+
+@given(case=fuzz_case())
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+def test_fuzzed_bytes_always_get_a_verdict(
+    case: tuple[bytes, tuple[int, bytes] | None], capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        run = fuzzed_run(Path(tmp) / "run", *case)
+        code = main(["check", str(run), "--json"])
+        out, err = capsysbinary.readouterr()
+        assert code in (0, 1), err
+        assert b"Traceback" not in err and b"internal error" not in err
+        report = orjson.loads(out)
+        if code == 1:
+            assert report["error"]["code"] in ERROR_CODES
+        else:
+            assert report["error"] is None
+
+
+@given(case=fuzz_case())
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+def test_fuzzed_bytes_in_the_app_land_on_the_failing_seq(
+    case: tuple[bytes, tuple[int, bytes] | None],
+) -> None:
+    async def scenario(run: Path) -> None:
+        app = make_app(str(run))
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(app, pilot)
+            assert_inert(screen_text(app))
+            error = app.replay.error
+            if error is None:
+                assert "verified" in status(app)
+                return
+            if error.seq is not None:
+                assert f"error at seq {error.seq}" in status(app)
+                assert seq_at_cursor(app) == error.seq
+            else:
+                assert "error at" in status(app)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        run = fuzzed_run(Path(tmp) / "run", *case)
+        asyncio.run(scenario(run))
+
+
+# -- buggy user rules ----------------------------------------------------------
+
+
+def rules_file(tmp_path: Path, body: str) -> str:
+    """A rules file: the refund rules with ``apply`` misbehaving at seq 2."""
+    path = tmp_path / "buggy_rules.py"
+    path.write_text(
+        "import time\n"
+        "from replay_tui.reducers.refund import RefundRules\n"
+        "class Rules(RefundRules):\n"
+        "    def apply(self, state, event, ctx):\n"
+        "        if event.seq == 2:\n"
+        + "".join(f"            {ln}\n" for ln in body.splitlines())
+        + "        return super().apply(state, event, ctx)\n"
+        "REDUCER = Rules()\n"
+    )
+    return f"{path}:REDUCER"
+
+
+REFUND = SAMPLES / "refund-180"
+BUGS = {
+    "raises": ("raise KeyError('amount_cents')", "KeyError"),
+    "changes its event": ("event.payload['approved_by'] = 'rules'", "changed the event"),
+    "loops forever": ("while True:\n    pass", "did not return within 1 s"),
+    "swallows the interrupt": (
+        "while True:\n    try:\n        time.sleep(0.01)\n    except Exception:\n        pass",
+        "did not return within 1 s",
+    ),
+    "sleeps forever": ("time.sleep(10**6)", "did not return within 1 s"),
+}
+
+
+@pytest.mark.parametrize("bug", list(BUGS))
+def test_buggy_rules_fail_at_their_seq(tmp_path: Path, bug: str) -> None:
+    body, words = BUGS[bug]
+    rules = ["--reducer", rules_file(tmp_path, body)]
+    started = time.monotonic()
+    out = subprocess.run(
+        [sys.executable, "-m", "replay_tui", "check", str(REFUND), "--rules-timeout", "1", *rules],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert time.monotonic() - started < 30  # never a hang
+    assert out.returncode == 1, out
+    assert "at seq 2," in out.stdout and "reducer_error" in out.stdout and words in out.stdout
+    assert "Traceback" not in out.stdout + out.stderr
+
+
+def test_rules_that_change_receipt_data_cannot_change_the_next_replay(tmp_path: Path) -> None:
+    """Rules get a private copy of a receipt: the cached one stays as read."""
+    src = tmp_path / "rules.py"
+    src.write_text(
+        "from replay_tui.reducers.agent_run import AgentRunRules\n"
+        "class Rules(AgentRunRules):\n"
+        "    def apply(self, state, event, ctx):\n"
+        "        if event.kind == 'tool_finished':\n"
+        "            ctx.receipt(event.payload['call_id']).data['output'] = 'changed'\n"
+        "        return super().apply(state, event, ctx)\n"
+        "REDUCER = Rules()\n"
+    )
+    replay = Replay(locate_run(str(SAMPLES / "demo-001")), load_reducer(f"{src}:REDUCER"))
+    replay.verify()
+    assert replay.error is None
+    got = replay.receipts.read("call-001")
+    assert not isinstance(got, Exception) and getattr(got, "data", {}).get("output") != "changed"
+    replay.close()
+
+
+async def test_app_shows_the_rules_traceback(tmp_path: Path) -> None:
+    app = make_app(str(REFUND), reducer=rules_file(tmp_path, BUGS["raises"][0]))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        assert "error at seq 2: reducer_error" in status(app)
+        assert seq_at_cursor(app) == 2
+        shown = pane_text(app, "state")
+        assert "traceback (a bug in the rules)" in shown and "buggy_rules.py" in shown
+        assert "KeyError" in shown
+
+
+async def test_app_stays_responsive_and_says_the_rules_are_stuck(tmp_path: Path) -> None:
+    app = make_app(
+        str(REFUND), reducer=rules_file(tmp_path, BUGS["loops forever"][0]), rules_timeout=4
+    )
+    async with app.run_test(size=(140, 40)) as pilot:
+        for _ in range(100):  # until the clock says so (it looks every 0.5 s)
+            await pilot.pause(0.1)
+            if "without returning" in status(app):
+                break
+        assert "the rules have run" in status(app) and "on seq 2" in status(app)
+        assert app.stuck and app.has_class("-stuck")
+        # still usable while the rules spin: keys move the cursor
+        before = app.timeline.cursor_index
+        await pilot.press("j")
+        assert app.timeline.cursor_index != before
+        for _ in range(200):  # then stopped at the timeout: a verdict
+            await pilot.pause(0.1)
+            if app.replay.error is not None and not app.validating:
+                break
+        error = app.replay.error
+        assert error is not None and error.code == "reducer_error" and error.seq == 2
+        assert "did not return within 4 s" in error.message
+        for _ in range(50):  # the clock looks again within 0.5 s
+            await pilot.pause(0.1)
+            if not app.stuck:
+                break
+        assert not app.stuck and "error at seq 2: reducer_error" in status(app)
+
+
+# -- a ledger that grows without end -------------------------------------------
+
+
+def test_memory_follows_the_index_not_the_file(tmp_path: Path) -> None:
+    """Following a ledger that keeps growing (1 KB lines): memory grows by a
+    few bytes an event, not by the bytes of the file."""
+    run = tmp_path / "growing"
+    run.mkdir()
+    pad = "x" * 1000
+    first = [
+        {"seq": 1, "run_id": "g", "kind": "run_started", "payload": {"task": "t"}},
+        {"seq": 2, "run_id": "g", "kind": "attempt_started", "payload": {"attempt": 1}},
+    ]
+    ledger = run / "events.jsonl"
+    ledger.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in first))
+    replay = Replay(locate_run(str(run), may_be_empty=True), load_reducer(None), following=True)
+    seq = 2
+    per_batch = 4000
+
+    def grow() -> None:
+        nonlocal seq
+        with ledger.open("ab") as fh:
+            for _ in range(per_batch):
+                seq += 1
+                event = {"seq": seq, "run_id": "g", "kind": "model_finished"}
+                fh.write(orjson.dumps({**event, "payload": {"tokens": 1, "note": pad}}) + b"\n")
+
+    tracemalloc.start()
+    try:
+        for _ in range(3):  # warm up: caches fill to their bounds
+            grow()
+            replay.advance()
+        base, _ = tracemalloc.get_traced_memory()
+        size_before = ledger.stat().st_size
+        for _ in range(10):
+            grow()
+            replay.advance()
+        now, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        replay.close()
+    assert replay.error is None and replay.valid == seq
+    grown_file = ledger.stat().st_size - size_before  # about 40 MB
+    grown_memory = now - base
+    # offsets (8 bytes), crc32 (4) and checkpoints of the small state: tens of
+    # bytes an event, against the 1 KB each line adds to the file
+    assert grown_memory / (10 * per_batch) < 64, grown_memory
+    assert grown_memory < grown_file / 15, (grown_memory, grown_file)
+
+
+# -- the run folder is evidence ---------------------------------------------
+
+
+def fingerprint(root: Path) -> dict[str, tuple[int, int, int, bytes | None]]:
+    """Every path under ``root``: mode, size, mtime (ns) and file bytes."""
+    seen: dict[str, tuple[int, int, int, bytes | None]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            st_ = path.lstat()
+            data = path.read_bytes() if stat.S_ISREG(st_.st_mode) else None
+            seen[str(path.relative_to(root))] = (st_.st_mode, st_.st_size, st_.st_mtime_ns, data)
+    return seen
+
+
+def make_read_only(root: Path) -> None:
+    for dirpath, _, filenames in os.walk(root):
+        for name in filenames:
+            (Path(dirpath) / name).chmod(0o444)
+        Path(dirpath).chmod(0o555)
+
+
+@pytest.fixture
+def evidence(tmp_path: Path) -> Any:
+    """Read-only copies of a good, a broken and a hostile run (and rules inside one)."""
+    root = tmp_path / "evidence"
+    root.mkdir()
+    shutil.copytree(SAMPLES / "demo-001", root / "demo-001")
+    shutil.copytree(SAMPLES / "broken-receipt_tampered", root / "tampered")
+    hostile_everywhere(root / "hostile")
+    (root / "hostile" / "rules.py").write_text(
+        "from replay_tui.reducers.agent_run import AgentRunRules\nREDUCER = AgentRunRules()\n"
+    )
+    make_read_only(root)
+    yield root
+    for dirpath, _, _ in os.walk(root):
+        Path(dirpath).chmod(0o755)
+
+
+def test_check_and_state_leave_every_byte_and_mtime(evidence: Path, tmp_path: Path) -> None:
+    before = fingerprint(evidence)
+    runs = [str(evidence / name) for name in ("demo-001", "tampered", "hostile")]
+    commands = [
+        ["check", *runs, "--jobs", "2"],
+        ["check", runs[0], "--json", "--out", str(tmp_path / "report.json")],
+        ["check", runs[1], "--partial"],
+        ["check", runs[2], "--reducer", f"{runs[2]}/rules.py:REDUCER"],
+        ["state", runs[0], "--at", "6", "--diff"],
+        ["state", runs[2], "--at", "7", "--pretty"],
+    ]
+    for args in commands:
+        out = subprocess.run(
+            [sys.executable, "-m", "replay_tui", *args], capture_output=True, timeout=120
+        )
+        assert out.returncode in (0, 1) and b"Traceback" not in out.stderr, (args, out)
+    assert (tmp_path / "report.json").exists()
+    assert fingerprint(evidence) == before  # nothing written, touched or left behind
+
+
+async def test_the_app_leaves_every_byte_and_mtime(evidence: Path) -> None:
+    before = fingerprint(evidence)
+    for name in ("demo-001", "tampered", "hostile"):
+        reducer = f"{evidence / name}/rules.py:REDUCER" if name == "hostile" else None
+        app = make_app(str(evidence / name), reducer=reducer)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(app, pilot)
+            for key in ("j", "G", "g", "d", "x", "r", "y", "e", "slash", "a", "enter"):
+                await pilot.press(key)
+            await settle(app, pilot)
+    assert fingerprint(evidence) == before
+
+
+def test_out_never_overwrites_the_evidence(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(SAMPLES / "demo-001", run)
+    before = fingerprint(run)
+    for target in ("events.jsonl", "receipts/call-001.json", "budget.json", "receipts"):
+        out = subprocess.run(
+            [sys.executable, "-m", "replay_tui", "check", str(run), "--out", str(run / target)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert out.returncode == 2 and out.stderr.count("\n") == 1, (target, out)
+    assert fingerprint(run) == before
