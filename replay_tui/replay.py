@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import bisect
 import random
+import sys
 import threading
 import traceback
 import zlib
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -305,7 +307,7 @@ class Replay:
                 ReplayError(
                     "reducer_error",
                     f"the rules' summary() raised {type(exc).__name__}: {exc}",
-                    traceback=traceback.format_exc(),
+                    traceback=rules_traceback(),
                 )
             )
 
@@ -434,7 +436,7 @@ class Replay:
                     item.line,
                     item.kind,
                     f"{EVENTS}:{item.line}",
-                    traceback=traceback.format_exc(),
+                    traceback=rules_traceback(),
                 )
             )
             return
@@ -447,7 +449,7 @@ class Replay:
                     item.line,
                     item.kind,
                     f"{EVENTS}:{item.line}",
-                    traceback=traceback.format_exc(),
+                    traceback=rules_traceback(),
                 )
             )
             return
@@ -617,6 +619,27 @@ class Replay:
     def close(self) -> None:
         self.receipts.close()
         self.ledger.close()
+
+
+_ENGINE_DIR = str(Path(__file__).resolve().parent)
+_RULES_DIR = str(Path(__file__).resolve().parent / "reducers")
+
+
+def rules_traceback() -> str:
+    """The exception being handled, as the rules' author needs it: the
+    frames of the rules, without this engine's own around them."""
+    exc = sys.exc_info()[1]
+    if exc is None:
+        return ""
+    tb = traceback.TracebackException.from_exception(exc, capture_locals=False)
+    frames = [
+        f
+        for f in tb.stack
+        if not f.filename.startswith(_ENGINE_DIR) or f.filename.startswith(_RULES_DIR)
+    ]
+    if frames:
+        tb.stack = traceback.StackSummary.from_list(frames)
+    return "".join(tb.format())
 
 
 def _event_bytes(event: Event) -> bytes:

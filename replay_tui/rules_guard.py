@@ -86,16 +86,27 @@ class RulesWatch:
             outer = self._running.get(me)
             self._running[me] = run
         try:
-            return fn(*args)
-        finally:
-            with self._lock:
-                if outer is None:
-                    self._running.pop(me, None)
-                else:
-                    self._running[me] = outer
-            if run.interrupted:
-                _set_async_exc(me, None)  # drop it if still undelivered: raised here instead
-                raise RulesStuck(self._stuck_message(run))
+            result = fn(*args)
+        except RulesStuck as exc:
+            self._leave(me, outer, run)
+            exc.args = (self._stuck_message(run),)
+            raise
+        except BaseException:
+            self._leave(me, outer, run)
+            raise
+        self._leave(me, outer, run)
+        if run.interrupted:  # returned just as it was interrupted: it was late all the same
+            raise RulesStuck(self._stuck_message(run))
+        return result
+
+    def _leave(self, me: int, outer: Running | None, run: Running) -> None:
+        with self._lock:
+            if outer is None:
+                self._running.pop(me, None)
+            else:
+                self._running[me] = outer
+        if run.interrupted:
+            _set_async_exc(me, None)  # drop it if still undelivered: it must not land later
 
     def oldest(self) -> Running | None:
         """The call that has been running longest, if any."""

@@ -7,9 +7,11 @@ messages; widgets get attributes down and send messages up.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from array import array
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
@@ -39,6 +41,16 @@ from replay_tui.safe_text import escape_controls
 from replay_tui.ui.panes import ReceiptPane, StatePane
 from replay_tui.ui.screens import FilterScreen, GotoScreen, HelpScreen
 from replay_tui.ui.timeline import Timeline
+
+
+class _Executor(ThreadPoolExecutor):
+    """The executor of the app's thread workers. At exit it does not wait for
+    its threads: one may be inside user rules that never return, and waiting
+    would leave the terminal hanging (``open_app`` then ends the process)."""
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        super().shutdown(wait=False, cancel_futures=True)
+
 
 #: (binding keys, action, description, keys as shown in help, footer label or "")
 KEYS: list[tuple[str, str, str, str, str]] = [
@@ -207,6 +219,10 @@ class ReplayApp(App[int]):
         return self.query_one(Timeline)
 
     def on_mount(self) -> None:
+        # Thread workers run on the loop's default executor; see _Executor.
+        asyncio.get_running_loop().set_default_executor(
+            _Executor(thread_name_prefix="replay-tui-worker")
+        )
         self.query_one("#state").border_title = "state"
         self.query_one("#receipt").border_title = "receipt"
         self.timeline.border_title = "timeline"
@@ -235,14 +251,11 @@ class ReplayApp(App[int]):
             if limit and seconds > limit and not run.interrupted and not mine:
                 watch.interrupt(run)
             if run.interrupted and limit and seconds > limit + 5:
-                note = (
-                    f"the rules are stuck on {where} where they cannot be interrupted: "
-                    "fix them (q quits)"
-                )
+                note = f"rules stuck on {where}, cannot be stopped: fix them (q quits)"
             elif seconds >= 2:
-                note = f"the rules have run {seconds:.0f} s on {where} without returning"
+                note = f"rules busy {seconds:.0f} s on {where}"
                 if limit:
-                    note += f" (stopped at {limit:g} s)"
+                    note += f", stopped at {limit:g} s"
         if note != self.stuck_note:
             self.stuck_note = note
             self.stuck = bool(note)
