@@ -64,12 +64,15 @@ def check_one(
     reducer: str | None = None,
     partial: bool = False,
     rules_timeout: float = DEFAULT_TIMEOUT,
+    fmt: str = "auto",
 ) -> CheckResult:
     """Check one run; never raises (a run that cannot be checked says why)."""
     try:
-        paths = locate_run(run)
+        paths = locate_run(run, fmt=fmt)
         replay = Replay(
-            paths, rules_for_run(reducer, paths.events), checkpoint_budget=CHECK_CHECKPOINT_BUDGET
+            paths,
+            rules_for_run(reducer, paths.events, paths.format),
+            checkpoint_budget=CHECK_CHECKPOINT_BUDGET,
         )
     except CannotRun as exc:
         return CheckResult(run, 2, None, str(exc))
@@ -96,14 +99,17 @@ def check_many(
     partial: bool = False,
     jobs: int = 1,
     rules_timeout: float = DEFAULT_TIMEOUT,
+    fmt: str = "auto",
 ) -> Iterator[CheckResult]:
     """Check ``runs`` in up to ``jobs`` processes, yielding results in order."""
     if jobs <= 1 or len(runs) <= 1:
         for run in runs:
-            yield check_one(run, reducer, partial, rules_timeout)
+            yield check_one(run, reducer, partial, rules_timeout, fmt)
         return
     with ProcessPoolExecutor(max_workers=min(jobs, len(runs))) as pool:
-        futures = [pool.submit(check_one, run, reducer, partial, rules_timeout) for run in runs]
+        futures = [
+            pool.submit(check_one, run, reducer, partial, rules_timeout, fmt) for run in runs
+        ]
         for run, future in zip(runs, futures, strict=True):
             try:
                 yield future.result()

@@ -29,7 +29,7 @@ from replay_tui.report import (
     write_atomic,
 )
 from replay_tui.rules_guard import DEFAULT_TIMEOUT, stop_when_stuck
-from replay_tui.run import locate_run
+from replay_tui.run import FORMATS, locate_run
 from replay_tui.safe_text import escape_controls
 
 SUBCOMMANDS = ("open", "check", "state", "compare")
@@ -62,6 +62,17 @@ def _timeout_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _format_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="auto",
+        help="what RUN is: a run folder / events.jsonl, or a Temporal history export "
+        "(temporal workflow show --output json); default auto: a file that starts "
+        'like {"events": [ is a Temporal history',
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="replay-tui",
@@ -88,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_open.add_argument("run", nargs="?", help="run folder or events.jsonl (default: bundled demo)")
     p_open.add_argument("--reducer", help=_reducer_help())
     _timeout_option(p_open)
+    _format_option(p_open)
     p_open.add_argument(
         "--follow",
         action="store_true",
@@ -128,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_check.add_argument("--reducer", help=_reducer_help())
     _timeout_option(p_check)
+    _format_option(p_check)
 
     p_state = sub.add_parser("state", help="print the state after the first N events")
     p_state.add_argument("run", help="run folder or its events.jsonl")
@@ -136,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_state.add_argument("--pretty", action="store_true", help="indent the JSON")
     p_state.add_argument("--reducer", help=_reducer_help())
     _timeout_option(p_state)
+    _format_option(p_state)
 
     p_cmp = sub.add_parser("compare", help="compare two replay reports field by field")
     p_cmp.add_argument("a", type=Path, help="first replay_report.json")
@@ -151,10 +165,10 @@ def _out(text: str) -> None:
 
 
 def _open_replay(
-    run: str, reducer: str | None, timeout: float, *, budget: int | None = None
+    run: str, reducer: str | None, timeout: float, fmt: str, *, budget: int | None = None
 ) -> Replay:
-    paths = locate_run(run)
-    rules = rules_for_run(reducer, paths.events)
+    paths = locate_run(run, fmt=fmt)
+    rules = rules_for_run(reducer, paths.events, paths.format)
     try:
         if budget is not None:
             replay = Replay(paths, rules, checkpoint_budget=budget)
@@ -187,6 +201,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         partial=args.partial,
         jobs=args.jobs,
         rules_timeout=args.rules_timeout,
+        fmt=args.format,
     ):
         counts[result.code] += 1
         if args.json:
@@ -204,7 +219,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _check_single(args: argparse.Namespace) -> int:
     replay = _open_replay(
-        args.run[0], args.reducer, args.rules_timeout, budget=CHECK_CHECKPOINT_BUDGET
+        args.run[0], args.reducer, args.rules_timeout, args.format, budget=CHECK_CHECKPOINT_BUDGET
     )
     try:
         replay.verify()
@@ -230,7 +245,7 @@ def cmd_state(args: argparse.Namespace) -> int:
     n = args.at
     if n < 0 or (args.diff and n < 1):
         raise CannotRun(f"--at {n}: {'events are numbered from 1' if args.diff else 'N >= 0'}")
-    replay = _open_replay(args.run, args.reducer, args.rules_timeout)
+    replay = _open_replay(args.run, args.reducer, args.rules_timeout, args.format)
     try:
         replay.advance(limit=n)
         if replay.valid < n:
@@ -289,6 +304,7 @@ def cmd_open(args: argparse.Namespace) -> int:
         follow=args.follow,
         watch_rules=args.watch_rules,
         rules_timeout=args.rules_timeout,
+        fmt=args.format,
     )
 
 

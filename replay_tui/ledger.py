@@ -171,6 +171,10 @@ class Ledger:
                     self._cache.popitem(last=False)
         return parsed
 
+    def artifact(self, line: int) -> str:
+        """Where line ``line`` (1-based) is, as error reports name it."""
+        return f"events.jsonl:{line}"
+
     def fresh_event(self, index: int) -> Event | LineError:
         """A newly parsed copy, safe to hand to code that might mutate it."""
         return parse_line(self.raw_line(index), index + 1, self._ends[index])
@@ -317,3 +321,42 @@ class Ledger:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class ConvertedLedger(Ledger):
+    """A ledger converted from another format (a Temporal history) into
+    envelope lines in an unlinked temporary file ``fd``.
+
+    It is indexed and read exactly like ``events.jsonl``. The source is read
+    once and complete: nothing to follow, nothing to re-check. Errors point
+    at the source's event number; ``sha256`` is the source file's digest.
+    """
+
+    def __init__(
+        self, source: Path, fd: int, source_sha256: str, *, cache_size: int = 4096
+    ) -> None:
+        self._given_fd = fd
+        self._source_sha256 = source_sha256
+        super().__init__(source, cache_size=cache_size)
+
+    def _open(self) -> bool:
+        if self._fd < 0 and self._given_fd >= 0:
+            self._fd, self._given_fd = self._given_fd, -1
+            st = os.fstat(self._fd)
+            self._inode = (st.st_dev, st.st_ino)
+        return self._fd >= 0
+
+    def check_unchanged(self) -> None:
+        return None
+
+    def touched_without_growing(self) -> bool:
+        return False
+
+    def verify_prefix(self) -> None:
+        return None
+
+    def sha256(self) -> str:
+        return self._source_sha256
+
+    def artifact(self, line: int) -> str:
+        return f"{self.path.name}: event {line}"

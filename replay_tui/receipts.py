@@ -83,8 +83,10 @@ FRESH_SECONDS = 2.0
 class ReceiptStore:
     """Reads receipts safely and checks the spec's receipt rules."""
 
-    def __init__(self, run_dir: Path, *, cache_size: int = 256) -> None:
+    def __init__(self, run_dir: Path, *, cache_size: int = 256, enabled: bool = True) -> None:
         self.run_dir = run_dir
+        #: False for a source with no receipts (a Temporal history): nothing is read.
+        self.enabled = enabled
         self._cache: OrderedDict[str, Receipt | ReceiptProblem] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()  # the app reads while a worker validates
@@ -144,6 +146,8 @@ class ReceiptStore:
 
     def _read(self, call_id: str) -> Receipt | ReceiptProblem:
         name = self.name_of(call_id)
+        if not self.enabled:
+            return ReceiptProblem("missing_receipt", "this history has no receipts", name, True)
         problem = call_id_problem(call_id)
         if problem:
             return ReceiptProblem("bad_call_id", problem, name)
@@ -253,6 +257,8 @@ class ReceiptStore:
 
     def stems(self) -> list[str]:
         """call_ids of the ``*.json`` files in receipts/ (sorted; [] if none)."""
+        if not self.enabled:
+            return []
         folder = self.run_dir / "receipts"
         if folder.is_symlink():
             return []  # a receipts/ that points elsewhere is never read, nor counted

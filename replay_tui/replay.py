@@ -29,17 +29,17 @@ from typing import Any
 
 import orjson
 
-from replay_tui import canonical
+from replay_tui import canonical, temporal
 from replay_tui.budget import Budget, load_budget
 from replay_tui.diff import Change, diff
 from replay_tui.envelope import Event, LineError, SequenceChecker, parse_line
-from replay_tui.errors import ERROR_CODES, ReplayError, RuleViolation, Warning_
-from replay_tui.ledger import Ledger, LedgerRewritten
+from replay_tui.errors import ERROR_CODES, CannotRun, ReplayError, RuleViolation, Warning_
+from replay_tui.ledger import ConvertedLedger, Ledger, LedgerRewritten
 from replay_tui.receipts import ReceiptStore
 from replay_tui.reducers import LoadedReducer
 from replay_tui.reducers.base import Context, ReceiptPending, State, explain
 from replay_tui.rules_guard import EventChanged, RulesStuck, RulesWatch
-from replay_tui.run import EVENTS, RunPaths
+from replay_tui.run import EVENTS, JSONL, RunPaths
 
 _MAX_WARNINGS = 1000
 #: ``check`` never seeks, so it keeps few checkpoints (only to rebuild the
@@ -80,6 +80,19 @@ class LedgerChanged(Exception):
     """A line already validated reads differently now: the file was rewritten."""
 
 
+def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
+    """The ledger of a run in whichever format it comes (``paths.format``)."""
+    if paths.format == JSONL:
+        return Ledger(paths.events, may_be_missing=following)
+    if following:
+        raise CannotRun(
+            f"{paths.events}: a Temporal history is read once, complete; --follow is for "
+            "events.jsonl"
+        )
+    imported = temporal.import_history(paths.events)
+    return ConvertedLedger(paths.events, imported.fd, imported.sha256)
+
+
 class Replay:
     """Strict replay of one run. Not started until :meth:`advance` is called."""
 
@@ -98,8 +111,10 @@ class Replay:
         #: While following a growing run, a line still being written and a
         #: receipt not yet written are waited for, not errors.
         self.following = following
-        self.ledger = Ledger(paths.events, may_be_missing=following)
-        self.receipts = ReceiptStore(paths.dir)
+        self.ledger = open_ledger(paths, following=following)
+        #: A Temporal history carries its activities' results in its events:
+        #: no receipts/ or budget.json beside it belongs to it.
+        self.receipts = ReceiptStore(paths.dir, enabled=paths.format == JSONL)
         self.error: ReplayError | None = None
         self.warnings: list[Warning_] = []
         self.warning_count = 0
@@ -122,7 +137,8 @@ class Replay:
         self._lock = threading.RLock()
         self.budget = Budget()
         try:
-            self.budget = load_budget(paths.dir)
+            if paths.format == JSONL:
+                self.budget = load_budget(paths.dir)
         except RuleViolation as exc:
             self.error = ReplayError(exc.code, exc.message, artifact=exc.artifact)
         #: Rules not built in are watched: they must return, and leave events be.
@@ -204,7 +220,7 @@ class Replay:
                     f"{EVENTS} is {enc}, not UTF-8 (a PowerShell '>' redirect writes UTF-16); "
                     "convert it, e.g. iconv -f UTF-16 -t UTF-8",
                     line=1,
-                    artifact=f"{EVENTS}:1",
+                    artifact=self.ledger.artifact(1),
                 )
             )
             return
@@ -273,7 +289,8 @@ class Replay:
         elif tail:
             self.ledger.accept_tail()
         if self.error is None and len(self.ledger) == 0:
-            self._warn("empty_ledger", f"{EVENTS} has no events: nothing was replayed")
+            name = self.ledger.path.name
+            self._warn("empty_ledger", f"{name} has no events: nothing was replayed")
         if self.error is None:
             self._check_final_state()
         if self.error is None:
@@ -369,6 +386,9 @@ class Replay:
             self.budget, self.receipts, following=self.ctx.following, fresh_receipts=self.guarded
         )
 
+    def _line_error(self, e: LineError) -> ReplayError:
+        return ReplayError(e.code, e.message, e.seq, e.line, e.kind, self.ledger.artifact(e.line))
+
     def _fail(self, error: ReplayError) -> None:
         self.error = error
         # The reducer may have half-applied the failing event: rebuild the
@@ -377,11 +397,11 @@ class Replay:
 
     def _consume(self, item: Event | LineError) -> None:
         if isinstance(item, LineError):
-            self._fail(_line_error(item))
+            self._fail(self._line_error(item))
             return
         problem = self._checker.check(item)
         if problem is not None:
-            self._fail(_line_error(problem))
+            self._fail(self._line_error(problem))
             return
         if self._checker.ts_went_back(item):
             self._warn(
@@ -421,7 +441,7 @@ class Replay:
                     item.seq,
                     item.line,
                     item.kind,
-                    exc.artifact or f"{EVENTS}:{item.line}",
+                    exc.artifact or self.ledger.artifact(item.line),
                 )
             )
             return
@@ -435,7 +455,7 @@ class Replay:
                     item.seq,
                     item.line,
                     item.kind,
-                    f"{EVENTS}:{item.line}",
+                    self.ledger.artifact(item.line),
                     traceback=rules_traceback(),
                 )
             )
@@ -448,7 +468,7 @@ class Replay:
                     item.seq,
                     item.line,
                     item.kind,
-                    f"{EVENTS}:{item.line}",
+                    self.ledger.artifact(item.line),
                     traceback=rules_traceback(),
                 )
             )
@@ -461,7 +481,7 @@ class Replay:
                     item.seq,
                     item.line,
                     item.kind,
-                    f"{EVENTS}:{item.line}",
+                    self.ledger.artifact(item.line),
                 )
             )
             return
@@ -514,7 +534,7 @@ class Replay:
                         event.seq,
                         event.line,
                         event.kind,
-                        f"{EVENTS}:{event.line}",
+                        self.ledger.artifact(event.line),
                     )
                 )
                 return
@@ -661,10 +681,6 @@ def _event_change(before: bytes, after: bytes) -> str:
         return head
     where = ".".join(str(p) for p in changes[0].path) or "the event itself"
     return f"{head}: {where} changed"
-
-
-def _line_error(e: LineError) -> ReplayError:
-    return ReplayError(e.code, e.message, e.seq, e.line, e.kind, f"{EVENTS}:{e.line}")
 
 
 def verify(paths: RunPaths, rules: LoadedReducer, **kwargs: Any) -> Replay:

@@ -22,9 +22,25 @@ FAMILIES = {
 }
 
 
+#: The same for Temporal's event types (PascalCase), by prefix.
+TEMPORAL_FAMILIES = (
+    ("WorkflowTask", "model"),  # the worker deciding what to do next
+    ("WorkflowExecutionSignaled", "check"),
+    ("WorkflowExecutionUpdate", "check"),
+    ("WorkflowExecution", "run"),
+    ("Activity", "tool"),
+    ("Nexus", "tool"),
+    ("Timer", "state"),
+    ("ChildWorkflow", "tool"),
+    ("StartChildWorkflow", "tool"),
+)
+
+
 def family(kind: str | None) -> str:
     if not kind:
         return "other"
+    if kind[:1].isupper():
+        return next((f for prefix, f in TEMPORAL_FAMILIES if kind.startswith(prefix)), "other")
     return FAMILIES.get(kind.split("_", 1)[0], "other")
 
 

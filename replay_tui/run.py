@@ -6,8 +6,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replay_tui.errors import CannotRun
+from replay_tui.temporal import looks_like_history
 
 EVENTS = "events.jsonl"
+JSONL = "jsonl"
+TEMPORAL = "temporal"
+FORMATS = ("auto", JSONL, TEMPORAL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,14 +20,23 @@ class RunPaths:
 
     dir: Path
     events: Path
+    #: ``jsonl`` (events.jsonl) or ``temporal`` (a Temporal history export).
+    format: str = JSONL
 
     @property
     def name(self) -> str:
-        return self.dir.name or str(self.dir)
+        """What to call the run: its folder, or a history file's name."""
+        if self.format != JSONL:
+            return self.events.name
+        return self.dir.resolve().name if self.dir.name in ("", ".", "..") else self.dir.name
 
 
-def locate_run(arg: str | Path, *, may_be_empty: bool = False) -> RunPaths:
+def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto") -> RunPaths:
     """Resolve a RUN argument; raises :class:`CannotRun` with a one-line reason.
+
+    A file other than ``events.jsonl`` that starts like a Temporal history
+    export (``{"events": [``) is read as one (``fmt`` forces ``jsonl`` or
+    ``temporal``).
 
     With ``may_be_empty`` (following a run that has not started), a folder
     without ``events.jsonl`` yet, or that file's future path, is accepted.
@@ -36,6 +49,10 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False) -> RunPaths:
             return RunPaths(path.parent, path)
     if not path.exists():
         raise CannotRun(f"{arg}: no such file or folder")
+    if fmt not in FORMATS:
+        raise CannotRun(f"--format {fmt}: expected one of {', '.join(FORMATS)}")
+    if path.is_dir() and fmt == TEMPORAL:
+        raise CannotRun(f"{arg}: --format temporal takes a history file, not a folder")
     if path.is_dir():
         events = path / EVENTS
         if not events.exists():
@@ -44,5 +61,7 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False) -> RunPaths:
             raise CannotRun(f"{events}: not a regular file")
         return RunPaths(path, events)
     if path.is_file():
+        if fmt == TEMPORAL or (fmt == "auto" and path.name != EVENTS and looks_like_history(path)):
+            return RunPaths(path.parent, path, TEMPORAL)
         return RunPaths(path.parent, path)
     raise CannotRun(f"{arg}: not a file or folder")

@@ -53,6 +53,9 @@ class LineView:
     raw: str | None = None
     receipt: ReceiptView | None = None
     summary: str | None = None  # the reducer's word for the state after this prefix
+    #: What the rules say belongs beside this event in the inspector (a
+    #: Temporal activity's input and result): (title, JSON value).
+    record: tuple[str, Any] | None = None
 
 
 class RunView:
@@ -66,6 +69,7 @@ class RunView:
         #: Line index where reloaded rules first derive something different.
         self.difference_index: int | None = None
         self._warned: tuple[int, frozenset[int]] = (0, frozenset())
+        self._last_state: tuple[int, dict[str, Any]] | None = None
 
     # -- timeline ---------------------------------------------------------
     def row_count(self) -> int:
@@ -84,6 +88,12 @@ class RunView:
             if len(self._rows) > self._cache_size:
                 self._rows.popitem(last=False)
         return row
+
+    def columns(self) -> tuple[int, int]:
+        """Widths of the timeline's kind and call_id columns: kinds as long
+        as the rules' longest (16 to 30), no call_id column without receipts."""
+        longest = max((len(k) for k in self.replay.reducer.kinds), default=16)
+        return max(16, min(longest, 30)), (12 if self.replay.receipts.enabled else 0)
 
     def first_ts(self) -> float | None:
         if not self._first_ts_known and self.row_count():
@@ -177,6 +187,7 @@ class RunView:
                 error=replay.error,
                 raw=raw,
                 receipt=self.receipt_view(event),
+                record=self.record_for(event),
                 summary=replay.summarize(before),
             )
         if event is not None and event.seq <= replay.valid and index < replay.valid:
@@ -187,6 +198,7 @@ class RunView:
                 event,
                 step=step,
                 receipt=self.receipt_view(event),
+                record=self.record_for(event),
                 summary=replay.summarize(step.after),
             )
         if replay.pending is not None and index == replay.pending.index:
@@ -194,8 +206,32 @@ class RunView:
         else:
             mode = "unreplayed" if replay.error is not None else "pending"
         return LineView(
-            index, mode, event, error=replay.error, raw=raw, receipt=self.receipt_view(event)
+            index,
+            mode,
+            event,
+            error=replay.error,
+            raw=raw,
+            receipt=self.receipt_view(event),
+            record=self.record_for(event),
         )
+
+    def record_for(self, event: Event | None) -> tuple[str, Any] | None:
+        """The rules' record for ``event`` (``record_for``, if they have it),
+        from the state after the whole valid prefix: so an activity's
+        scheduled event already shows the result it got later."""
+        fn = getattr(self.replay.reducer, "record_for", None)
+        if event is None or fn is None:
+            return None
+        valid = self.replay.valid
+        if self._last_state is None or self._last_state[0] != valid:
+            self._last_state = (valid, self.replay.state_at(valid))
+        try:
+            found = fn(self._last_state[1], event)
+        except Exception as exc:  # optional prose: a bug in it must not hide the rest
+            return ("record", f"(record_for failed: {type(exc).__name__}: {exc})")
+        if isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], str):
+            return found
+        return None
 
     def receipt_view(self, event: Event | None) -> ReceiptView | None:
         """The receipt of the event's call and whether it matches its pin."""

@@ -2,7 +2,7 @@
 
 ``--reducer`` accepts:
 
-- a name: ``agent_run`` (default), ``refund``, or any reducer an installed
+- a name: ``agent_run`` (default), ``refund``, ``temporal``, or any reducer an installed
   package offers through the entry-point group ``replay_tui.reducers``;
 - ``package.module:NAME`` (an importable module);
 - ``path/to/rules.py:NAME`` (a file, loaded as a fresh module each time, so
@@ -10,7 +10,8 @@
 
 Without ``--reducer``, :func:`rules_for_run` picks the rules by the first
 event's kind: ``agent_run`` if it knows that kind, else the one known reducer
-that does (``refund`` for a run that starts with ``requested``).
+that does (``refund`` for a run that starts with ``requested``); a Temporal history
+gets ``temporal``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ DEFAULT = "agent_run"
 _BUILTIN = {
     "agent_run": "replay_tui.reducers.agent_run:REDUCER",
     "refund": "replay_tui.reducers.refund:REDUCER",
+    "temporal": "replay_tui.reducers.temporal:REDUCER",
 }
 
 
@@ -163,14 +165,17 @@ def _first_kind(events: Path) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def rules_for_run(spec: str | None, events: Path) -> LoadedReducer:
-    """``--reducer`` if given, else the reducer that knows the first event's kind.
+def rules_for_run(spec: str | None, events: Path, fmt: str = "jsonl") -> LoadedReducer:
+    """``--reducer`` if given, else the reducer that knows the first event's kind
+    (``temporal`` for a Temporal history).
 
     A run whose first kind no reducer knows gets the default, which then
     reports ``unknown_kind`` as strict replay must.
     """
     if spec:
         return load_reducer(spec)
+    if fmt == "temporal":
+        return load_reducer("temporal")
     default = load_reducer(DEFAULT)
     kind = _first_kind(events)
     if kind is None or kind in default.reducer.kinds:

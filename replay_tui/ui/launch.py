@@ -24,6 +24,7 @@ def make_app(
     follow: bool = False,
     watch_rules: bool = False,
     rules_timeout: float = DEFAULT_TIMEOUT,
+    fmt: str = "auto",
 ) -> ReplayApp:
     """An app over ``run`` (the bundled demo when None); raises CannotRun.
 
@@ -32,10 +33,10 @@ def make_app(
     rules not built in that run longer than ``rules_timeout`` seconds on one
     event are stopped (0: never).
     """
-    paths = locate_run(run if run is not None else BUNDLED_DEMO, may_be_empty=follow)
+    paths = locate_run(run if run is not None else BUNDLED_DEMO, may_be_empty=follow, fmt=fmt)
     if watch_rules and not (reducer and reducer.rpartition(":")[0].endswith(".py")):
         raise CannotRun("--watch-rules needs --reducer path/to/rules.py:NAME")
-    rules = rules_for_run(reducer, paths.events)
+    rules = rules_for_run(reducer, paths.events, paths.format)
     try:
         replay = Replay(paths, rules, following=follow)
     except OSError as exc:
@@ -52,10 +53,16 @@ def open_app(
     follow: bool = False,
     watch_rules: bool = False,
     rules_timeout: float = DEFAULT_TIMEOUT,
+    fmt: str = "auto",
 ) -> int:
     """Run the app in this terminal; the exit code for the CLI."""
     app = make_app(
-        run, reducer=reducer, follow=follow, watch_rules=watch_rules, rules_timeout=rules_timeout
+        run,
+        reducer=reducer,
+        follow=follow,
+        watch_rules=watch_rules,
+        rules_timeout=rules_timeout,
+        fmt=fmt,
     )
     if not sys.stdout.isatty() or not sys.stdin.isatty():
         raise CannotRun("the app needs a terminal; for scripts use 'replay-tui check RUN'")

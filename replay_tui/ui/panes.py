@@ -228,6 +228,9 @@ class ReceiptPane(VerticalScroll, can_focus=False):
         found = self.query("#receipt-body")
         if not found:
             return
+        record = view.record if view is not None and view.receipt is None else None
+        # a Temporal activity is its own receipt: name the pane after it
+        self.border_title = escape_controls(record[0].split(" · ")[0]) if record else "receipt"
         found.first(Static).update(
             self.render_receipt(view.receipt if view else None, view, reveal=reveal, expand=expand)
         )
@@ -236,6 +239,12 @@ class ReceiptPane(VerticalScroll, can_focus=False):
         self, rv: ReceiptView | None, view: LineView | None, *, reveal: bool, expand: bool
     ) -> Text:
         limit = CLIP_LONG if expand else CLIP_SHORT
+        if view is not None and view.record is not None and rv is None:
+            title, data = view.record
+            head = Text(escape_controls(title), style=HEAD)
+            if not reveal and mask_secrets(data) != data:
+                head.append("\nsecret-looking values are masked: r reveals", style=DIM)
+            return Text("\n").join([head, json_text(data, reveal=reveal, limit=limit)])
         if rv is None:
             return Text("no call at this event", style=DIM)
         name = escape_controls(rv.name)

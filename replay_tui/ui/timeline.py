@@ -46,6 +46,7 @@ class RowSource(Protocol):
     def has_error(self) -> bool: ...
     def warning_indexes(self) -> frozenset[int]: ...
     def pending_index(self) -> int | None: ...
+    def columns(self) -> tuple[int, int]: ...
 
     difference_index: int | None
 
@@ -217,11 +218,14 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         text.append(f"{seq:>{seq_width}} ", style=get("timeline--seq"))
         text.append(f"{offset:>10} ", style=get("timeline--offset"))
         kind_style = FAMILY_STYLES.get(row.family, FAMILY_STYLES["other"])
+        kind_width, call_width = self.source.columns()
         kind = row.kind or "—"
-        kind = kind if len(kind) <= 16 else kind[:15] + "…"
-        text.append(f"{kind:<16} ", style=kind_style)
-        cid = row.call_id if len(row.call_id) <= 12 else row.call_id[:11] + "…"
-        text.append(f"{cid:<12} ", style=kind_style + Style(bold=False))
+        kind = kind if len(kind) <= kind_width else kind[: kind_width - 1] + "…"
+        text.append(f"{kind:<{kind_width}} ", style=kind_style)
+        if call_width:
+            cid = row.call_id
+            cid = cid if len(cid) <= call_width else cid[: call_width - 1] + "…"
+            text.append(f"{cid:<{call_width}} ", style=kind_style + Style(bold=False))
         if is_error:
             text.append(self.source.error_label(), style=get("timeline--error"))
             text.append("  ")
