@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import tempfile
 import threading
 from array import array
 from collections import OrderedDict
@@ -324,19 +325,34 @@ class Ledger:
 
 
 class ConvertedLedger(Ledger):
-    """A ledger converted from another format (a Temporal history) into
-    envelope lines in an unlinked temporary file ``fd``.
+    """A ledger converted from another format (a Temporal history).
 
-    It is indexed and read exactly like ``events.jsonl``. The source is read
-    once and complete: nothing to follow, nothing to re-check. Errors point
-    at the source's event number; ``sha256`` is the source file's digest.
+    ``lines`` yields chunks of envelope lines; they are appended to an
+    unlinked temporary file as the ledger is scanned, and indexed and read
+    exactly like ``events.jsonl``. So the first events are on screen while
+    the rest are still being converted, and once converted, memory holds only
+    the offsets. The source was read once and is complete: nothing to follow
+    or re-check. Errors point at the source's event number; ``sha256`` is
+    the source file's digest.
     """
 
     def __init__(
-        self, source: Path, fd: int, source_sha256: str, *, cache_size: int = 4096
+        self,
+        source: Path,
+        lines: Iterator[bytes],
+        source_sha256: str,
+        *,
+        total: int | None = None,
+        cache_size: int = 4096,
     ) -> None:
-        self._given_fd = fd
+        self._lines: Iterator[bytes] | None = lines
         self._source_sha256 = source_sha256
+        self._total = total  # events the source holds, for progress
+        self._written = 0
+        self._converted = 0
+        self._convert_lock = threading.Lock()
+        with tempfile.TemporaryFile(prefix="replay-tui-converted-") as tmp:
+            self._given_fd = os.dup(tmp.fileno())  # lives on, unlinked, while open
         super().__init__(source, cache_size=cache_size)
 
     def _open(self) -> bool:
@@ -345,6 +361,36 @@ class ConvertedLedger(Ledger):
             st = os.fstat(self._fd)
             self._inode = (st.st_dev, st.st_ino)
         return self._fd >= 0
+
+    def _convert_more(self) -> bool:
+        """Append the next chunk of converted lines; False when all are done."""
+        with self._convert_lock:
+            if self._lines is None:
+                return False
+            chunk = next(self._lines, None)
+            if chunk is None:
+                self._lines = None
+                return False
+            os.pwrite(self._fd, chunk, self._written)
+            self._written += len(chunk)
+            self._converted += chunk.count(b"\n")
+            return True
+
+    @property
+    def converting(self) -> bool:
+        return self._lines is not None
+
+    def scan(self) -> Iterator[tuple[int, bytes]]:
+        yield from super().scan()  # what was converted but not yet scanned
+        while self._convert_more():
+            yield from super().scan()
+
+    def file_size(self) -> int:
+        """The converted file's size once done; until then an estimate from
+        the share of events converted (for progress)."""
+        if self._lines is None or not self._converted or not self._total:
+            return self._written
+        return max(self._written, self._written * self._total // self._converted)
 
     def check_unchanged(self) -> None:
         return None
@@ -360,3 +406,11 @@ class ConvertedLedger(Ledger):
 
     def artifact(self, line: int) -> str:
         return f"{self.path.name}: event {line}"
+
+    def close(self) -> None:
+        with self._convert_lock:
+            self._lines = None
+        if self._given_fd >= 0:
+            os.close(self._given_fd)
+            self._given_fd = -1
+        super().close()

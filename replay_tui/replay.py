@@ -89,8 +89,10 @@ def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
             f"{paths.events}: a Temporal history is read once, complete; --follow is for "
             "events.jsonl"
         )
-    imported = temporal.import_history(paths.events)
-    return ConvertedLedger(paths.events, imported.fd, imported.sha256)
+    history = temporal.load_history(paths.events)
+    return ConvertedLedger(
+        paths.events, history.envelope_lines(), history.sha256, total=len(history.events)
+    )
 
 
 class Replay:

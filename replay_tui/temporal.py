@@ -2,10 +2,10 @@
 
 ``temporal workflow show --output json`` (and the Web UI's download) writes
 ``{"events": [{"eventId": "1", "eventTime": ..., "eventType": ...,
-"<name>EventAttributes": {...}}, ...]}``. :func:`import_history` reads such a
-file once and writes each event as one envelope v1 line into an unlinked
-temporary file, which :class:`replay_tui.ledger.ConvertedLedger` then indexes
-like any ``events.jsonl``: offsets, ``pread``, a bounded LRU. The history file
+"<name>EventAttributes": {...}}, ...]}``. :func:`load_history` reads such a
+file once; :class:`replay_tui.ledger.ConvertedLedger` writes its events, as
+envelope v1 lines, into an unlinked temporary file as it scans, and indexes
+them like any ``events.jsonl``: offsets, ``pread``, a bounded LRU. The history file
 itself is never written; ``events_sha256`` is the digest of its bytes.
 
 Mapping (checked afterwards by the same envelope rules as any ledger):
@@ -33,7 +33,8 @@ import binascii
 import hashlib
 import os
 import re
-import tempfile
+import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -178,13 +179,31 @@ def to_envelope(event: Any, run_id: str) -> dict[str, Any]:
 
 
 @dataclass
-class ImportedHistory:
-    """A history converted to envelope lines, in an unlinked temporary file."""
+class History:
+    """A history file, parsed and checked, not yet converted."""
 
-    fd: int
-    events: int
+    events: list[Any]
     sha256: str
     run_id: str
+
+    def envelope_lines(self, batch: int = 2048) -> Iterator[bytes]:
+        """Envelope lines, ``batch`` events at a time (each chunk ends with a
+        newline). Each event is dropped once converted, so the parsed history
+        shrinks as the ledger grows."""
+        events = self.events
+        chunk: list[bytes] = []
+        for index in range(len(events)):
+            event, events[index] = events[index], None
+            try:
+                chunk.append(orjson.dumps(to_envelope(event, self.run_id)))
+            except TypeError as exc:  # cannot happen for parsed JSON; never crash
+                chunk.append(orjson.dumps({"unconvertible": str(exc)}))
+            if len(chunk) >= batch:
+                yield b"\n".join(chunk) + b"\n"
+                chunk = []
+        if chunk:
+            yield b"\n".join(chunk) + b"\n"
+        self.events = []
 
 
 def _run_id(events: list[Any], path: Path) -> str:
@@ -198,21 +217,30 @@ def _run_id(events: list[Any], path: Path) -> str:
     return path.stem or "temporal-history"
 
 
-def import_history(path: Path) -> ImportedHistory:
-    """Read ``path`` once and convert it; raises :class:`CannotRun` with one line."""
+def load_history(path: Path) -> History:
+    """Read and parse ``path`` once; raises :class:`CannotRun` with one line.
+
+    Converting the events is left to :meth:`History.envelope_lines`, done as
+    the ledger is scanned: the app shows the first events while the rest are
+    still being converted.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except OSError as exc:
         raise CannotRun(f"{path}: {exc.strerror or exc}") from None
     try:
         st = os.fstat(fd)
-        if not os.path.isfile(path) or st.st_size > MAX_HISTORY_BYTES:
-            why = "not a regular file" if not os.path.isfile(path) else "over 2 GiB"
-            raise CannotRun(f"{path}: {why}")
+        if not stat.S_ISREG(st.st_mode):
+            raise CannotRun(f"{path}: not a regular file")
+        if st.st_size > MAX_HISTORY_BYTES:
+            raise CannotRun(f"{path}: over 2 GiB, more than this reader takes")
         chunks = []
         while chunk := os.read(fd, 1 << 24):
             chunks.append(chunk)
         raw = b"".join(chunks)
+    except OSError as exc:
+        raise CannotRun(f"{path}: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
     digest = hashlib.sha256(raw).hexdigest()
@@ -230,21 +258,4 @@ def import_history(path: Path) -> ImportedHistory:
     events = doc.get("events") if isinstance(doc, dict) else None
     if not isinstance(events, list):
         raise CannotRun(f'{path}: not a Temporal history (no "events" list)')
-    run_id = _run_id(events, path)
-    with tempfile.TemporaryFile(prefix="replay-tui-history-") as out:
-        batch: list[bytes] = []
-        for index, event in enumerate(events):
-            events[index] = None  # free each event once written: one copy at a time
-            try:
-                line = orjson.dumps(to_envelope(event, run_id))
-            except TypeError as exc:  # cannot happen for parsed JSON; never crash
-                line = orjson.dumps({"unconvertible": str(exc)})
-            batch.append(line)
-            if len(batch) >= 4096:
-                out.write(b"\n".join(batch) + b"\n")
-                batch = []
-        if batch:
-            out.write(b"\n".join(batch) + b"\n")
-        out.flush()
-        fd = os.dup(out.fileno())  # the file lives on, unlinked, as long as fd is open
-    return ImportedHistory(fd, len(events), digest, run_id)
+    return History(events, digest, _run_id(events, path))

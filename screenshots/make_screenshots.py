@@ -68,6 +68,20 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
         "an 80x24 terminal: panes stacked",
     ),
     ("help.svg", SAMPLES / "demo-001", (140, 40), ["question_mark"], "the key help"),
+    (
+        "temporal-research.svg",
+        SAMPLES / "temporal" / "sdk-python--research-workflow-history.json",
+        (140, 40),
+        ["colon", "2", "2", "enter"],
+        "a Temporal history at event 22: an activity's input and result in the inspector",
+    ),
+    (
+        "hostile-text.svg",
+        ROOT / "tests" / "corpus" / "cases" / "hostile-text-everywhere",
+        (140, 40),
+        ["j", "j", "j"],
+        "terminal escapes, markup and bidi in keys and values, shown inert",
+    ),
 ]
 
 
