@@ -19,7 +19,7 @@ from replay_tui.errors import CannotRun
 from replay_tui.reducers import rules_for_run
 from replay_tui.replay import CHECK_CHECKPOINT_BUDGET, Replay
 from replay_tui.report import build_report, human_summary
-from replay_tui.rules_guard import DEFAULT_TIMEOUT, stop_when_stuck
+from replay_tui.rules_guard import DEFAULT_TIMEOUT, RulesWatch, stop_when_stuck
 from replay_tui.run import EVENTS, locate_run
 
 
@@ -67,29 +67,36 @@ def check_one(
     fmt: str = "auto",
 ) -> CheckResult:
     """Check one run; never raises (a run that cannot be checked says why)."""
+    watch = RulesWatch()
+    watchdog = stop_when_stuck(watch, rules_timeout, run) if reducer else None
+    replay: Replay | None = None
     try:
         paths = locate_run(run, fmt=fmt)
-        replay = Replay(
-            paths,
-            rules_for_run(reducer, paths.events, paths.format),
-            checkpoint_budget=CHECK_CHECKPOINT_BUDGET,
-        )
-    except CannotRun as exc:
-        return CheckResult(run, 2, None, str(exc))
-    except OSError as exc:
-        return CheckResult(run, 2, None, f"{run}: {exc.strerror or exc}")
-    watchdog = stop_when_stuck(replay.watch, rules_timeout, run) if replay.guarded else None
-    try:
+        rules = watch.call(None, rules_for_run, reducer, paths.events, paths.format)
+        replay = Replay(paths, rules, checkpoint_budget=CHECK_CHECKPOINT_BUDGET, watch=watch)
         replay.verify()
         report = build_report(replay, partial=partial)
         first = human_summary(run, replay, report).splitlines()[0]
         return CheckResult(run, 0 if replay.error is None else 1, report, first)
-    except Exception as exc:  # one broken run must not stop the others
+    except CannotRun as exc:
+        return CheckResult(run, 2, None, str(exc))
+    except OSError as exc:
+        return CheckResult(run, 2, None, f"{run}: {exc.strerror or exc}")
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # one broken run must not stop the others
         return CheckResult(run, 2, None, f"internal error: {type(exc).__name__}: {exc}")
     finally:
         if watchdog is not None:
             watchdog.stop()
-        replay.close()
+        if replay is not None:
+            replay.close()
+
+
+_STOPPED = (
+    "the process checking it stopped (rules stuck where they cannot be interrupted, "
+    "or out of memory?)"
+)
 
 
 def check_many(
@@ -101,23 +108,34 @@ def check_many(
     rules_timeout: float = DEFAULT_TIMEOUT,
     fmt: str = "auto",
 ) -> Iterator[CheckResult]:
-    """Check ``runs`` in up to ``jobs`` processes, yielding results in order."""
-    if jobs <= 1 or len(runs) <= 1:
+    """Check ``runs`` in up to ``jobs`` processes, yielding results in order.
+
+    Each run is checked in a worker process, so that rules which cannot be
+    stopped (and end their process) lose only their own run: the runs that
+    were in the same pool are checked again, each in a process of its own.
+    """
+    args = (reducer, partial, rules_timeout, fmt)
+    if len(runs) <= 1:
         for run in runs:
-            yield check_one(run, reducer, partial, rules_timeout, fmt)
+            yield check_one(run, *args)
         return
-    with ProcessPoolExecutor(max_workers=min(jobs, len(runs))) as pool:
-        futures = [
-            pool.submit(check_one, run, reducer, partial, rules_timeout, fmt) for run in runs
-        ]
+    broken = False
+    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(runs)))) as pool:
+        futures = [pool.submit(check_one, run, *args) for run in runs]
         for run, future in zip(runs, futures, strict=True):
-            try:
-                yield future.result()
-            except BrokenProcessPool:
-                yield CheckResult(
-                    run,
-                    2,
-                    None,
-                    "the process checking it stopped (rules stuck where they cannot be "
-                    "interrupted, or out of memory?)",
-                )
+            if not broken:
+                try:
+                    yield future.result()
+                    continue
+                except BrokenProcessPool:
+                    broken = True
+            yield _alone(run, args)
+
+
+def _alone(run: str, args: tuple[str | None, bool, float, str]) -> CheckResult:
+    """Check ``run`` in a process of its own (after a pool broke)."""
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        try:
+            return pool.submit(check_one, run, *args).result()
+        except BrokenProcessPool:
+            return CheckResult(run, 2, None, _STOPPED)

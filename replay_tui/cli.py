@@ -28,7 +28,14 @@ from replay_tui.report import (
     report_bytes,
     write_atomic,
 )
-from replay_tui.rules_guard import DEFAULT_TIMEOUT, stop_when_stuck
+from replay_tui.rules_guard import (
+    DEFAULT_TIMEOUT,
+    EventChanged,
+    RulesStuck,
+    RulesWatch,
+    Watchdog,
+    stop_when_stuck,
+)
 from replay_tui.run import FORMATS, locate_run
 from replay_tui.safe_text import escape_controls
 
@@ -166,26 +173,31 @@ def _out(text: str) -> None:
 
 def _open_replay(
     run: str, reducer: str | None, timeout: float, fmt: str, *, budget: int | None = None
-) -> Replay:
+) -> tuple[Replay, Watchdog | None]:
+    """The replay, and the watchdog of user rules (stop it when done)."""
     paths = locate_run(run, fmt=fmt)
-    rules = rules_for_run(reducer, paths.events, paths.format)
+    watch = RulesWatch()
+    # Started before the rules are even imported: a rules file can hang there too.
+    dog = stop_when_stuck(watch, timeout, paths.name) if reducer else None
     try:
-        if budget is not None:
-            replay = Replay(paths, rules, checkpoint_budget=budget)
+        if reducer:
+            rules = watch.call(None, rules_for_run, reducer, paths.events, paths.format)
         else:
-            replay = Replay(paths, rules)
-    except PermissionError as exc:
-        raise CannotRun(f"{paths.events}: {exc.strerror}") from None
-    except OSError as exc:
-        raise CannotRun(f"{paths.events}: {exc.strerror or exc}") from None
-    guard_rules(replay, timeout)
-    return replay
-
-
-def guard_rules(replay: Replay, timeout: float) -> None:
-    """Rules not built in may not hang the command (see ``--rules-timeout``)."""
-    if replay.guarded:
-        stop_when_stuck(replay.watch, timeout, replay.paths.name)
+            rules = rules_for_run(reducer, paths.events, paths.format)
+        try:
+            if budget is not None:
+                replay = Replay(paths, rules, checkpoint_budget=budget, watch=watch)
+            else:
+                replay = Replay(paths, rules, watch=watch)
+        except PermissionError as exc:
+            raise CannotRun(f"{paths.events}: {exc.strerror}") from None
+        except OSError as exc:
+            raise CannotRun(f"{paths.events}: {exc.strerror or exc}") from None
+    except BaseException:
+        if dog is not None:
+            dog.stop()
+        raise
+    return replay, dog
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -218,7 +230,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check_single(args: argparse.Namespace) -> int:
-    replay = _open_replay(
+    replay, dog = _open_replay(
         args.run[0], args.reducer, args.rules_timeout, args.format, budget=CHECK_CHECKPOINT_BUDGET
     )
     try:
@@ -238,6 +250,8 @@ def _check_single(args: argparse.Namespace) -> int:
             _out(human_summary(replay.paths.name, replay, report))
         return 0 if replay.error is None else 1
     finally:
+        if dog is not None:
+            dog.stop()
         replay.close()
 
 
@@ -245,7 +259,7 @@ def cmd_state(args: argparse.Namespace) -> int:
     n = args.at
     if n < 0 or (args.diff and n < 1):
         raise CannotRun(f"--at {n}: {'events are numbered from 1' if args.diff else 'N >= 0'}")
-    replay = _open_replay(args.run, args.reducer, args.rules_timeout, args.format)
+    replay, dog = _open_replay(args.run, args.reducer, args.rules_timeout, args.format)
     try:
         replay.advance(limit=n)
         if replay.valid < n:
@@ -272,6 +286,8 @@ def cmd_state(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(dump(out) + b"\n")
         return 0
     finally:
+        if dog is not None:
+            dog.stop()
         replay.close()
 
 
@@ -325,6 +341,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except CannotRun as exc:
         sys.stderr.write(f"replay-tui: {escape_controls(str(exc))}\n")
+        return 2
+    except (RulesStuck, EventChanged) as exc:  # in rules called outside a replay step
+        sys.stderr.write(f"replay-tui: rules: {escape_controls(str(exc))}\n")
         return 2
     except KeyboardInterrupt:
         return 130

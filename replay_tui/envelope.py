@@ -18,7 +18,8 @@ from replay_tui.strict_json import doubt
 
 KNOWN_VERSIONS = frozenset({1})
 _RFC3339 = re.compile(
-    r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))\Z"
+    r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))\Z",
+    re.ASCII,  # \d is 0-9 only: "٠٩" is not an hour
 )
 _EPOCH_DAY = date(1970, 1, 1).toordinal()
 #: Seconds since the epoch of each calendar day seen (-1: not a real date).

@@ -106,6 +106,7 @@ class Replay:
         checkpoint_every: int = 256,
         checkpoint_budget: int = 96 << 20,
         following: bool = False,
+        watch: RulesWatch | None = None,
     ) -> None:
         self.paths = paths
         self.rules = rules
@@ -127,6 +128,10 @@ class Replay:
         self._every = max(1, checkpoint_every)
         self._budget_bytes = checkpoint_budget
         self._checker = SequenceChecker(frozenset(self.reducer.kinds))
+        #: Kinds whose ts is recorded late by design (see TemporalRules).
+        self._late_ts_kinds: frozenset[str] = frozenset(
+            getattr(self.reducer, "late_ts_kinds", ())
+        )
         #: call_id -> line index of the event that pins its receipt (-1: none yet).
         self.calls_seen: dict[str, int] = {}
         #: While following: the line waiting for its receipt file, if any.
@@ -145,11 +150,15 @@ class Replay:
             self.error = ReplayError(exc.code, exc.message, artifact=exc.artifact)
         #: Rules not built in are watched: they must return, and leave events be.
         self.guarded = not rules.trusted
-        self.watch = RulesWatch()
+        self.watch = watch if watch is not None else RulesWatch()
         self.ctx = Context(
             self.budget, self.receipts, following=following, fresh_receipts=self.guarded
         )
-        initial = self.reducer.initial_state()
+        try:
+            initial = self._initial_state()
+        except BaseException:
+            self.close()  # the ledger may hold a file (a converted history's)
+            raise
         self._state: State | None = initial
         self._checkpoints: dict[int, bytes] = {0: canonical.dumps(initial)}
         self._checkpoint_keys: list[int] = [0]
@@ -363,6 +372,24 @@ class Replay:
             state = self.apply_rules(state, self._event_for_apply(index), ctx)
         return state
 
+    def _initial_state(self) -> State:
+        """The rules' state after zero events; CannotRun if they cannot give one."""
+        try:
+            if self.guarded:
+                initial = self.watch.call(None, self.reducer.initial_state)
+            else:
+                initial = self.reducer.initial_state()
+            canonical.dumps(initial)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            raise CannotRun(
+                f"the rules' initial_state() failed: {type(exc).__name__}: {exc}"
+            ) from None
+        if not isinstance(initial, dict):
+            raise CannotRun(f"the rules' initial_state() gave {type(initial).__name__}, not a dict")
+        return initial
+
     def apply_rules(self, state: State, event: Event, ctx: Context) -> State:
         """``reducer.apply``; for rules not built in, watched and checked
         for leaving the event as it was given."""
@@ -405,7 +432,7 @@ class Replay:
         if problem is not None:
             self._fail(self._line_error(problem))
             return
-        if self._checker.ts_went_back(item):
+        if item.kind not in self._late_ts_kinds and self._checker.ts_went_back(item):
             self._warn(
                 "ts_backwards",
                 f"ts {item.ts} is earlier than the event before",
@@ -597,7 +624,9 @@ class Replay:
             before,
             after,
             diff(before, after),
-            explain(self.reducer, before, event, after),
+            self.watch.call(event.seq, explain, self.reducer, before, event, after)
+            if self.guarded
+            else explain(self.reducer, before, event, after),
         )
 
     def spot_check(self, samples: int = 4) -> None:
@@ -631,7 +660,23 @@ class Replay:
         if self._final is not None and self._final[0] == self.valid:
             return self._final[1], self._final[2]
         state = self.state_at(self.valid)
-        word, digest = self.summarize(state), canonical.digest(state)
+        digest = canonical.digest(state)
+        try:
+            word = self.summarize(state)
+            if not isinstance(word, str):
+                raise TypeError(f"summary() returned {type(word).__name__}, not a string")
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a bug in the rules, never a crash
+            word = "?"
+            if self.error is None:
+                self._fail(
+                    ReplayError(
+                        "reducer_error",
+                        f"the rules' summary() failed: {type(exc).__name__}: {exc}",
+                        traceback=rules_traceback(),
+                    )
+                )
         self._final = (self.valid, word, digest)
         return word, digest
 

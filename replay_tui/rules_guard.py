@@ -55,6 +55,10 @@ class Running:
     seq: int | None
     started: float
     interrupted: bool = False
+    uses_async: bool = False  # interrupted by an exception set from outside (not a signal)
+    #: RulesStuck has been raised in it (once: a second one would land
+    #: while the call is being left, and leave it recorded as running).
+    delivered: bool = False
 
     def seconds(self) -> float:
         return time.monotonic() - self.started
@@ -100,13 +104,20 @@ class RulesWatch:
         return result
 
     def _leave(self, me: int, outer: Running | None, run: Running) -> None:
-        with self._lock:
-            if outer is None:
-                self._running.pop(me, None)
-            else:
-                self._running[me] = outer
-        if run.interrupted:
-            _set_async_exc(me, None)  # drop it if still undelivered: it must not land later
+        """Forget the call; a stray interrupt landing meanwhile cannot stop it."""
+        run.delivered = True  # from now on the signal handler raises nothing here
+        while True:
+            try:
+                with self._lock:
+                    if outer is None:
+                        self._running.pop(me, None)
+                    else:
+                        self._running[me] = outer
+                    if run.interrupted and run.uses_async:
+                        _set_async_exc(me, None)  # drop it if still undelivered
+                return
+            except RulesStuck:
+                continue  # it landed before the line above: leave again
 
     def oldest(self) -> Running | None:
         """The call that has been running longest, if any."""
@@ -121,21 +132,24 @@ class RulesWatch:
         the main thread is woken by a signal (see :func:`install_signal`).
         Code stuck in C without returning to Python cannot be interrupted.
         """
+        main = threading.main_thread().ident
+        by_signal = run.thread_id == main and _INTERRUPT_SIGNAL is not None and _signal_installed
         with self._lock:
-            if self._running.get(run.thread_id) is not run or run.interrupted:
+            if self._running.get(run.thread_id) is not run or run.interrupted or run.delivered:
                 return False
             run.interrupted = True
-            _set_async_exc(run.thread_id, RulesStuck)
-        main = threading.main_thread().ident
-        if run.thread_id == main and _INTERRUPT_SIGNAL is not None and _signal_installed:
-            signal.pthread_kill(main, _INTERRUPT_SIGNAL)
+            if not by_signal:  # one way in per call, never two
+                run.uses_async = True
+                _set_async_exc(run.thread_id, RulesStuck)
+        if by_signal and _INTERRUPT_SIGNAL is not None:
+            signal.pthread_kill(run.thread_id, _INTERRUPT_SIGNAL)
         return True
 
     def stuck_in_this_thread(self) -> Running | None:
         """For the signal handler: takes no lock (it may run inside :meth:`call`
         while this thread holds it); a dict lookup is atomic."""
         run = self._running.get(threading.get_ident())
-        return run if run is not None and run.interrupted else None
+        return run if run is not None and run.interrupted and not run.delivered else None
 
     def _stuck_message(self, run: Running) -> str:
         limit = f"{self.timeout:g} s" if self.timeout else "the time allowed"
@@ -155,6 +169,7 @@ def install_signal(watch: RulesWatch) -> None:
     def handler(signum: int, frame: object) -> None:
         run = watch.stuck_in_this_thread()
         if run is not None:
+            run.delivered = True
             raise RulesStuck(watch._stuck_message(run))
 
     signal.signal(_INTERRUPT_SIGNAL, handler)

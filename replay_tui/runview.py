@@ -226,8 +226,13 @@ class RunView:
         if self._last_state is None or self._last_state[0] != valid:
             self._last_state = (valid, self.replay.state_at(valid))
         try:
-            found = fn(self._last_state[1], event)
-        except Exception as exc:  # optional prose: a bug in it must not hide the rest
+            if self.replay.guarded:
+                found = self.replay.watch.call(event.seq, fn, self._last_state[1], event)
+            else:
+                found = fn(self._last_state[1], event)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # optional: a bug in it must not hide the rest
             return ("record", f"(record_for failed: {type(exc).__name__}: {exc})")
         if isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], str):
             return found

@@ -178,6 +178,18 @@ def to_envelope(event: Any, run_id: str) -> dict[str, Any]:
     return out
 
 
+def _too_deep(event: Any, run_id: str) -> bytes:
+    """A line for an event nested too deep to convert: it fails, at its seq,
+    as ``bad_json`` "nested more than 200 levels deep", like such a line in
+    any ledger."""
+    head = {"seq": None, "run_id": run_id, "kind": None}
+    if isinstance(event, dict):
+        head["seq"] = _event_id(event.get("eventId"))
+        kind = event.get("eventType")
+        head["kind"] = normalise_kind(kind) if isinstance(kind, str) else None
+    return orjson.dumps(head)[:-1] + b',"payload":' + b"[" * 201 + b"]" * 201 + b"}"
+
+
 @dataclass
 class History:
     """A history file, parsed and checked, not yet converted."""
@@ -196,8 +208,8 @@ class History:
             event, events[index] = events[index], None
             try:
                 chunk.append(orjson.dumps(to_envelope(event, self.run_id)))
-            except TypeError as exc:  # cannot happen for parsed JSON; never crash
-                chunk.append(orjson.dumps({"unconvertible": str(exc)}))
+            except (RecursionError, TypeError):  # nested deeper than can be written
+                chunk.append(_too_deep(event, self.run_id))
             if len(chunk) >= batch:
                 yield b"\n".join(chunk) + b"\n"
                 chunk = []

@@ -386,3 +386,99 @@ def test_out_never_overwrites_the_evidence(tmp_path: Path) -> None:
         )
         assert out.returncode == 2 and out.stderr.count("\n") == 1, (target, out)
     assert fingerprint(run) == before
+
+
+# -- found in review: each once slipped through -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"max_attempts" : 1, "max_attempts": 3}',  # a space before one colon
+        b'{"a":1,"a":"\\u0022:"}',  # an escaped quote and colon inside a value
+        b'{"a":-9223372036854775809}',  # one below the 64-bit minimum: 19 digits
+        b'{"a":1,"a":2,"x":' + b"[" * 1000 + b"]" * 1000 + b"}",  # too deep to check
+    ],
+)
+def test_careful_json_refuses(raw: bytes) -> None:
+    from replay_tui.strict_json import JSONDoubt, loads
+
+    with pytest.raises(JSONDoubt):
+        loads(raw)
+
+
+def test_careful_json_accepts_what_only_looks_odd() -> None:
+    from replay_tui.strict_json import loads
+
+    for raw in (
+        b'{\n  "a": "x",\n  "b": {"c" : 1}\n}',
+        b'{"a":"x\\" :y"}',
+        b'{"t":"12345678901234567890123"}',
+        b'{"a":18446744073709551615,"b":-9223372036854775808}',
+    ):
+        loads(raw)
+
+
+def rules_with(tmp_path: Path, name: str, body: str) -> str:
+    path = tmp_path / f"{name}.py"
+    path.write_text(
+        "from replay_tui.reducers.agent_run import AgentRunRules\n"
+        "class Rules(AgentRunRules):\n" + body + "REDUCER = Rules()\n"
+    )
+    return f"{path}:REDUCER"
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "replay_tui", *args], capture_output=True, text=True, timeout=90
+    )
+
+
+def test_rules_stuck_outside_apply_get_one_line_not_a_hang(tmp_path: Path) -> None:
+    demo = str(SAMPLES / "demo-001")
+    loops = "        while True:\n            pass\n"
+    init = rules_with(tmp_path, "init", "    def initial_state(self):\n" + loops)
+    out = run_cli("check", demo, "--rules-timeout", "1", "--reducer", init)
+    assert out.returncode == 2 and "initial_state()" in out.stderr and "within 1 s" in out.stderr
+    assert out.stderr.count("\n") == 1
+    explain = rules_with(tmp_path, "explain", "    def explain(self, b, e, a):\n" + loops)
+    out = run_cli(
+        "state", demo, "--at", "2", "--diff", "--rules-timeout", "1", "--reducer", explain
+    )
+    assert out.returncode == 2 and "within 1 s" in out.stderr and "Traceback" not in out.stderr
+    summary = rules_with(tmp_path, "summary", "    def summary(self, state):\n" + loops)
+    broken = str(SAMPLES / "broken-seq_gap")
+    out = run_cli("check", broken, "--partial", "--rules-timeout", "1", "--reducer", summary)
+    assert out.returncode == 1 and "seq_gap" in out.stdout
+    assert "Traceback" not in out.stdout + out.stderr
+    at_import = tmp_path / "at_import.py"
+    at_import.write_text("while True:\n    pass\n")
+    out = run_cli("check", demo, "--rules-timeout", "1", "--reducer", f"{at_import}:REDUCER")
+    assert out.returncode == 2 and "failed to import" in out.stderr
+
+
+def test_one_run_with_unstoppable_rules_loses_only_itself(tmp_path: Path) -> None:
+    """Rules that swallow every interrupt end their process: the other runs
+    of the batch are still checked."""
+    rules = tmp_path / "picky.py"
+    rules.write_text(
+        "from replay_tui.reducers.agent_run import AgentRunRules\n"
+        "class Rules(AgentRunRules):\n"
+        "    def apply(self, state, event, ctx):\n"
+        "        while event.run_id == 'demo-001':\n"
+        "            try:\n"
+        "                while True:\n"
+        "                    pass\n"
+        "            except BaseException:\n"
+        "                pass\n"
+        "        return super().apply(state, event, ctx)\n"
+        "REDUCER = Rules()\n"
+    )
+    runs = [str(SAMPLES / n) for n in ("agent-succeeds", "demo-001", "long-300")]
+    out = run_cli(
+        "check", *runs, "--jobs", "2", "--rules-timeout", "1", "--reducer", f"{rules}:REDUCER"
+    )
+    lines = out.stdout.splitlines()
+    assert "agent-succeeds: verified" in lines[0] and "long-300: verified" in lines[2]
+    assert "demo-001: cannot check: the process checking it stopped" in lines[1]
+    assert out.returncode == 2 and "Traceback" not in out.stderr

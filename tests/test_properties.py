@@ -161,6 +161,8 @@ def test_ts_seconds_agrees_with_datetime(
         "2026-01-01T00:00:00.Z",
         "2026-01-01T00:00:00\uff10Z",  # a fullwidth digit is not a digit here
         "2026-01-01T00:00:00Z\n",
+        "2026-01-01T0\u0669:00:00Z",  # an Arabic-Indic nine is not an hour digit
+        "2026-01-01T09:00:00.\u0665Z",
     ],
 )
 def test_ts_seconds_refuses_what_is_not_rfc3339(text: str) -> None:

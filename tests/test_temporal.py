@@ -58,6 +58,11 @@ def test_every_history_is_verified_and_completed(
 
 
 def test_research_workflow_state() -> None:
+    replay = replay_of(RESEARCH)
+    # ActivityTaskStarted is written when the attempt ends, stamped with its
+    # start: earlier than the events before it, by design, so no warning
+    assert replay.warnings == []
+    replay.close()
     state = final_state(RESEARCH)
     assert state["workflow"]["type"] == "ResearchWorkflow"
     assert state["workflow"]["input"] == [
@@ -315,3 +320,31 @@ def test_snapshot_research_workflow_mid_way(snap_compare) -> None:  # type: igno
         await settle(pilot.app, pilot)
 
     assert snap_compare(make_app(str(RESEARCH)), terminal_size=(140, 40), run_before=to_22)
+
+
+def test_cli_payload_shorthand_is_read_as_plain_values(tmp_path: Path) -> None:
+    """``temporal workflow show`` may print payloads as their plain JSON; a
+    value that happens to have a "value" key is still the user's value."""
+    events = one_activity()
+    attrs = events[0]["workflowExecutionStartedEventAttributes"]
+    attrs["input"] = {"payloads": [{"value": 42, "unit": "ms"}, {"text": "hi", "lang": "en"}]}
+    assert final_state(history(tmp_path, events))["workflow"]["input"] == [
+        {"unit": "ms", "value": 42},
+        {"lang": "en", "text": "hi"},
+    ]
+
+
+def test_history_nested_too_deep_is_bad_json_at_its_event(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    cause = '{"message":"m","cause":' * 600 + '{"message":"leaf"}' + "}" * 600
+    path = tmp_path / "deep.json"
+    path.write_text(
+        '{"events":[{"eventId":"1","eventType":"WorkflowExecutionStarted",'
+        '"workflowExecutionStartedEventAttributes":{"workflowType":{"name":"W"}}},'
+        '{"eventId":"2","eventType":"WorkflowExecutionFailed",'
+        '"workflowExecutionFailedEventAttributes":{"failure":' + cause + "}}]}"
+    )
+    code, report = check_json(path, capsysbinary)
+    assert code == 1 and report["error"]["code"] == "bad_json" and report["error"]["line"] == 2
+    assert "200 levels" in report["error"]["message"]

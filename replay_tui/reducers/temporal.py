@@ -121,9 +121,14 @@ def _id(value: Any) -> str | None:
     return None
 
 
+_DECODED_KEYS = frozenset({"encoding", "metadata", "value", "text", "base64", "size", "note"})
+
+
 def _value(payload: Any) -> Any:
-    """A decoded payload's value (text, JSON) or its description (bytes)."""
-    if isinstance(payload, dict):
+    """A payload's value: a decoded one's JSON or text (bytes stay described);
+    anything else as it is, e.g. the plain JSON of the Temporal CLI's
+    "payload shorthand" output, even when it has a "value" key of its own."""
+    if isinstance(payload, dict) and "encoding" in payload and payload.keys() <= _DECODED_KEYS:
         if "value" in payload:
             return payload["value"]
         if "text" in payload:
@@ -185,6 +190,9 @@ class TemporalRules:
     name = "temporal"
     version = "1.0.0"
     kinds = KINDS
+    #: Temporal writes ActivityTaskStarted when the attempt ends, stamped with
+    #: the time it started: earlier than the events before it, and rightly so.
+    late_ts_kinds = frozenset({"ActivityTaskStarted"})
 
     def initial_state(self) -> State:
         return {
