@@ -189,6 +189,7 @@ class ReplayApp(App[int]):
         self.following = replay.following
         #: The cursor rides the tail while following, until the user moves it.
         self.riding = True
+        self._ride_targets: set[int] = set()  # rows the app moved to while riding
         self._rows_when_left = 0
         self._dirty = False
         self._advance_running = False
@@ -387,7 +388,10 @@ class ReplayApp(App[int]):
     def _rows_grew(self) -> None:
         self.timeline.rows_changed()
         if self.following and self.riding and self.timeline.row_count:
-            self.timeline.move_to(self.timeline.row_count - 1)
+            last = self.timeline.row_count - 1
+            if last != self.timeline.cursor:  # else no move, no message to recognise
+                self._ride_targets.add(self.timeline.index_at(last))
+            self.timeline.move_to(last)
         elif self._line_view is None and self.view.row_count():
             self.timeline.move_to(self.timeline.cursor, force=True)
         elif self._line_view is not None and self._line_view.mode in ("pending", "receipt"):
@@ -487,7 +491,11 @@ class ReplayApp(App[int]):
         if self._widgets_gone():
             return
         at_tail = self.timeline.cursor >= self.timeline.row_count - 1
-        if self.following and self.riding and not at_tail:
+        # a move this app made to ride the tail, seen after more rows came:
+        # not the user leaving the tail
+        ridden = message.index in self._ride_targets
+        self._ride_targets.discard(message.index)
+        if self.following and self.riding and not at_tail and not ridden:
             self.riding = False
             self._rows_when_left = self.view.row_count()
         elif at_tail:
