@@ -70,6 +70,8 @@ class RunView:
         self.difference_index: int | None = None
         self._warned: tuple[int, frozenset[int]] = (0, frozenset())
         self._last_state: tuple[int, dict[str, Any]] | None = None
+        longest = max((len(k) for k in replay.reducer.kinds), default=16)
+        self._columns = (max(16, min(longest, 30)), 12 if replay.receipts.enabled else 0)
 
     # -- timeline ---------------------------------------------------------
     def row_count(self) -> int:
@@ -92,8 +94,7 @@ class RunView:
     def columns(self) -> tuple[int, int]:
         """Widths of the timeline's kind and call_id columns: kinds as long
         as the rules' longest (16 to 30), no call_id column without receipts."""
-        longest = max((len(k) for k in self.replay.reducer.kinds), default=16)
-        return max(16, min(longest, 30)), (12 if self.replay.receipts.enabled else 0)
+        return self._columns
 
     def first_ts(self) -> float | None:
         if not self._first_ts_known and self.row_count():

@@ -124,6 +124,17 @@ def _id(value: Any) -> str | None:
 _DECODED_KEYS = frozenset({"encoding", "metadata", "value", "text", "base64", "size", "note"})
 
 
+def _started_by(
+    table: dict[str, Any], key: str | None, kind: str, what: str, verb: str
+) -> dict[str, Any]:
+    """The entry ``kind`` answers (an activity by its scheduled event id, ...),
+    or ``illegal_transition``: an event cannot answer one never begun."""
+    entry = table.get(key) if key else None
+    if entry is None:
+        raise _illegal(f"{kind} for {what} {key}, which was never {verb}")
+    return entry  # type: ignore[no-any-return]
+
+
 def _value(payload: Any) -> Any:
     """A payload's value: a decoded one's JSON or text (bytes stay described);
     anything else as it is, e.g. the plain JSON of the Temporal CLI's
@@ -364,9 +375,7 @@ class TemporalRules:
             }
             return state
         sid = _id(p.get("scheduledEventId"))
-        act = activities.get(sid) if sid else None
-        if act is None:
-            raise _illegal(f"{kind} for activity {sid}, which was never scheduled")
+        act = _started_by(activities, sid, kind, "activity", "scheduled")
         if act["status"] not in ("scheduled", "started"):
             raise _illegal(f"{kind} for activity {sid}, which already {act['status']}")
         if kind == "ActivityTaskStarted":
@@ -454,9 +463,7 @@ class TemporalRules:
             }
             return state
         iid = _id(p.get("initiatedEventId"))
-        child = children.get(iid) if iid else None
-        if child is None:
-            raise _illegal(f"{kind} for child workflow {iid}, which was never initiated")
+        child = _started_by(children, iid, kind, "child workflow", "initiated")
         if kind in ("StartChildWorkflowExecutionFailed", "ChildWorkflowExecutionStarted"):
             if child["status"] != "initiated":
                 raise _illegal(f"{kind} for child workflow {iid}, which is {child['status']}")
@@ -490,9 +497,7 @@ class TemporalRules:
             }
             return state
         sid = _id(p.get("scheduledEventId"))
-        op = ops.get(sid) if sid else None
-        if op is None:
-            raise _illegal(f"{kind} for Nexus operation {sid}, which was never scheduled")
+        op = _started_by(ops, sid, kind, "Nexus operation", "scheduled")
         if op["status"] not in ("scheduled", "started"):
             raise _illegal(f"{kind} for Nexus operation {sid}, which already {op['status']}")
         if kind == "NexusOperationStarted":
@@ -519,10 +524,9 @@ class TemporalRules:
             }
             return state
         iid = _id(p.get("initiatedEventId"))
-        entry = external.get(iid) if iid else None
-        if entry is None or entry["status"] != "initiated":
-            why = "was never initiated" if entry is None else f"is {entry['status']}"
-            raise _illegal(f"{kind} for external request {iid}, which {why}")
+        entry = _started_by(external, iid, kind, "external request", "initiated")
+        if entry["status"] != "initiated":
+            raise _illegal(f"{kind} for external request {iid}, which is {entry['status']}")
         entry["status"] = "failed" if kind.endswith("Failed") else "done"
         return state
 
