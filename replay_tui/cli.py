@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -35,6 +35,7 @@ from replay_tui.rules_guard import (
     RulesWatch,
     Watchdog,
     stop_when_stuck,
+    supervised,
 )
 from replay_tui.run import FORMATS, locate_run
 from replay_tui.safe_text import escape_controls
@@ -332,12 +333,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         args_list.insert(0, "open")
     try:
         args = build_parser().parse_args(args_list)
-        handler = {
-            "open": cmd_open,
-            "check": cmd_check,
-            "state": cmd_state,
-            "compare": cmd_compare,
-        }[args.command]
+    except CannotRun as exc:
+        sys.stderr.write(f"replay-tui: {escape_controls(str(exc))}\n")
+        return 2
+    handler = {
+        "open": cmd_open,
+        "check": cmd_check,
+        "state": cmd_state,
+        "compare": cmd_compare,
+    }[args.command]
+    if args.command in ("check", "state") and args.reducer and args.rules_timeout > 0:
+        # user rules: even stuck where nothing in this process can run, no hang
+        return supervised(lambda: _dispatch(handler, args), args.rules_timeout)
+    return _dispatch(handler, args)
+
+
+def _dispatch(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run a command: its exit code, and every failure as one line on stderr."""
+    try:
         return handler(args)
     except CannotRun as exc:
         sys.stderr.write(f"replay-tui: {escape_controls(str(exc))}\n")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import select
 import signal
 import sys
 import threading
@@ -237,3 +238,80 @@ def stop_when_stuck(watch: RulesWatch, timeout: float, label: str) -> Watchdog |
     dog = Watchdog(watch, hopeless)
     dog.start()
     return dog
+
+
+#: How long the supervisor waits past the timeout for a silent child: the
+#: watchdog inside it gets ``grace`` seconds to stop the rules itself; this
+#: is for when it cannot even run.
+SILENCE_MARGIN = 20.0
+
+
+def _real_fd(stream: object) -> bool:
+    try:
+        stream.fileno()  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return False
+    return True
+
+
+def supervised(work: Callable[[], int], timeout: float) -> int:
+    """``work()`` in a forked child, for a command running user rules.
+
+    Rules stuck inside one C call (a catastrophic regex) hold the
+    interpreter's lock: no thread in their process runs, the watchdog
+    included. The child's heartbeat thread then falls silent too, and this
+    parent, which runs no rules, kills the child after ``timeout`` plus
+    :data:`SILENCE_MARGIN` seconds: exit 2 with one line, never a hang.
+    Without ``fork`` (or with stdout not a real file), ``work()`` runs here.
+    """
+    if not hasattr(os, "fork") or not (_real_fd(sys.stdout) and _real_fd(sys.stderr)):
+        return work()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: beat while the interpreter runs, then do the work
+        os.close(read_fd)
+        code = 2
+        try:
+            threading.Thread(target=_beat, args=(write_fd,), daemon=True).start()
+            code = work()
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(code)
+    os.close(write_fd)
+    limit = timeout + SILENCE_MARGIN
+    last = time.monotonic()
+    try:
+        while True:
+            ready, _, _ = select.select([read_fd], [], [], 0.5)
+            if ready and os.read(read_fd, 4096):
+                last = time.monotonic()
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:  # (a pool worker of the child may still hold the pipe open)
+                code = os.waitstatus_to_exitcode(status)
+                return code if code >= 0 else 2
+            if time.monotonic() - last > limit:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                sys.stderr.write(
+                    f"replay-tui: the rules stopped responding for {limit:.0f} s (stuck inside "
+                    "one call that holds Python's lock, such as a runaway regex); killed\n"
+                )
+                return 2
+    except KeyboardInterrupt:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        return 130
+    finally:
+        os.close(read_fd)
+
+
+def _beat(fd: int) -> None:
+    """Write a byte every half second for as long as this interpreter runs."""
+    with contextlib.suppress(OSError):
+        while True:
+            os.write(fd, b".")
+            time.sleep(0.5)

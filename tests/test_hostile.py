@@ -482,3 +482,22 @@ def test_one_run_with_unstoppable_rules_loses_only_itself(tmp_path: Path) -> Non
     assert "agent-succeeds: verified" in lines[0] and "long-300: verified" in lines[2]
     assert "demo-001: cannot check: the process checking it stopped" in lines[1]
     assert out.returncode == 2 and "Traceback" not in out.stderr
+
+
+def test_rules_stuck_in_one_c_call_are_killed_not_waited_for(tmp_path: Path) -> None:
+    """sum(range(...)) holds the interpreter's lock: nothing in its process
+    can stop it, so check runs it in a child that a silent heartbeat gets
+    killed (after the timeout plus 20 s)."""
+    rules = rules_with(
+        tmp_path,
+        "c_stuck",
+        "    def apply(self, state, event, ctx):\n"
+        "        if event.seq == 3:\n"
+        "            sum(range(10**15))\n"
+        "        return super().apply(state, event, ctx)\n",
+    )
+    started = time.monotonic()
+    out = run_cli("check", str(SAMPLES / "demo-001"), "--rules-timeout", "1", "--reducer", rules)
+    assert time.monotonic() - started < 60
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "stopped responding" in out.stderr and "Traceback" not in out.stderr
