@@ -348,3 +348,14 @@ def test_history_nested_too_deep_is_bad_json_at_its_event(
     code, report = check_json(path, capsysbinary)
     assert code == 1 and report["error"]["code"] == "bad_json" and report["error"]["line"] == 2
     assert "200 levels" in report["error"]["message"]
+
+
+@pytest.mark.parametrize("path", sorted(HISTORIES.glob("*.json")), ids=lambda p: p.stem)
+async def test_every_history_opens_in_the_app(path: Path) -> None:
+    app = make_app(str(path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        assert "✓ verified" in status(app) and app.replay.error is None
+        await pilot.press("G")  # the last event: the workflow closed
+        await settle(app, pilot)
+        assert "state completed" in status(app)
