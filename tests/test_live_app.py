@@ -15,7 +15,7 @@ from replay_tui.replay import Replay
 from replay_tui.report import build_report
 from replay_tui.run import locate_run
 from replay_tui.synth import write_agent_run
-from replay_tui.ui.app import ReplayApp
+from replay_tui.ui.app import Progress, ReplayApp
 from replay_tui.ui.launch import make_app
 from tests.test_app import status
 
@@ -176,3 +176,25 @@ async def test_in_place_rewrite_in_the_middle_is_caught(tmp_path: Path) -> None:
             fh.write(bytes(data))
         await until(pilot, lambda: app.replay is not first)
         assert "history changed" in status(app)
+
+
+async def test_a_key_pressed_as_rows_arrive_leaves_the_tail(tmp_path: Path) -> None:
+    """The user's move wins even when the engine's progress is handled before
+    the move's own message reaches the app: the cursor is not pulled back."""
+    src, lines = _source(tmp_path, n=60)
+    live = tmp_path / "live"
+    shutil.copytree(src, live)
+    (live / "events.jsonl").write_bytes(b"".join(lines[:30]))
+    app = make_app(live, follow=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.replay.valid == 30 and app.timeline.cursor_index == 29)
+        app.action_step(-1)  # 'k', and in the same turn the worker's progress
+        app.post_message(Progress(app.replay, 30, 1.0))
+        await pilot.pause(0.3)
+        assert app.timeline.cursor_index == 28 and not app.riding
+        with open(live / "events.jsonl", "ab") as out:
+            out.write(b"".join(lines[30:40]))
+        await until(pilot, lambda: app.replay.valid == 40)
+        await pilot.pause(0.3)
+        assert app.timeline.cursor_index == 28
+        assert "+10 new events" in status(app)

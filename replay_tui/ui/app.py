@@ -190,6 +190,7 @@ class ReplayApp(App[int]):
         #: The cursor rides the tail while following, until the user moves it.
         self.riding = True
         self._ride_targets: set[int] = set()  # rows the app moved to while riding
+        self._ride_pos: int | None = None  # where the app last put the cursor riding
         self._rows_when_left = 0
         self._dirty = False
         self._advance_running = False
@@ -387,11 +388,23 @@ class ReplayApp(App[int]):
 
     def _rows_grew(self) -> None:
         self.timeline.rows_changed()
+        cursor = self.timeline.cursor
+        if (
+            self.following
+            and self.riding
+            and self._ride_pos is not None
+            and cursor != self._ride_pos
+        ):
+            # the user moved off the row the app last put the cursor on; their
+            # CursorMoved is still on its way: they left the tail, stay put
+            self.riding = False
+            self._rows_when_left = self.view.row_count()
         if self.following and self.riding and self.timeline.row_count:
             last = self.timeline.row_count - 1
-            if last != self.timeline.cursor:  # else no move, no message to recognise
+            if last != cursor:  # else no move, no message to recognise
                 self._ride_targets.add(self.timeline.index_at(last))
             self.timeline.move_to(last)
+            self._ride_pos = last
         elif self._line_view is None and self.view.row_count():
             self.timeline.move_to(self.timeline.cursor, force=True)
         elif self._line_view is not None and self._line_view.mode in ("pending", "receipt"):
@@ -500,6 +513,7 @@ class ReplayApp(App[int]):
             self._rows_when_left = self.view.row_count()
         elif at_tail:
             self.riding = True
+            self._ride_pos = self.timeline.cursor
         self.load_view(message.index)
         self.refresh_status()
 
@@ -643,6 +657,7 @@ class ReplayApp(App[int]):
     def action_last(self) -> None:
         self.riding = True
         self.timeline.move_to(self.timeline.row_count - 1)
+        self._ride_pos = self.timeline.cursor
         self.refresh_status()
 
     def action_follow(self) -> None:
