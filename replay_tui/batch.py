@@ -19,7 +19,7 @@ from replay_tui.errors import CannotRun
 from replay_tui.reducers import rules_for_run
 from replay_tui.replay import CHECK_CHECKPOINT_BUDGET, Replay
 from replay_tui.report import build_report, human_summary
-from replay_tui.rules_guard import DEFAULT_TIMEOUT, RulesWatch, stop_when_stuck
+from replay_tui.rules_guard import DEFAULT_TIMEOUT, RulesWatch, stop_when_stuck, worker_init
 from replay_tui.run import EVENTS, locate_run
 
 
@@ -120,7 +120,9 @@ def check_many(
             yield check_one(run, *args)
         return
     broken = False
-    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(runs)))) as pool:
+    with ProcessPoolExecutor(
+        max_workers=max(1, min(jobs, len(runs))), initializer=worker_init
+    ) as pool:
         futures = [pool.submit(check_one, run, *args) for run in runs]
         for run, future in zip(runs, futures, strict=True):
             if not broken:
@@ -134,7 +136,7 @@ def check_many(
 
 def _alone(run: str, args: tuple[str | None, bool, float, str]) -> CheckResult:
     """Check ``run`` in a process of its own (after a pool broke)."""
-    with ProcessPoolExecutor(max_workers=1) as pool:
+    with ProcessPoolExecutor(max_workers=1, initializer=worker_init) as pool:
         try:
             return pool.submit(check_one, run, *args).result()
         except BrokenProcessPool:

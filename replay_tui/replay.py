@@ -129,9 +129,7 @@ class Replay:
         self._budget_bytes = checkpoint_budget
         self._checker = SequenceChecker(frozenset(self.reducer.kinds))
         #: Kinds whose ts is recorded late by design (see TemporalRules).
-        self._late_ts_kinds: frozenset[str] = frozenset(
-            getattr(self.reducer, "late_ts_kinds", ())
-        )
+        self._late_ts_kinds: frozenset[str] = frozenset(getattr(self.reducer, "late_ts_kinds", ()))
         #: call_id -> line index of the event that pins its receipt (-1: none yet).
         self.calls_seen: dict[str, int] = {}
         #: While following: the line waiting for its receipt file, if any.
