@@ -392,6 +392,10 @@ class ConvertedLedger(Ledger):
             return self._written
         return max(self._written, self._written * self._total // self._converted)
 
+    def tail_size(self) -> int:
+        """Bytes written past the last scanned line (never the estimate)."""
+        return max(0, self._written - self.indexed_end)
+
     def check_unchanged(self) -> None:
         return None
 
