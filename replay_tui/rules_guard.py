@@ -331,8 +331,9 @@ def _watch_child(pid: int, read_fd: int, limit: float) -> int:
                 *beats, pending = pending.split(b"\n")
                 now = time.monotonic()
                 for beat in beats:
-                    if beat.isdigit():
-                        last[int(beat)] = now
+                    who, _, quiet = beat.partition(b" ")
+                    if who.isdigit():  # "pid", or "pid seconds": quiet on purpose
+                        last[int(who)] = now + (int(quiet) if quiet.isdigit() else 0)
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
                 code = os.waitstatus_to_exitcode(status)
@@ -380,6 +381,15 @@ def _parent_of(pid: int) -> int | None:
     # "pid (comm) state ppid ...": comm may hold spaces and parentheses
     fields = stat_line[stat_line.rfind(b")") + 2 :].split()
     return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+
+
+def expect_silence(seconds: float) -> None:
+    """Say, in a supervised process, that it is about to hold the
+    interpreter for up to ``seconds`` in code of ours (parsing a huge
+    history), so that its silence is not taken for stuck rules."""
+    if _heartbeat_fd is not None:
+        with contextlib.suppress(OSError):
+            os.write(_heartbeat_fd, f"{os.getpid()} {int(seconds) + 1}\n".encode())
 
 
 def _beat(fd: int) -> None:

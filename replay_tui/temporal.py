@@ -42,6 +42,7 @@ from typing import Any
 import orjson
 
 from replay_tui.errors import CannotRun
+from replay_tui.rules_guard import expect_silence
 from replay_tui.strict_json import doubt
 
 FORMAT = "temporal"
@@ -257,6 +258,8 @@ def load_history(path: Path) -> History:
         os.close(fd)
     digest = hashlib.sha256(raw).hexdigest()
     body = raw.removeprefix(b"\xef\xbb\xbf")
+    # one C call over the whole document: at 2 GiB, half a minute without the GIL
+    expect_silence(5 + 3 * len(body) / 100e6)
     try:
         doc = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
