@@ -87,7 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Step through an event-sourced run's history. A run is a folder with "
             "events.jsonl (the ledger), receipts/<call_id>.json and budget.json. "
-            "With no command, opens the app on RUN (the bundled demo if RUN is omitted)."
+            "With no command, opens the app on RUN (the bundled demo if RUN is omitted). "
+            "RUN may also be a Temporal workflow history export."
         ),
         epilog=(
             "exit codes: 0 verified/same, 1 violation/different, 2 cannot run.\n"
@@ -96,7 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
             "  replay-tui --follow runs/live-run\n"
             "  replay-tui check sample_runs/demo-001 --json\n"
             "  replay-tui state sample_runs/refund-180 --at 2\n"
-            "  replay-tui compare old_report.json new_report.json"
+            "  replay-tui compare old_report.json new_report.json\n"
+            "  replay-tui history.json   (a Temporal history: temporal workflow show "
+            "--output json)"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
