@@ -321,21 +321,30 @@ class Replay:
         except TypeError as exc:
             self._fail_not_json(str(exc))
             return
+        word = self._summary_word(state)
+        if word is not None:
+            self._final = (self.valid, word, digest)
+
+    def _summary_word(self, state: State) -> str | None:
+        """The rules' one word for ``state``; None, and ``reducer_error`` if
+        there is no error yet, when the rules fail to give one."""
         try:
             word = self.summarize(state)
             if not isinstance(word, str):
                 raise TypeError(f"summary() returned {type(word).__name__}, not a string")
-            self._final = (self.valid, word, digest)
+            return word
         except KeyboardInterrupt:
             raise
-        except BaseException as exc:
-            self._fail(
-                ReplayError(
-                    "reducer_error",
-                    f"the rules' summary() raised {type(exc).__name__}: {exc}",
-                    traceback=rules_traceback(),
+        except BaseException as exc:  # a bug in the rules, never a crash
+            if self.error is None:
+                self._fail(
+                    ReplayError(
+                        "reducer_error",
+                        f"the rules' summary() raised {type(exc).__name__}: {exc}",
+                        traceback=rules_traceback(),
+                    )
                 )
-            )
+            return None
 
     def verify(self) -> Replay:
         """Read the whole ledger as it is now and judge it (``check``)."""
@@ -416,6 +425,15 @@ class Replay:
     def _line_error(self, e: LineError) -> ReplayError:
         return ReplayError(e.code, e.message, e.seq, e.line, e.kind, self.ledger.artifact(e.line))
 
+    def _fail_at(self, item: Event, message: str, tb: str | None = None) -> None:
+        """A bug in the rules (``reducer_error``) at event ``item``."""
+        artifact = self.ledger.artifact(item.line)
+        self._fail(
+            ReplayError(
+                "reducer_error", message, item.seq, item.line, item.kind, artifact, traceback=tb
+            )
+        )
+
     def _fail(self, error: ReplayError) -> None:
         self.error = error
         # The reducer may have half-applied the failing event: rebuild the
@@ -474,43 +492,13 @@ class Replay:
             return
         except KeyboardInterrupt:
             raise
-        except (EventChanged, RulesStuck) as exc:
-            self._fail(
-                ReplayError(
-                    "reducer_error",
-                    str(exc),
-                    item.seq,
-                    item.line,
-                    item.kind,
-                    self.ledger.artifact(item.line),
-                    traceback=rules_traceback(),
-                )
-            )
-            return
         except BaseException as exc:  # SystemExit from rules is a bug in them too
-            self._fail(
-                ReplayError(
-                    "reducer_error",
-                    f"the rules raised {type(exc).__name__}: {exc}",
-                    item.seq,
-                    item.line,
-                    item.kind,
-                    self.ledger.artifact(item.line),
-                    traceback=rules_traceback(),
-                )
-            )
+            known = isinstance(exc, (EventChanged, RulesStuck))
+            message = str(exc) if known else f"the rules raised {type(exc).__name__}: {exc}"
+            self._fail_at(item, message, rules_traceback())
             return
         if not isinstance(new, dict):
-            self._fail(
-                ReplayError(
-                    "reducer_error",
-                    f"apply returned {type(new).__name__}, not a state object",
-                    item.seq,
-                    item.line,
-                    item.kind,
-                    self.ledger.artifact(item.line),
-                )
-            )
+            self._fail_at(item, f"apply returned {type(new).__name__}, not a state object")
             return
         with self._lock:
             self._state = new
@@ -554,16 +542,7 @@ class Replay:
                 canonical.dumps(state)
             except TypeError as exc:
                 self.valid = event.seq - 1
-                self._fail(
-                    ReplayError(
-                        "reducer_error",
-                        f"the state after this event is not JSON: {exc}",
-                        event.seq,
-                        event.line,
-                        event.kind,
-                        self.ledger.artifact(event.line),
-                    )
-                )
+                self._fail_at(event, f"the state after this event is not JSON: {exc}")
                 return
         self._fail(ReplayError("reducer_error", f"the state is not JSON: {why}"))
 
@@ -659,22 +638,7 @@ class Replay:
             return self._final[1], self._final[2]
         state = self.state_at(self.valid)
         digest = canonical.digest(state)
-        try:
-            word = self.summarize(state)
-            if not isinstance(word, str):
-                raise TypeError(f"summary() returned {type(word).__name__}, not a string")
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # a bug in the rules, never a crash
-            word = "?"
-            if self.error is None:
-                self._fail(
-                    ReplayError(
-                        "reducer_error",
-                        f"the rules' summary() failed: {type(exc).__name__}: {exc}",
-                        traceback=rules_traceback(),
-                    )
-                )
+        word = self._summary_word(state) or "?"
         self._final = (self.valid, word, digest)
         return word, digest
 
