@@ -176,7 +176,13 @@ def _out(text: str) -> None:
 
 
 def _open_replay(
-    run: str, reducer: str | None, timeout: float, fmt: str, *, budget: int | None = None
+    run: str,
+    reducer: str | None,
+    timeout: float,
+    fmt: str,
+    *,
+    budget: int | None = None,
+    history: bool = False,
 ) -> tuple[Replay, Watchdog | None]:
     """The replay, and the watchdog of user rules (stop it when done)."""
     paths = locate_run(run, fmt=fmt)
@@ -192,7 +198,7 @@ def _open_replay(
             if budget is not None:
                 replay = Replay(paths, rules, checkpoint_budget=budget, watch=watch)
             else:
-                replay = Replay(paths, rules, watch=watch)
+                replay = Replay(paths, rules, watch=watch, history=history)
         except PermissionError as exc:
             raise CannotRun(f"{paths.events}: {exc.strerror}") from None
         except OSError as exc:
@@ -263,7 +269,10 @@ def cmd_state(args: argparse.Namespace) -> int:
     n = args.at
     if n < 0 or (args.diff and n < 1):
         raise CannotRun(f"--at {n}: {'events are numbered from 1' if args.diff else 'N >= 0'}")
-    replay, dog = _open_replay(args.run, args.reducer, args.rules_timeout, args.format)
+    # the patch log gives --diff the event's own change, not a diff of two states
+    replay, dog = _open_replay(
+        args.run, args.reducer, args.rules_timeout, args.format, history=args.diff
+    )
     try:
         replay.advance(limit=n)
         if replay.valid < n:

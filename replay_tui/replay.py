@@ -34,7 +34,9 @@ from replay_tui.budget import Budget, load_budget
 from replay_tui.diff import Change, diff
 from replay_tui.envelope import Event, LineError, SequenceChecker, parse_line
 from replay_tui.errors import ERROR_CODES, CannotRun, ReplayError, RuleViolation, Warning_
+from replay_tui.history import History
 from replay_tui.ledger import ConvertedLedger, Ledger, LedgerRewritten
+from replay_tui.persistent import DictDraft, freeze, is_frozen, thaw
 from replay_tui.receipts import ReceiptStore
 from replay_tui.reducers import LoadedReducer
 from replay_tui.reducers.base import Context, ReceiptPending, State, explain
@@ -76,6 +78,14 @@ class _StateNotJSON(Exception):
     pass
 
 
+class _NotAState(Exception):
+    pass
+
+
+def _not_a_state(value: object) -> str:
+    return f"apply returned {type(value).__name__}, not a state object"
+
+
 class LedgerChanged(Exception):
     """A line already validated reads differently now: the file was rewritten."""
 
@@ -107,6 +117,7 @@ class Replay:
         checkpoint_budget: int = 96 << 20,
         following: bool = False,
         watch: RulesWatch | None = None,
+        history: bool = False,
     ) -> None:
         self.paths = paths
         self.rules = rules
@@ -158,6 +169,17 @@ class Replay:
             self.close()  # the ledger may hold a file (a converted history's)
             raise
         self._state: State | None = initial
+        #: With ``history`` (the app, ``state``), every prefix's state is kept,
+        #: sharing structure, with each event's patches: seeks and diffs cost
+        #: what changed. The rules then change a draft of the frozen state
+        #: (what they write is recorded), which the built-in rules and user
+        #: rules that say ``drafts = True`` accept. Other user rules, and
+        #: ``check``, keep one mutable state and JSON checkpoints.
+        self.history: History | None = None
+        if history and takes_drafts(rules):
+            self.history = History(
+                freeze(initial), every_patches=self._every, every_events=2 * self._every
+            )
         self._checkpoints: dict[int, bytes] = {0: canonical.dumps(initial)}
         self._checkpoint_keys: list[int] = [0]
         self._checkpoint_size = len(self._checkpoints[0])
@@ -365,12 +387,16 @@ class Replay:
             self.warnings.append(Warning_(code, message, seq, line, artifact))
 
     def _live_state(self) -> State:
+        if self.history is not None:
+            return self.history.head  # type: ignore[no-any-return]
         if self._state is None:
             self._state = self._rebuild(self.valid, self.ctx)
         return self._state
 
     def _rebuild(self, n: int, ctx: Context) -> State:
         """The state after ``n`` events: nearest checkpoint, then the events after it."""
+        if self.history is not None:
+            return thaw(self.history.state_at(n))  # type: ignore[no-any-return]
         with self._lock:
             at = self._checkpoint_keys[bisect.bisect_right(self._checkpoint_keys, n) - 1]
             data = self._checkpoints[at]
@@ -413,6 +439,8 @@ class Replay:
         """``reducer.summary`` (watched for rules not built in)."""
         if not self.guarded:
             return self.reducer.summary(state)
+        if is_frozen(state):
+            state = thaw(state)  # user rules are promised plain dicts
         return self.watch.call(None, self.reducer.summary, state)
 
     def _side_context(self) -> Context:
@@ -463,9 +491,12 @@ class Replay:
                 self.calls_seen[cid] = item.line - 1
             else:
                 self.calls_seen.setdefault(cid, -1)
-        state = self._state if self._state is not None else self._live_state()
         saved_ts = self._checker.last_ts
         try:
+            if self.history is not None:
+                self._next_in_history(item)
+                return
+            state = self._state if self._state is not None else self._live_state()
             new = self.apply_rules(state, item, self.ctx)
         except ReceiptPending as exc:
             # not an error while following: wait for the file, then retry
@@ -490,6 +521,12 @@ class Replay:
                 )
             )
             return
+        except _NotAState as exc:
+            self._fail_at(item, str(exc))
+            return
+        except _StateNotJSON as exc:
+            self._fail_at(item, f"the state after this event is not JSON: {exc}")
+            return
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # SystemExit from rules is a bug in them too
@@ -498,7 +535,7 @@ class Replay:
             self._fail_at(item, message, rules_traceback())
             return
         if not isinstance(new, dict):
-            self._fail_at(item, f"apply returned {type(new).__name__}, not a state object")
+            self._fail_at(item, _not_a_state(new))
             return
         with self._lock:
             self._state = new
@@ -508,6 +545,30 @@ class Replay:
                     self._checkpoint(self.valid, new)
                 except _StateNotJSON as exc:
                     self._fail_not_json(str(exc))
+
+    def _next_in_history(self, item: Event) -> None:
+        """Apply ``item`` and record the frozen state it makes and its patches."""
+        assert self.history is not None
+        head = self.history.head
+        patches: list[Change] = []
+        draft = DictDraft(head)
+        self.ctx.carry_memo(head, draft)
+        # a draft reads and writes as the dict the rules are written for
+        new = self.apply_rules(draft, item, self.ctx)  # type: ignore[arg-type]
+        try:
+            if new is draft:
+                frozen = draft.commit(patches)
+            elif isinstance(new, dict | DictDraft):  # a new dict, not the draft changed
+                frozen = freeze(new)
+                patches = diff(thaw(head), thaw(frozen))
+            else:
+                raise _NotAState(_not_a_state(new))
+        except TypeError as exc:
+            raise _StateNotJSON(str(exc)) from None
+        self.ctx.carry_memo(draft, frozen)
+        with self._lock:
+            self.history.record(item.seq, frozen, patches)
+            self.valid = item.seq
 
     # -- checkpoints ------------------------------------------------------
     def _checkpoint(self, n: int, state: State) -> None:
@@ -576,6 +637,8 @@ class Replay:
         """A fresh copy of the state after the first ``n`` events (0..valid)."""
         if not 0 <= n <= self.valid:
             raise IndexError(f"no state at {n}: the valid prefix has {self.valid} events")
+        if self.history is not None:
+            return thaw(self.history.state_at(n))  # type: ignore[no-any-return]
         with self._lock:
             # The live state is mutated in place while a worker advances.
             if n == self.valid and self._state is not None and not self._advancing:
@@ -586,10 +649,29 @@ class Replay:
                 self._state = orjson.loads(canonical.dumps_fast(state))
         return state
 
+    def frozen_at(self, n: int) -> State:
+        """The state after the first ``n`` events, frozen: shared with the
+        store, not to be changed (cheap with ``history``)."""
+        if self.history is not None:
+            if not 0 <= n <= self.valid:
+                raise IndexError(f"no state at {n}: the valid prefix has {self.valid} events")
+            return self.history.state_at(n)  # type: ignore[no-any-return]
+        return freeze(self.state_at(n))  # type: ignore[no-any-return]
+
     def step(self, seq: int) -> Step:
-        """What event ``seq`` (1..valid) changed, and the rule in words."""
+        """What event ``seq`` (1..valid) changed, and the rule in words.
+
+        With ``history``, the states are frozen and the changes come from the
+        patch log: the cost is what the event changed, not the state's size.
+        """
         if not 1 <= seq <= self.valid:
             raise IndexError(f"no valid event {seq}: the valid prefix has {self.valid} events")
+        if self.history is not None:
+            before = self.history.state_at(seq - 1)
+            after = self.history.state_at(seq)
+            event = self._event_for_apply(seq - 1)
+            changes = self.history.changes(seq)
+            return Step(seq, event, before, after, changes, self._explain(before, event, after))
         before = self.state_at(seq - 1)
         before_bytes = canonical.dumps_fast(before)
         event = self._event_for_apply(seq - 1)
@@ -601,10 +683,15 @@ class Replay:
             before,
             after,
             diff(before, after),
-            self.watch.call(event.seq, explain, self.reducer, before, event, after)
-            if self.guarded
-            else explain(self.reducer, before, event, after),
+            self._explain(before, event, after),
         )
+
+    def _explain(self, before: State, event: Event, after: State) -> str | None:
+        if not self.guarded:
+            return explain(self.reducer, before, event, after)
+        if is_frozen(before):  # user rules are promised plain dicts
+            before, after = thaw(before), thaw(after)
+        return self.watch.call(event.seq, explain, self.reducer, before, event, after)
 
     def spot_check(self, samples: int = 4) -> None:
         """Re-read a few validated lines at random; raise :class:`LedgerRewritten`
@@ -617,11 +704,15 @@ class Replay:
                 raise LedgerRewritten(self.ledger.line_span(index)[0], f"line {index + 1} changed")
 
     def checkpoint_keys(self) -> list[int]:
+        if self.history is not None:
+            return self.history.checkpoints()
         with self._lock:
             return list(self._checkpoint_keys)
 
     def checkpoint_bytes(self, n: int) -> bytes:
         """Canonical JSON of the state after ``n`` events (a checkpoint or rebuilt)."""
+        if self.history is not None:
+            return canonical.dumps(self.history.state_at(n))
         with self._lock:
             data = self._checkpoints.get(n)
         state = orjson.loads(data) if data is not None else self.state_at(n)
@@ -636,7 +727,7 @@ class Replay:
         without copying the state (a long run's state is large)."""
         if self._final is not None and self._final[0] == self.valid:
             return self._final[1], self._final[2]
-        state = self.state_at(self.valid)
+        state = self.frozen_at(self.valid) if self.history is not None else self.final_state()
         digest = canonical.digest(state)
         word = self._summary_word(state) or "?"
         self._final = (self.valid, word, digest)
@@ -648,6 +739,8 @@ class Replay:
     def close(self) -> None:
         self.receipts.close()
         self.ledger.close()
+        if self.history is not None:
+            self.history.close()
 
 
 _ENGINE_DIR = str(Path(__file__).resolve().parent)
@@ -690,6 +783,13 @@ def _event_change(before: bytes, after: bytes) -> str:
         return head
     where = ".".join(str(p) for p in changes[0].path) or "the event itself"
     return f"{head}: {where} changed"
+
+
+def takes_drafts(rules: LoadedReducer) -> bool:
+    """Built-in rules, and user rules that say ``drafts = True``: their
+    ``apply`` changes the state only through dict and list operations, so
+    it may be given a draft (a dict-like view that records what it writes)."""
+    return rules.trusted or getattr(rules.reducer, "drafts", False) is True
 
 
 def verify(paths: RunPaths, rules: LoadedReducer, **kwargs: Any) -> Replay:

@@ -48,7 +48,7 @@ class Context:
         #: Hand out a private copy of each receipt's data, so rules that
         #: change it cannot change what the next replay reads.
         self.fresh_receipts = fresh_receipts
-        self._memo_owner: State | None = None
+        self._memo_owner: object = None
         self._memo: dict[str, Any] = {}
 
     def memo(self, state: State) -> dict[str, Any]:
@@ -64,6 +64,13 @@ class Context:
             self._memo_owner = state
             self._memo = {}
         return self._memo
+
+    def carry_memo(self, old: object, new: object) -> None:
+        """The engine's word that ``new`` is ``old`` changed only as the rules
+        changed it (a draft of a frozen state, then its commit): the memo the
+        rules kept for ``old`` holds for ``new`` too."""
+        if self._memo_owner is old:
+            self._memo_owner = new
 
     def receipt(self, call_id: str, pinned_sha256: Any = None) -> Receipt:
         """The receipt of ``call_id``, checked (raises missing/tampered/...).

@@ -342,7 +342,7 @@ class ReplayApp(App[int]):
         old = self.replay
         try:
             rules = load_reducer(self.reducer_spec)
-            new = Replay(old.paths, rules, following=old.following)
+            new = Replay(old.paths, rules, following=old.following, history=True)
             new.watch = old.watch  # the app's clock watches these rules too
             new.advance(cancelled=lambda: get_current_worker().is_cancelled)
             if not new.following:
@@ -446,7 +446,7 @@ class ReplayApp(App[int]):
             return
         self.banner = f"{message.why}: history changed, reloaded from scratch"
         self.notify(self.banner, severity="error", timeout=8, markup=False)
-        fresh = Replay(self.replay.paths, self.replay.rules, following=self.following)
+        fresh = Replay(self.replay.paths, self.replay.rules, following=self.following, history=True)
         self.set_replay(fresh)
 
     def on_advance_failed(self, message: AdvanceFailed) -> None:
@@ -666,7 +666,9 @@ class ReplayApp(App[int]):
             self.following = self.live = True
             self._stop_following = False
             self.riding = True
-            self.set_replay(Replay(self.replay.paths, self.replay.rules, following=True))
+            self.set_replay(
+                Replay(self.replay.paths, self.replay.rules, following=True, history=True)
+            )
             self.watch_run()
             self.notify("following the ledger: new events appear as they are written", timeout=3)
         self.action_last()

@@ -38,7 +38,7 @@ def make_app(
         raise CannotRun("--watch-rules needs --reducer path/to/rules.py:NAME")
     rules = rules_for_run(reducer, paths.events, paths.format)
     try:
-        replay = Replay(paths, rules, following=follow)
+        replay = Replay(paths, rules, following=follow, history=True)
     except OSError as exc:
         raise CannotRun(f"{paths.events}: {exc.strerror or exc}") from None
     replay.watch.timeout = rules_timeout if rules_timeout > 0 else None

@@ -1,0 +1,136 @@
+"""``replay-tui check --json`` prints, byte for byte, what the engine printed before its rewrite.
+
+The engine under ``replay_tui/`` is being rewritten. The rewrite must not change
+any verdict byte: not the exit status, not a field, not a hash, not a message,
+not the indentation. ``tests/fixtures/check_json/expected.json`` froze the
+stdout and exit status of ``check --json`` (plain and ``--partial``, plus the
+``--reducer`` a sample names in ``sample_runs/expected.json``) for every run
+folder in ``sample_runs/``, every Temporal history in ``sample_runs/temporal/``
+and every committed case in ``tests/corpus/cases/``. The corpus cases that only
+exist when built (symlinks, FIFOs, /dev/zero, permissions, 10 MB lines) are not
+covered here: ``tests/test_corpus.py`` checks their verdicts.
+
+Each fixture key is ``<RUN> | <flags>``; the command is
+``python -m replay_tui check <flags> <RUN>``, run from the repo root with the
+relative path RUN, so the output holds no path that depends on where the repo
+is cloned.
+
+The fixtures must come from the code as it was before the rewrite (a pristine
+checkout), never from the code under test. Regenerate them, from the repo root,
+only on purpose (a deliberate change of output):
+
+    git worktree add /tmp/before HEAD && python tests/test_check_json_stable.py --regenerate /tmp/before; git worktree remove --force /tmp/before
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / "tests" / "fixtures" / "check_json" / "expected.json"
+SEP = " | "
+
+
+def load_expected() -> dict[str, dict[str, int | str]]:
+    data: dict[str, dict[str, int | str]] = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    return data
+
+
+def run_check(root: Path, key: str) -> tuple[int, bytes, bytes]:
+    """Run the command a fixture key names, from ``root``, with ``root``'s package:
+    (exit status, stdout, stderr)."""
+    run, flags = key.split(SEP)
+    out = subprocess.run(
+        [sys.executable, "-m", "replay_tui", "check", *shlex.split(flags), run],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=120,
+    )
+    return out.returncode, out.stdout, out.stderr
+
+
+EXPECTED = load_expected() if FIXTURE.exists() else {}
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_check_json_is_byte_identical(key: str) -> None:
+    want = EXPECTED[key]
+    code, stdout, stderr = run_check(ROOT, key)
+    assert stdout.decode("utf-8", "backslashreplace") == want["stdout"], stderr.decode(
+        errors="replace"
+    )
+    assert stdout == str(want["stdout"]).encode("utf-8")  # the very bytes, not just the text
+    assert code == want["exit"], stderr.decode(errors="replace")
+
+
+def test_fixture_is_not_empty() -> None:
+    assert len(EXPECTED) > 100
+
+
+# -- regenerating the fixture ---------------------------------------------------
+
+
+def keys_for(root: Path) -> list[str]:
+    """Every (input, mode) to freeze, as fixture keys, for the checkout at ``root``."""
+    samples = root / "sample_runs"
+    runs = [
+        f"sample_runs/{p.name}"
+        for p in sorted(samples.iterdir())
+        if p.is_dir() and p.name != "temporal" and not p.name.startswith("_")
+    ]
+    runs += [
+        f"sample_runs/temporal/{p.name}" for p in sorted((samples / "temporal").glob("*.json"))
+    ]
+    cases = root / "tests" / "corpus" / "cases"
+    runs += [f"tests/corpus/cases/{p.name}" for p in sorted(cases.iterdir()) if p.is_dir()]
+    keys = [f"{run}{SEP}{flags}" for run in runs for flags in ("--json", "--json --partial")]
+    named = json.loads((samples / "expected.json").read_text(encoding="utf-8"))
+    for name, want in sorted(named.items()):
+        if want.get("reducer"):
+            reducer = shlex.quote(want["reducer"])
+            for flags in (f"--json --reducer {reducer}", f"--json --partial --reducer {reducer}"):
+                keys.append(f"sample_runs/{name}{SEP}{flags}")
+    return keys
+
+
+def regenerate(root: Path) -> int:
+    root = root.resolve()
+    probe = subprocess.run(
+        [sys.executable, "-c", "import replay_tui; print(replay_tui.__file__)"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    imported = Path(probe.stdout.strip()).resolve()
+    if not imported.is_relative_to(root):
+        print(f"replay_tui comes from {imported}, not from {root}", file=sys.stderr)
+        return 2
+    keys = keys_for(root)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda key: run_check(root, key), keys))
+    expected = {
+        key: {"exit": code, "stdout": stdout.decode("utf-8")}
+        for key, (code, stdout, _) in zip(keys, results, strict=True)
+    }
+    FIXTURE.parent.mkdir(parents=True, exist_ok=True)
+    FIXTURE.write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"{len(expected)} entries from {imported.parent} written to {FIXTURE}")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "--regenerate":
+        sys.exit(f"usage: python {sys.argv[0]} --regenerate PRISTINE_CHECKOUT")
+    sys.exit(regenerate(Path(sys.argv[2])))

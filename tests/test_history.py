@@ -1,0 +1,212 @@
+"""The state store: shared states, drafts and the patch log agree with plain replay.
+
+The app keeps every prefix's state as frozen values sharing structure, and each
+event's patches; these properties say it shows exactly what a fresh replay of
+the first n lines gives, and that each event's patches are the diff of the
+states around it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from replay_tui import canonical
+from replay_tui.diff import diff
+from replay_tui.history import History
+from replay_tui.patchlog import PatchLog
+from replay_tui.persistent import (
+    BIG,
+    DictDraft,
+    FrozenDict,
+    apply_changes,
+    freeze,
+    thaw,
+)
+from replay_tui.reducers import load_reducer
+from replay_tui.replay import Replay
+from replay_tui.run import locate_run
+from replay_tui.synth import write_agent_run
+
+RULES = load_reducer(None)
+SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _key(change: Any) -> str:
+    return orjson.dumps([change.path, change.op], default=str).decode()
+
+
+def _same_changes(a: list[Any], b: list[Any]) -> bool:
+    return sorted(a, key=_key) == sorted(b, key=_key)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 160), every=st.integers(1, 9))
+def test_every_prefix_and_every_patch_match_a_plain_replay(seed: int, n: int, every: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Path(tmp) / "run"
+        write_agent_run(run, n, seed=seed)
+        kept = Replay(locate_run(run), RULES, history=True, checkpoint_every=every).verify()
+        plain = Replay(locate_run(run), RULES).verify()
+        assert kept.history is not None and kept.error is None
+        assert kept.final_summary() == plain.final_summary()
+        # every prefix, visited out of order (seeks from checkpoints and from
+        # the last state asked for), against the plain engine's state
+        order = list(range(n + 1))
+        order = order[::2] + order[1::2][::-1]
+        states = {k: plain.state_at(k) for k in range(n + 1)}
+        for k in order:
+            assert canonical.dumps(kept.frozen_at(k)) == canonical.dumps(states[k]), k
+            assert kept.state_at(k) == states[k]
+        for k in range(1, n + 1):
+            step = kept.step(k)
+            assert _same_changes(step.changes, diff(states[k - 1], states[k])), k
+            assert thaw(apply_changes(freeze(states[k - 1]), step.changes)) == states[k]
+
+
+def test_unchanged_parts_of_the_state_are_shared(tmp_path: Path) -> None:
+    write_agent_run(tmp_path / "run", 400, seed=3)
+    replay = Replay(locate_run(tmp_path / "run"), RULES, history=True)
+    replay.advance(limit=399)
+    assert replay.history is not None
+    before = replay.history.head
+    replay.verify()
+    after = replay.history.head
+    changed = {c.path[:2] for c in replay.step(400).changes}
+    calls = [cid for cid in before["calls"] if ("calls", cid) not in changed]
+    assert len(calls) > BIG  # a big dict, shared call by call
+    assert all(before["calls"][cid] is after["calls"][cid] for cid in calls)
+
+
+# -- drafts behave as the plain dicts and lists rules are written for ----------
+KEYS = st.sampled_from(["a", "b", "c", "d", "e"])
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["x", "y"]))
+VALUES = st.recursive(
+    SCALARS,
+    lambda kids: st.one_of(st.lists(kids, max_size=3), st.dictionaries(KEYS, kids, max_size=3)),
+    max_leaves=6,
+)
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["set", "del", "append", "pop", "update", "setdefault", "insert"]),
+        st.lists(KEYS, max_size=2),
+        KEYS,
+        VALUES,
+    ),
+    max_size=25,
+)
+
+
+def _node(root: Any, path: list[str]) -> Any:
+    node = root
+    for key in path:
+        if isinstance(node, dict | DictDraft) and key in node:
+            child = node[key]
+        else:
+            return None
+        if not isinstance(child, dict | DictDraft | list) and not hasattr(child, "append"):
+            return None
+        node = child
+    return node
+
+
+def _run(root: Any, ops: list[tuple[str, list[str], str, Any]]) -> None:
+    for op, path, key, value in ops:
+        node = _node(root, path)
+        if node is None:
+            continue
+        value = orjson.loads(orjson.dumps(value))  # a fresh object for each side
+        if hasattr(node, "keys"):
+            if op == "set":
+                node[key] = value
+            elif op == "del" and key in node:
+                del node[key]
+            elif op == "update":
+                node.update({key: value})
+            elif op == "setdefault":
+                node.setdefault(key, value)
+            elif op == "pop":
+                node.pop(key, None)
+        else:
+            if op == "append":
+                node.append(value)
+            elif op == "pop" and len(node):
+                node.pop()
+            elif op == "insert":
+                node.insert(0, value)
+            elif op == "set" and len(node):
+                node[-1] = value
+            elif op == "del" and len(node):
+                del node[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(start=st.dictionaries(KEYS, VALUES, max_size=5), ops=OPS)
+def test_a_draft_changes_as_a_plain_dict_does(start: dict[str, Any], ops: list[Any]) -> None:
+    plain = orjson.loads(orjson.dumps(start))
+    base = freeze(start)
+    draft = DictDraft(base)
+    _run(plain, ops)
+    _run(draft, ops)
+    patches: list[Any] = []
+    frozen = draft.commit(patches)
+    # the same JSON, keys in the same order, and the patches are the diff
+    assert orjson.dumps(thaw(frozen)) == orjson.dumps(plain)
+    assert _same_changes(patches, diff(start, plain))
+    assert thaw(apply_changes(base, patches)) == plain
+    assert thaw(base) == start  # the base is never changed
+
+
+def test_big_dicts_keep_insertion_order_through_deletes() -> None:
+    start = {f"k{i:03}": i for i in range(BIG + 20)}
+    draft = DictDraft(freeze(start))
+    del draft["k005"]
+    draft["k005"] = "back"  # a plain dict puts it last
+    draft["new"] = 1
+    plain = dict(start)
+    del plain["k005"]
+    plain["k005"] = "back"
+    plain["new"] = 1
+    assert list(thaw(draft.commit(None))) == list(plain)
+
+
+def test_frozen_states_refuse_changes() -> None:
+    state = freeze({"a": {"b": [1]}})
+    assert isinstance(state, FrozenDict)
+    for change in (
+        lambda: state.__setitem__("a", 1),
+        lambda: state["a"]["b"].append(2),
+        lambda: state.update(x=1),
+    ):
+        try:
+            change()
+        except TypeError:
+            continue
+        raise AssertionError("a frozen state changed")
+
+
+def test_patch_log_reads_back_after_spilling_to_disk() -> None:
+    log = PatchLog(spill_bytes=64)
+    states = [{"n": i, "s": "x" * (i % 7)} for i in range(300)]
+    for a, b in itertools.pairwise(states):
+        log.append(diff(a, b))
+    assert len(log) == 299
+    assert log.memory_bytes() < 64 + 8 * 301 + 256
+    for i in (1, 2, 150, 299):
+        assert log.changes(i) == diff(states[i - 1], states[i])
+    log.close()
+
+
+def test_history_seeks_any_prefix() -> None:
+    states = [{"calls": {f"c{j}": {"n": j} for j in range(i)}, "i": i} for i in range(120)]
+    history = History(freeze(states[0]), every_patches=7, every_events=11)
+    for n in range(1, 120):
+        history.record(n, freeze(states[n]), diff(states[n - 1], states[n]))
+    for n in (119, 0, 57, 58, 3, 100, 99):
+        assert thaw(history.state_at(n)) == states[n]
