@@ -17,6 +17,7 @@ from typing import Any
 
 from replay_tui.envelope import Event, LineError
 from replay_tui.errors import ReplayError
+from replay_tui.persistent import thaw
 from replay_tui.receipts import Receipt, ReceiptProblem, ReceiptStore, call_id_problem
 from replay_tui.replay import LedgerChanged, Replay, Step
 from replay_tui.rows import Row, make_row
@@ -179,7 +180,7 @@ class RunView:
             raw = replay.ledger.raw_line(index).decode("utf-8", errors="backslashreplace")
         err_index = self.error_index()
         if err_index is not None and index == err_index:
-            before = replay.state_at(replay.valid)
+            before = replay.frozen_at(replay.valid)
             return LineView(
                 index,
                 "failed",
@@ -225,10 +226,11 @@ class RunView:
             return None
         valid = self.replay.valid
         if self._last_state is None or self._last_state[0] != valid:
-            self._last_state = (valid, self.replay.state_at(valid))
+            self._last_state = (valid, self.replay.frozen_at(valid))
         try:
-            if self.replay.guarded:
-                found = self.replay.watch.call(event.seq, fn, self._last_state[1], event)
+            if self.replay.guarded:  # user rules are promised plain dicts
+                state = thaw(self._last_state[1])
+                found = self.replay.watch.call(event.seq, fn, state, event)
             else:
                 found = fn(self._last_state[1], event)
         except KeyboardInterrupt:

@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.launch import make_app
+from replay_tui.ui.panes import StatePane
 from replay_tui.ui.screens import FilterScreen, GotoScreen, HelpScreen
 from tests.conftest import SAMPLES, agent_lines, line, receipt, sha
 
@@ -45,6 +46,8 @@ def screen_text(app: ReplayApp) -> str:
 
 def pane_text(app: ReplayApp, which: str) -> str:
     """The whole text of a side pane (``state`` or ``receipt``), unwrapped."""
+    if which == "state":
+        return app.query_one(StatePane).render_text()
     content = app.query_one(f"#{which}-body", Static).content
     assert isinstance(content, Text)
     return content.plain

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from array import array
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -83,6 +84,8 @@ KEYS: list[tuple[str, str, str, str, str]] = [
 
 #: Playback pace when events carry no ``ts`` (events per second at speed 1).
 FIXED_PACE = 4.0
+#: A view that took longer than this on the UI thread sends the next ones to a worker.
+INLINE_VIEW_SECONDS = 0.03
 
 
 class Progress(Message):
@@ -205,6 +208,7 @@ class ReplayApp(App[int]):
         self._line_view: LineView | None = None
         self._play_timer: Timer | None = None
         self._jumped_to_error = False
+        self._slow_views = False
 
     # -- layout -------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -514,8 +518,23 @@ class ReplayApp(App[int]):
         elif at_tail:
             self.riding = True
             self._ride_pos = self.timeline.cursor
-        self.load_view(message.index)
+        self.show_view(message.index)
         self.refresh_status()
+
+    def show_view(self, index: int) -> None:
+        """The side panes for line ``index``: in this very frame when the
+        engine can answer at once (built-in rules over the state store: a
+        step costs what the event changed), else from a worker."""
+        if self.replay.history is None or self.replay.guarded or self._slow_views:
+            self.load_view(index)
+            return
+        self.workers.cancel_group(self, "view")  # a worker's older answer is stale
+        started = time.perf_counter()
+        view = self.view.line_view(index)
+        # a machine this slow is better served off the UI thread
+        self._slow_views = time.perf_counter() - started > INLINE_VIEW_SECONDS
+        self._line_view = view
+        self.render_panes()
 
     def on_view_ready(self, message: ViewReady) -> None:
         if self._widgets_gone():

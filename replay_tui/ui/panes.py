@@ -5,16 +5,25 @@ receipt inspector. Both render a :class:`~replay_tui.runview.LineView` into
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
 from textual.containers import VerticalScroll
+from textual.geometry import Region, Size
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 from textual.widgets import Static
 
-from replay_tui.diff import Change, path_str
+from replay_tui.diff import Change, Path, path_str
 from replay_tui.runview import LineView, ReceiptView
 from replay_tui.safe_text import MASK, clip, escape_controls, is_secret_key, mask_secrets
-from replay_tui.ui.jsonview import json_text, scalar_text
+from replay_tui.ui.jsontree import JsonTree
+from replay_tui.ui.jsonview import MAX_DEPTH, json_text, scalar_text
 
 ADDED = "bold #a6d189"
 REMOVED = "bold #e78284"
@@ -75,12 +84,46 @@ def event_json(view: LineView) -> Any:
     return view.event.fields if view.event is not None else None
 
 
-class StatePane(VerticalScroll, can_focus=False):
-    """The change made by the selected event, or the full state with it marked."""
+class StatePane(ScrollView, can_focus=True):
+    """The change made by the selected event, or the whole state with it marked.
 
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield Static(id="state-body")
+    On the Line API: the pane is a few lines of text (wrapped to its width)
+    around at most one :class:`JsonTree`, and :meth:`render_line` draws only
+    the rows on screen. A step costs what the event changed, however big the
+    state. Focused (Tab), arrows and PgUp/PgDn move a row cursor, Enter or
+    ``→`` opens a container and ``←`` closes it.
+    """
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "cursor_page(-1)", "Page up", show=False),
+        Binding("pagedown", "cursor_page(1)", "Page down", show=False),
+        Binding("home", "cursor_to(0)", "Top", show=False),
+        Binding("end", "cursor_to(-1)", "Bottom", show=False),
+        Binding("enter,right", "open_close(1)", "Open", show=False),
+        Binding("left", "open_close(0)", "Close", show=False),
+    ]
+    COMPONENT_CLASSES = {"state-pane--cursor"}
+
+    cursor: reactive[int] = reactive(0, repaint=False, init=False)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._head: list[Text] = []  # text above the tree (or all of it)
+        self._tail: list[Text] = []  # text below the tree
+        self._tree: JsonTree | None = None
+        self._head_rows: list[Strip] = []
+        self._tail_rows: list[Strip] = []
+        self._rows_width = -1
+        self._cache: LRUCache[int, Strip] = LRUCache(512)
+        #: Containers the person opened or closed, kept while stepping.
+        self.opened: set[Path] = set()
+        self.closed: set[Path] = set()
+        self._shown: tuple[Any, ...] | None = None  # what the text was made from
+        self._tree_key: Any = None
+
+    # -- what to show -----------------------------------------------------
     def show(
         self,
         view: LineView | None,
@@ -90,17 +133,41 @@ class StatePane(VerticalScroll, can_focus=False):
         expand: bool,
         pending_note: str = "",
     ) -> None:
-        found = self.query("#state-body")
-        if not found:  # not mounted yet, or already gone while the app exits
+        key = (id(view), full, reveal, expand, pending_note)
+        if key == self._shown:
             return
-        body = found.first(Static)
-        body.update(
-            self.render_view(
-                view, full=full, reveal=reveal, expand=expand, pending_note=pending_note
-            )
+        same_tree = (
+            self._tree is not None and self._shown is not None and (self._shown[1:4] == key[1:4])
         )
+        self._shown = key
+        head, tree_value, marks, tail = self.compose_view(
+            view, full=full, reveal=reveal, expand=expand, pending_note=pending_note
+        )
+        limit = CLIP_LONG if expand else CLIP_SHORT
+        self._head, self._tail = head, tail
+        self._tree = (
+            JsonTree(
+                tree_value,
+                marked=marks,
+                opened=self.opened,
+                closed=self.closed,
+                reveal=reveal,
+                limit=limit,
+            )
+            if tree_value is not None
+            else None
+        )
+        self._rows_width = -1
+        self._relayout()
+        # keep the place while stepping through the full state; show the change
+        first_mark = self._first_mark_row(marks)
+        if first_mark is not None and not self._row_visible(first_mark):
+            self.scroll_to(y=max(0, first_mark - 2), animate=False, immediate=True)
+        elif not same_tree:
+            self.scroll_to(y=0, animate=False, immediate=True)
+        self.cursor = min(self.cursor, max(0, self._total() - 1))
 
-    def render_view(
+    def compose_view(
         self,
         view: LineView | None,
         *,
@@ -108,10 +175,11 @@ class StatePane(VerticalScroll, can_focus=False):
         reveal: bool,
         expand: bool,
         pending_note: str = "",
-    ) -> Text:
+    ) -> tuple[list[Text], Any, list[Path], list[Text]]:
+        """(text above, state to draw as a tree or None, changed paths, text below)."""
         limit = CLIP_LONG if expand else CLIP_SHORT
         if view is None:
-            return Text(pending_note or "no events yet", style=DIM)
+            return [Text(pending_note or "no events yet", style=DIM)], None, [], []
         lines: list[Text] = []
         ev = view.event
         seq = ev.seq if ev is not None else None
@@ -134,19 +202,15 @@ class StatePane(VerticalScroll, can_focus=False):
             lines.append(Text(""))
             if full:
                 lines.append(Text("state after this event (● changed):", style=DIM))
-                lines.append(
-                    json_text(
-                        step.after,
-                        marked=[c.path for c in step.changes],
-                        reveal=reveal,
-                        limit=limit,
-                    )
-                )
-            elif step.changes:
+                return lines, step.after, [c.path for c in step.changes], []
+            if step.changes:
                 lines.extend(change_lines(step.changes, reveal=reveal, limit=limit))
             else:
                 lines.append(Text("no change to the state", style=DIM))
-        elif view.mode == "failed" and view.error is not None:
+            lines.append(Text(""))
+            lines.extend(self._event_block(view, reveal, limit).split("\n"))
+            return lines, None, [], []
+        if view.mode == "failed" and view.error is not None:
             err = view.error
             where = f"seq {err.seq}" if err.seq is not None else f"line {err.line}"
             lines.append(
@@ -162,49 +226,203 @@ class StatePane(VerticalScroll, can_focus=False):
                 lines.append(Text("traceback (a bug in the rules):", style=DIM))
                 lines.extend(Text(escape_controls(t)) for t in err.traceback.rstrip().splitlines())
             lines.append(Text(""))
-            lines.append(self._event_block(view, reveal, limit))
+            lines.extend(self._event_block(view, reveal, limit).split("\n"))
             lines.append(Text(""))
             n = (err.seq - 1) if err.seq is not None else None
             label = f"state before it (prefix 1..{n})" if n else "state before it"
             lines.append(Text(f"{label}: {escape_controls(view.summary or '')}", style=DIM))
-            lines.append(json_text(view.state_before, reveal=reveal, limit=limit))
-        else:
-            if view.mode == "broken":
-                lines.append(Text(escape_controls(view.raw or ""), style="#e78284"))
-                return Text("\n").join(lines)
-            if view.mode == "receipt" and view.receipt is not None:
-                lines.append(
-                    Text(
-                        f"receipt pending: waiting for {escape_controls(view.receipt.name)} "
-                        "(not an error while following; strict again when following stops)",
-                        style="#e5c890",
-                    )
+            return lines, view.state_before, [], []
+        if view.mode == "broken":
+            return [Text(escape_controls(view.raw or ""), style="#e78284")], None, [], []
+        if view.mode == "receipt" and view.receipt is not None:
+            lines.append(
+                Text(
+                    f"receipt pending: waiting for {escape_controls(view.receipt.name)} "
+                    "(not an error while following; strict again when following stops)",
+                    style="#e5c890",
                 )
-            elif view.mode == "unreplayed" and view.error is not None:
-                err = view.error
-                if err.seq is not None:
-                    where = f"seq {err.seq} (line {err.line})"
-                elif err.line is not None:
-                    where = f"line {err.line}"
-                else:
-                    where = f"the start ({err.code}: {err.message})"
-                lines.append(
-                    Text(
-                        escape_controls(
-                            f"not replayed: strict replay stopped at {where}; "
-                            "a replay past it would prove nothing"
-                        ),
-                        style="#e78284",
-                    )
-                )
+            )
+        elif view.mode == "unreplayed" and view.error is not None:
+            err = view.error
+            if err.seq is not None:
+                where = f"seq {err.seq} (line {err.line})"
+            elif err.line is not None:
+                where = f"line {err.line}"
             else:
-                lines.append(Text(pending_note or "validating: not reached yet", style=DIM))
-            lines.append(Text(""))
-            lines.append(self._event_block(view, reveal, limit))
-        if view.mode == "step" and not full:
-            lines.append(Text(""))
-            lines.append(self._event_block(view, reveal, limit))
-        return Text("\n").join(lines)
+                where = f"the start ({err.code}: {err.message})"
+            lines.append(
+                Text(
+                    escape_controls(
+                        f"not replayed: strict replay stopped at {where}; "
+                        "a replay past it would prove nothing"
+                    ),
+                    style="#e78284",
+                )
+            )
+        else:
+            lines.append(Text(pending_note or "validating: not reached yet", style=DIM))
+        lines.append(Text(""))
+        lines.extend(self._event_block(view, reveal, limit).split("\n"))
+        return lines, None, [], []
+
+    def render_text(self) -> str:
+        """Everything the pane holds as plain text (tests, copying)."""
+        rows = [t.plain for t in self._head]
+        if self._tree is not None:
+            rows.extend(self._tree.text(self._tree.line(y)).plain for y in range(len(self._tree)))
+        rows.extend(t.plain for t in self._tail)
+        return "\n".join(rows)
+
+    # -- layout -------------------------------------------------------------
+    def _relayout(self) -> None:
+        width = max(1, self.scrollable_content_region.width)
+        if width != self._rows_width:
+            self._head_rows = self._wrap(self._head, width)
+            self._tail_rows = self._wrap(self._tail, width)
+            self._rows_width = width
+        self._cache.clear()
+        self.virtual_size = Size(width, self._total())
+        self.refresh()
+
+    def _wrap(self, lines: list[Text], width: int) -> list[Strip]:
+        console = self.app.console
+        rows: list[Strip] = []
+        for line in lines:
+            for part in line.wrap(console, width, overflow="fold"):
+                rows.append(Strip(part.render(console)))
+        return rows
+
+    def _total(self) -> int:
+        tree = len(self._tree) if self._tree is not None else 0
+        return len(self._head_rows) + tree + len(self._tail_rows)
+
+    def _first_mark_row(self, marks: list[Path]) -> int | None:
+        if self._tree is None or not marks:
+            return None
+        found = self._tree.line_of(marks[0])
+        return None if found is None else len(self._head_rows) + found
+
+    def _row_visible(self, row: int) -> bool:
+        top = self.scroll_offset.y
+        return top <= row < top + self.scrollable_content_region.height
+
+    def on_resize(self) -> None:
+        self._relayout()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
+
+    # -- drawing ------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        row = y + self.scroll_offset.y
+        width = self.scrollable_content_region.width
+        mine = self.has_focus and row == self.cursor
+        strip = None if mine else self._cache.get(row)
+        if strip is None:
+            base = self.rich_style
+            strip = self._row(row, width).apply_style(base).crop_extend(0, width, base)
+            if mine:
+                style = self.get_component_rich_style("state-pane--cursor")
+                strip = strip.apply_style(style)
+            else:
+                self._cache[row] = strip
+        return strip
+
+    def _row(self, row: int, width: int) -> Strip:
+        head = len(self._head_rows)
+        if row < head:
+            return self._head_rows[row]
+        row -= head
+        if self._tree is not None:
+            if row < len(self._tree):
+                text = self._tree.text(self._tree.line(row))
+                text.truncate(width, overflow="ellipsis")  # one row a line: cut, marked
+                return Strip(text.render(self.app.console))
+            row -= len(self._tree)
+        if row < len(self._tail_rows):
+            return self._tail_rows[row]
+        return Strip.blank(0)
+
+    # -- keys -----------------------------------------------------------------
+    def watch_cursor(self, old: int, new: int) -> None:
+        self.refresh_lines(old - self.scroll_offset.y)
+        self.refresh_lines(new - self.scroll_offset.y)
+        self.scroll_to_region(Region(0, new, 1, 1), animate=False, immediate=True)
+
+    def on_focus(self) -> None:
+        top = self.scroll_offset.y
+        if not self._row_visible(self.cursor):
+            self.cursor = top
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    def action_cursor(self, delta: int) -> None:
+        self.cursor = max(0, min(self.cursor + delta, self._total() - 1))
+
+    def action_cursor_page(self, direction: int) -> None:
+        self.action_cursor(direction * max(1, self.scrollable_content_region.height - 1))
+
+    def action_cursor_to(self, row: int) -> None:
+        self.cursor = max(0, self._total() - 1) if row < 0 else row
+
+    def action_open_close(self, want_open: int) -> None:
+        """Open (1) or close (0) the container at the cursor; closing a
+        value inside a container closes that container."""
+        tree = self._tree
+        row = self.cursor - len(self._head_rows)
+        if tree is None or not 0 <= row < len(tree):
+            return
+        line = tree.line(row)
+        path = line.path
+        is_open = line.part in ("open", "close")
+        if want_open and not is_open:
+            if not _has_children(line.value) or len(path) >= MAX_DEPTH:
+                return
+            # its containers were open when the person opened it: keep them so
+            for i in range(1, len(path) + 1):
+                self.closed.discard(path[:i])
+                self.opened.add(path[:i])
+        elif not want_open:
+            if not is_open:
+                path = path[:-1]  # close the container this line is in
+                if not path:
+                    return
+            self.opened.discard(path)
+            self.closed.add(path)
+        else:
+            return
+        self._rebuild_tree()
+        found = self._tree.line_of(path) if self._tree is not None else None
+        if found is not None:
+            self.cursor = len(self._head_rows) + found
+
+    def _rebuild_tree(self) -> None:
+        old = self._tree
+        if old is None:
+            return
+        self._tree = JsonTree(
+            old.value,
+            marked=old.marks,
+            opened=self.opened,
+            closed=self.closed,
+            reveal=old.reveal,
+            limit=old.limit,
+        )
+        self._relayout()
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        self.cursor = offset.y + self.scroll_offset.y
+        if event.chain >= 2:
+            tree = self._tree
+            row = self.cursor - len(self._head_rows)
+            if tree is not None and 0 <= row < len(tree):
+                self.action_open_close(0 if tree.line(row).part == "open" else 1)
 
     def _event_block(self, view: LineView, reveal: bool, limit: int) -> Text:
         if view.event is not None:
@@ -216,6 +434,11 @@ class StatePane(VerticalScroll, can_focus=False):
         return Text.assemble(
             Text(f"line {view.index + 1} as read:\n", style=DIM), Text(clip(raw, limit))
         )
+
+
+def _has_children(value: Any) -> bool:
+    is_container = isinstance(value, Mapping | Sequence) and not isinstance(value, str)
+    return is_container and bool(value)
 
 
 class ReceiptPane(VerticalScroll, can_focus=False):
