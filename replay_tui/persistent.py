@@ -379,10 +379,12 @@ class DictDraft(MutableMapping[str, Any]):
 
     def __setitem__(self, key: str, value: Any) -> None:
         writes = self._writes
-        if key in self._base and writes.get(key, None) is _DELETED:
-            if self._moved is None:
-                self._moved = set()
-            self._moved.add(key)  # a plain dict would now put it last
+        if writes.get(key, None) is _DELETED:
+            del writes[key]  # a plain dict puts a key deleted and set again last
+            if key in self._base:
+                if self._moved is None:
+                    self._moved = set()
+                self._moved.add(key)
         writes[key] = value
         self._kids.pop(key, None)
 
@@ -426,17 +428,23 @@ class DictDraft(MutableMapping[str, Any]):
         if self._done is not None:
             return self._done  # type: ignore[no-any-return]
         base = self._base
-        found: dict[str, list[Change]] | None = {} if patches is not None else None
-        new_kids: dict[str, Any] = {}
+        found: dict[str, list[Change]] | None = None
+        new_kids: dict[str, Any] | None = None
+        under: list[Change] | None = None
         for k, kid in self._kids.items():
-            under: list[Change] | None = [] if found is not None else None
+            if patches is not None:
+                under = []
             value = kid.commit(under, (*path, k))
             if value is not kid.base:
+                if new_kids is None:
+                    new_kids = {}
                 new_kids[k] = value
-                if found is not None and under:
+                if under:
+                    if found is None:
+                        found = {}
                     found[k] = under
         writes = self._writes
-        if not writes and not new_kids:
+        if not writes and new_kids is None:
             self._done = base
             return base
         frozen_writes: dict[str, Any] = {}
@@ -448,25 +456,33 @@ class DictDraft(MutableMapping[str, Any]):
                 frozen_writes[k] = _DELETED
                 new: Any = MISSING
             else:
-                new = frozen_writes[k] = freeze(v)
-            if found is None or old is new:
+                new = frozen_writes[k] = v if type(v) in _SCALAR_TYPES else freeze(v)
+            if patches is None or old is new:
                 continue
             to = type(new)
             if to in _SCALAR_TYPES and (old is MISSING or type(old) in _SCALAR_TYPES):
                 if old is MISSING or to is not type(old) or old != new:  # diff, inlined
+                    if found is None:
+                        found = {}
                     found[k] = [Change((*path, k), old, new)]
                 continue
             changed = diff(_plain_for_diff(old), _plain_for_diff(new), (*path, k))
             if changed:
+                if found is None:
+                    found = {}
                 found[k] = changed
         if found:
             assert patches is not None
-            _in_diff_order(patches, found, base)
+            if len(found) == 1:
+                patches.extend(next(iter(found.values())))
+            else:
+                _in_diff_order(patches, found, base)
         moved = self._moved or set()
+        kids = new_kids or {}
         if isinstance(base, BigDict):
-            result: FrozenDict | BigDict = _commit_big(base, new_kids, frozen_writes, moved)
+            result: FrozenDict | BigDict = _commit_big(base, kids, frozen_writes, moved)
         else:
-            result = _commit_small(base, new_kids, frozen_writes, moved)
+            result = _commit_small(base, kids, frozen_writes, moved)
         self._done = result
         return result
 
