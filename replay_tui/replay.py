@@ -163,6 +163,7 @@ class Replay:
         self.ctx = Context(
             self.budget, self.receipts, following=following, fresh_receipts=self.guarded
         )
+        self.history: History | None = None  # set below, once the rules gave a state
         try:
             initial = self._initial_state()
         except BaseException:
@@ -175,7 +176,6 @@ class Replay:
         #: (what they write is recorded), which the built-in rules and user
         #: rules that say ``drafts = True`` accept. Other user rules, and
         #: ``check``, keep one mutable state and JSON checkpoints.
-        self.history: History | None = None
         if history and takes_drafts(rules):
             self.history = History(
                 freeze(initial), every_patches=self._every, every_events=2 * self._every
