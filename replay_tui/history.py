@@ -13,6 +13,7 @@ costs the one event's patches.
 from __future__ import annotations
 
 import bisect
+import gc
 import threading
 from typing import Any
 
@@ -66,6 +67,11 @@ class History:
                 self._keys.append(n)
                 self._states.append(state)
                 self._since = 0
+                # Kept states live as long as the app: tell the cyclic GC to stop
+                # rescanning them (frozen values hold no cycles; what dies among
+                # them is freed by reference counting as before). Without this,
+                # collections rescan millions of them: 40% of a 1M-event pass.
+                gc.freeze()
 
     def checkpoints(self) -> list[int]:
         with self._lock:
