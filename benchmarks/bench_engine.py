@@ -152,7 +152,8 @@ def main() -> None:
             f"{int(size):>9,} {f['check_s']:>8.2f} {f['jq_s'] / f['check_s']:>8.2f} "
             f"{f['naive_s'] / f['check_s']:>11.2f} {f['check_rss']:>9.0f} "
             f"{f['validated_s']:>12.2f} {f['first_s']:>7.2f} "
-            f"{f['step_p50']:>7.1f}/{f['step_p99']:<7.1f} {f['jump_p50']:>7.1f}/{f['jump_p99']:<7.1f} "
+            f"{f['step_p50']:>7.1f}/{f['step_p99']:<7.1f} "
+            f"{f['jump_p50']:>7.1f}/{f['jump_p99']:<7.1f} "
             f"{f['end_ms']:>6.1f} {f['key_p50']:>8.1f}/{f['key_p99']:<8.1f} {f['rss']:>7.0f}"
         )
     if args.terminal:
