@@ -2,9 +2,10 @@
 
 When the rules file changes, every prefix is re-evaluated; the first seq at
 which the new rules derive a different state or a different verdict is what a
-developer wants to see (like Redux DevTools re-running actions). Checkpoints
-of both replays are compared first, so only one checkpoint interval is
-replayed event by event.
+developer wants to see (like Redux DevTools re-running actions). With the
+state store (the app), the two patch logs are compared event by event; else
+checkpoints of both replays are compared first, so only one checkpoint
+interval is replayed event by event.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import orjson
 
 from replay_tui import canonical
+from replay_tui.diff import Change
+from replay_tui.history import History
 from replay_tui.replay import Replay
 
 
@@ -24,7 +27,10 @@ def first_difference(old: Replay, new: Replay) -> int | None:
     if _verdict(old) != _verdict(new):
         candidates.append(min(old.valid, new.valid) + 1)
     limit = min(old.valid, new.valid)
-    state_seq = _first_state_difference(old, new, limit)
+    if old.history is not None and new.history is not None:
+        state_seq = _first_patch_difference(old.history, new.history, limit)
+    else:
+        state_seq = _first_state_difference(old, new, limit)
     if state_seq is not None:
         candidates.append(state_seq)
     return min(candidates) if candidates else None
@@ -33,6 +39,23 @@ def first_difference(old: Replay, new: Replay) -> int | None:
 def _verdict(replay: Replay) -> tuple[str | None, int | None, int]:
     err = replay.error
     return (err.code if err else None, err.seq if err else None, replay.valid)
+
+
+def _first_patch_difference(old: History, new: History, limit: int) -> int | None:
+    """From the patch logs: both start from the same state, so the first
+    event whose patches differ is the first whose state differs (patches are
+    the diff of the states around an event, whatever order they come in)."""
+    if canonical.dumps(old.state_at(0)) != canonical.dumps(new.state_at(0)):
+        return 1
+    for n in range(1, limit + 1):
+        a, b = old.patches.raw(n), new.patches.raw(n)
+        if a != b and _patch_set(old.changes(n)) != _patch_set(new.changes(n)):
+            return n
+    return None
+
+
+def _patch_set(changes: list[Change]) -> list[bytes]:
+    return sorted(canonical.dumps(c.to_json()) for c in changes)
 
 
 def _first_state_difference(old: Replay, new: Replay, limit: int) -> int | None:

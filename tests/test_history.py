@@ -210,3 +210,52 @@ def test_history_seeks_any_prefix() -> None:
         history.record(n, freeze(states[n]), diff(states[n - 1], states[n]))
     for n in (119, 0, 57, 58, 3, 100, 99):
         assert thaw(history.state_at(n)) == states[n]
+
+
+RULES_SAME = """
+from replay_tui.reducers.agent_run import AgentRunRules
+
+
+class Rules(AgentRunRules):
+    drafts = True
+
+
+REDUCER = Rules()
+"""
+RULES_MORE_TOKENS = RULES_SAME.replace(
+    "    drafts = True\n",
+    "    drafts = True\n\n"
+    "    def apply(self, state, event, ctx):\n"
+    "        state = super().apply(state, event, ctx)\n"
+    "        if event.kind == 'model_finished':\n"
+    "            state['spent']['tokens'] += 1\n"
+    "        return state\n",
+)
+
+
+def test_reloaded_rules_first_differ_where_the_patch_logs_do(tmp_path: Path) -> None:
+    from replay_tui.rules_diff import first_difference
+
+    write_agent_run(tmp_path / "run", 300, seed=2)
+    (tmp_path / "same.py").write_text(RULES_SAME)
+    (tmp_path / "more.py").write_text(RULES_MORE_TOKENS)
+    same = load_reducer(f"{tmp_path / 'same.py'}:REDUCER")
+    more = load_reducer(f"{tmp_path / 'more.py'}:REDUCER")
+    lines = (tmp_path / "run" / "events.jsonl").read_bytes().splitlines()
+    first = next(orjson.loads(raw)["seq"] for raw in lines if b'"model_finished"' in raw)
+
+    def replays(history: bool) -> tuple[Replay, Replay, Replay]:
+        run = locate_run(tmp_path / "run")
+        return (
+            Replay(run, RULES, history=history).verify(),
+            Replay(run, same, history=history).verify(),
+            Replay(run, more, history=history).verify(),
+        )
+
+    built_in, a, b = replays(True)
+    assert a.history is not None and b.history is not None  # user rules that take drafts
+    assert first_difference(built_in, a) is None
+    assert first_difference(a, b) == first
+    # the same answer as the checkpoint-and-replay way
+    built_in, a, b = replays(False)
+    assert first_difference(built_in, a) is None and first_difference(a, b) == first
