@@ -23,7 +23,7 @@ from replay_tui.diff import MISSING, Change
 from replay_tui.persistent import json_default
 
 #: Bytes kept in memory before they are written to the temporary file.
-SPILL_BYTES = 8 << 20
+SPILL_BYTES = 1 << 20
 
 _CHANGED, _ADDED, _REMOVED = 0, 1, 2
 

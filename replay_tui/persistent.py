@@ -21,6 +21,7 @@ differs between them.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import (
     Iterable,
     Iterator,
@@ -283,12 +284,20 @@ def _frozen_list(items: list[Any]) -> FrozenList | BigList:
     return BigList.of(items) if len(items) > BIG else FrozenList(items)
 
 
+#: Short strings put in a state are interned: a long run repeats the same
+#: tool names and arguments in every call (tens of MB at a million events).
+_INTERN_CHARS = 40
+
+
 def _freeze_dict(value: Mapping[Any, Any]) -> FrozenDict | BigDict:
     out = {}
     for k, v in value.items():
         if type(k) is not str:
             raise TypeError("Dict key must be str")
-        out[k] = freeze(v)
+        if type(v) is str:
+            out[k] = sys.intern(v) if len(v) <= _INTERN_CHARS else v
+        else:
+            out[k] = freeze(v)
     return BigDict.of(out) if len(out) > BIG else FrozenDict(out)
 
 

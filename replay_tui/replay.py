@@ -178,10 +178,10 @@ class Replay:
         #: ``check``, keep one mutable state and JSON checkpoints.
         if history and takes_drafts(rules):
             # a checkpoint costs the nodes copied since the last one: every
-            # 2,048 patches keeps a 1M-event run's within budget, and a seek
+            # 3,072 patches keeps a 1M-event run's within budget, and a seek
             # applies at most that many patches (a few ms)
             self.history = History(
-                freeze(initial), every_patches=8 * self._every, every_events=16 * self._every
+                freeze(initial), every_patches=12 * self._every, every_events=24 * self._every
             )
         self._checkpoints: dict[int, bytes] = {0: canonical.dumps(initial)}
         self._checkpoint_keys: list[int] = [0]
