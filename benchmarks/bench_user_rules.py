@@ -96,7 +96,8 @@ def main() -> None:
         r = json.loads(out.stdout.strip().splitlines()[-1])
         print(
             f"{name:<28} {'yes' if r['history'] else 'no':>11} {r['validated_s']:>8.2f} "
-            f"{r['step_p50']:>7.1f}/{r['step_p99']:<8.1f} {r['jump_p50']:>7.1f}/{r['jump_p99']:<8.1f} "
+            f"{r['step_p50']:>7.1f}/{r['step_p99']:<8.1f} "
+            f"{r['jump_p50']:>7.1f}/{r['jump_p99']:<8.1f} "
             f"{r['rss']:>8.0f}"
         )
 
