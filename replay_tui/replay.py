@@ -438,12 +438,19 @@ class Replay:
             raise EventChanged(_event_change(before, after))
         return new
 
+    def as_rules_take(self, state: State) -> State:
+        """``state`` as these rules may be given it: frozen states are
+        read-only dicts, fine for rules that take drafts; other user rules
+        were promised plain dicts, so they get a copy (O(state))."""
+        if is_frozen(state) and not takes_drafts(self.rules):
+            return thaw(state)  # type: ignore[no-any-return]
+        return state
+
     def summarize(self, state: State) -> str:
         """``reducer.summary`` (watched for rules not built in)."""
         if not self.guarded:
             return self.reducer.summary(state)
-        if is_frozen(state):
-            state = thaw(state)  # user rules are promised plain dicts
+        state = self.as_rules_take(state)
         return self.watch.call(None, self.reducer.summary, state)
 
     def _side_context(self) -> Context:
@@ -692,8 +699,7 @@ class Replay:
     def _explain(self, before: State, event: Event, after: State) -> str | None:
         if not self.guarded:
             return explain(self.reducer, before, event, after)
-        if is_frozen(before):  # user rules are promised plain dicts
-            before, after = thaw(before), thaw(after)
+        before, after = self.as_rules_take(before), self.as_rules_take(after)
         return self.watch.call(event.seq, explain, self.reducer, before, event, after)
 
     def spot_check(self, samples: int = 4) -> None:

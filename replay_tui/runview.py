@@ -17,7 +17,6 @@ from typing import Any
 
 from replay_tui.envelope import Event, LineError
 from replay_tui.errors import ReplayError
-from replay_tui.persistent import thaw
 from replay_tui.receipts import Receipt, ReceiptProblem, ReceiptStore, call_id_problem
 from replay_tui.replay import LedgerChanged, Replay, Step
 from replay_tui.rows import Row, make_row
@@ -229,7 +228,7 @@ class RunView:
             self._last_state = (valid, self.replay.frozen_at(valid))
         try:
             if self.replay.guarded:  # user rules are promised plain dicts
-                state = thaw(self._last_state[1])
+                state = self.replay.as_rules_take(self._last_state[1])
                 found = self.replay.watch.call(event.seq, fn, state, event)
             else:
                 found = fn(self._last_state[1], event)
