@@ -10,7 +10,9 @@ SVG. Run it whenever the UI changes, then look at the pictures.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -76,6 +78,14 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
         "a Temporal history at event 22: an activity's input and result in the inspector",
     ),
     (
+        "big-state-tree.svg",
+        Path(tempfile.gettempdir()) / "replay-tui-shots" / "synth-2400",
+        (140, 40),
+        ["colon", *"1998", "enter", "d", "tab", "pageup", "up", "enter"],
+        "the full state of a run with 300 calls: closed calls, the changed one open, "
+        "one opened from the keyboard",
+    ),
+    (
         "hostile-text.svg",
         ROOT / "tests" / "corpus" / "cases" / "hostile-text-everywhere",
         (140, 40),
@@ -109,7 +119,17 @@ async def shoot(name: str, run: Path, size: tuple[int, int], keys: list[str]) ->
     return Path(path)
 
 
+def big_run(path: Path) -> None:
+    """A generated run (deterministic) with a state too big to show whole."""
+    from replay_tui.synth import write_agent_run
+
+    if not (path / "events.jsonl").exists():
+        shutil.rmtree(path, ignore_errors=True)
+        write_agent_run(path, 2400, seed=5)
+
+
 async def main() -> None:
+    big_run(Path(tempfile.gettempdir()) / "replay-tui-shots" / "synth-2400")
     for name, run, size, keys, _ in SHOTS:
         print(await shoot(name, run, size, keys))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from rich.segment import Segment
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
@@ -322,9 +323,9 @@ class StatePane(ScrollView, can_focus=True):
         if strip is None:
             base = self.rich_style
             strip = self._row(row, width).apply_style(base).crop_extend(0, width, base)
-            if mine:
+            if mine:  # over the row's own colours, not under them
                 style = self.get_component_rich_style("state-pane--cursor")
-                strip = strip.apply_style(style)
+                strip = Strip(Segment.apply_style(iter(strip), post_style=style), width)
             else:
                 self._cache[row] = strip
         return strip
