@@ -11,15 +11,19 @@ time (a call each), keeping the version after every ``--every`` inserts, in:
 - ``rpds.HashTrieMap`` (Rust HAMT, no batch API), if ``rpds-py`` is installed;
 - a plain dict kept as JSON bytes (the old checkpoints), for reference.
 
-It prints the time per insert, the time to read one key, and the memory the
-kept versions hold (tracemalloc), each against the plain dict in the same run.
+It prints the time per insert and how much the process grew (peak RSS, each
+structure in a fresh process, so memory a C or Rust library allocates counts),
+each against the plain dict in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import resource
+import subprocess
+import sys
 import time
-import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
@@ -76,40 +80,56 @@ def rpds_map(n: int, every: int) -> list[Any]:
     return kept
 
 
-def measure(build: Callable[[int, int], list[Any]], n: int, every: int) -> tuple[float, float]:
-    """(µs per insert, MiB the kept versions hold)."""
-    tracemalloc.start()
+def measure(name: str, n: int, every: int) -> tuple[float, float]:
+    """(µs per insert, MiB the process grew by) for one structure, in a fresh
+    process: resident memory, so C and Rust allocations count too."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--one", name, "--keys", str(n), "--every", str(every)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    us, mib = out.stdout.split()
+    return float(us), float(mib)
+
+
+def one(name: str, n: int, every: int) -> None:
+    build = dict(BUILDERS)[name]
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t = time.perf_counter()
     kept = build(n, every)
     seconds = time.perf_counter() - t
-    held = tracemalloc.get_traced_memory()[0]
-    tracemalloc.stop()
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    print(seconds / n * 1e6, grown / 1024)
     del kept
-    return seconds / n * 1e6, held / 2**20
+
+
+BUILDERS: list[tuple[str, Callable[[int, int], list[Any]]]] = [
+    ("plain dict, copied", plain_copies),
+    ("plain dict as JSON", json_copies),
+    ("immutables.Map", hamt),
+    ("rpds.HashTrieMap", rpds_map),
+]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--keys", type=int, default=125_000)
     ap.add_argument("--every", type=int, default=256)
+    ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     n, every = args.keys, args.every
-    rows: list[tuple[str, Callable[[int, int], list[Any]]]] = [
-        ("plain dict, copied", plain_copies),
-        ("plain dict as JSON", json_copies),
-        ("immutables.Map", hamt),
-    ]
-    try:
-        import rpds  # noqa: F401
-
-        rows.append(("rpds.HashTrieMap", rpds_map))
-    except ImportError:
-        pass
+    if args.one:
+        one(args.one, n, every)
+        return
     print(f"{n:,} inserts, a version kept every {every} ({n // every:,} versions)")
     print(f"{'structure':<22} {'µs/insert':>10} {'kept MiB':>10} {'vs plain (time, memory)':>26}")
     base: tuple[float, float] | None = None
-    for name, build in rows:
-        us, mib = measure(build, n, every)
+    for name, _ in BUILDERS:
+        if name.startswith("rpds") and importlib.util.find_spec("rpds") is None:
+            print(f"{name:<22} (rpds-py is not installed)")
+            continue
+        us, mib = measure(name, n, every)
         if base is None:
             base = (us, mib)
         print(f"{name:<22} {us:>10.2f} {mib:>10.1f} {us / base[0]:>12.2f}x {mib / base[1]:>11.3f}x")
