@@ -167,7 +167,10 @@ class RunView:
                 why = f"{exc}: the run changed on disk since it was checked; reopen it"
             else:
                 why = f"re-applying the rules failed: {type(exc).__name__}: {exc}"
-            parsed = self.replay.ledger.event(index)
+            try:
+                parsed: Event | LineError | None = self.replay.ledger.event(index)
+            except (IndexError, OSError, ValueError):
+                parsed = None  # the line itself is gone (the ledger was replaced)
             return LineView(index, "broken", parsed if isinstance(parsed, Event) else None, raw=why)
 
     def _line_view(self, index: int) -> LineView:

@@ -111,3 +111,20 @@ def test_tree_lines_match_the_whole_text_for_a_small_state() -> None:
     mine = "\n".join(tree.text(tree.line(y)).plain for y in range(len(tree)))
     assert mine == json_text(value).plain
     assert "\x1b" not in mine and "sk-1" not in mine
+
+
+def test_the_view_of_a_line_not_indexed_yet_never_raises(tmp_path: Path) -> None:
+    """A reloaded ledger is empty until read: a cursor left at line 0 must
+    not crash the app (the view is made on the UI thread now)."""
+    from replay_tui.reducers import load_reducer
+    from replay_tui.replay import Replay
+    from replay_tui.run import locate_run
+    from replay_tui.runview import RunView
+
+    write_agent_run(tmp_path / "run", 20, seed=1)
+    replay = Replay(locate_run(tmp_path / "run"), load_reducer(None), history=True)
+    view = RunView(replay).line_view(0)  # nothing read yet
+    assert view.mode == "broken" and view.event is None
+    replay.verify()
+    assert RunView(replay).line_view(0).mode == "step"
+    replay.close()

@@ -525,6 +525,8 @@ class ReplayApp(App[int]):
         """The side panes for line ``index``: in this very frame when the
         engine can answer at once (built-in rules over the state store: a
         step costs what the event changed), else from a worker."""
+        if index >= self.view.row_count():
+            return  # a reloaded ledger not indexed yet: shown when its rows come
         if self.replay.history is None or self.replay.guarded or self._slow_views:
             self.load_view(index)
             return
