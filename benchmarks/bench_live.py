@@ -159,7 +159,7 @@ async def sustained(live: Path, lines: list[bytes], rate: int, seconds: float) -
 
 def engine_rate(src: Path) -> float:
     """Baseline: events/s of the engine alone over the same ledger."""
-    replay = Replay(RunPaths(src, src / "events.jsonl"), load_reducer(None))
+    replay = Replay(RunPaths(src, src / "events.jsonl"), load_reducer(None), history=True)
     t0 = time.perf_counter()
     replay.verify()
     return replay.valid / (time.perf_counter() - t0)
