@@ -15,31 +15,29 @@ still available (``valid`` events), which is all that partial mode reports.
 
 from __future__ import annotations
 
-import bisect
 import random
-import sys
 import threading
-import traceback
 import zlib
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import orjson
 
 from replay_tui import canonical, temporal
 from replay_tui.budget import Budget, load_budget
+from replay_tui.checkpoints import JsonCheckpoints
 from replay_tui.diff import Change, diff
 from replay_tui.envelope import Event, LineError, SequenceChecker, parse_line
 from replay_tui.errors import ERROR_CODES, CannotRun, ReplayError, RuleViolation, Warning_
 from replay_tui.history import History
 from replay_tui.ledger import ConvertedLedger, Ledger, LedgerRewritten
-from replay_tui.persistent import DictDraft, freeze, is_frozen, thaw
+from replay_tui.persistent import DictDraft, freeze, thaw
 from replay_tui.receipts import ReceiptStore
 from replay_tui.reducers import LoadedReducer
-from replay_tui.reducers.base import Context, ReceiptPending, State, explain
+from replay_tui.reducers.base import Context, ReceiptPending, State
+from replay_tui.rules_call import RulesCaller, rules_traceback
 from replay_tui.rules_guard import EventChanged, RulesStuck, RulesWatch
 from replay_tui.run import EVENTS, JSONL, RunPaths
 
@@ -136,8 +134,7 @@ class Replay:
         self.valid = 0
         self.run_id: str | None = None
         self.finished = False
-        self._every = max(1, checkpoint_every)
-        self._budget_bytes = checkpoint_budget
+        every = max(1, checkpoint_every)
         self._checker = SequenceChecker(frozenset(self.reducer.kinds))
         #: Kinds whose ts is recorded late by design (see TemporalRules).
         self._late_ts_kinds: frozenset[str] = frozenset(getattr(self.reducer, "late_ts_kinds", ()))
@@ -157,15 +154,15 @@ class Replay:
                 self.budget = load_budget(paths.dir)
         except RuleViolation as exc:
             self.error = ReplayError(exc.code, exc.message, artifact=exc.artifact)
+        self.rules_call = RulesCaller(rules, watch if watch is not None else RulesWatch())
         #: Rules not built in are watched: they must return, and leave events be.
-        self.guarded = not rules.trusted
-        self.watch = watch if watch is not None else RulesWatch()
+        self.guarded = self.rules_call.guarded
         self.ctx = Context(
             self.budget, self.receipts, following=following, fresh_receipts=self.guarded
         )
         self.history: History | None = None  # set below, once the rules gave a state
         try:
-            initial = self._initial_state()
+            initial = self.rules_call.initial_state()
         except BaseException:
             self.close()  # the ledger may hold a file (a converted history's)
             raise
@@ -176,17 +173,16 @@ class Replay:
         #: (what they write is recorded), which the built-in rules and user
         #: rules that say ``drafts = True`` accept. Other user rules, and
         #: ``check``, keep one mutable state and JSON checkpoints.
-        if history and takes_drafts(rules):
+        if history and self.rules_call.drafts:
             # a checkpoint costs the nodes copied since the last one: every
             # 3,072 patches keeps a 1M-event run's within budget, and a seek
             # applies at most that many patches (a few ms)
             self.history = History(
-                freeze(initial), every_patches=12 * self._every, every_events=24 * self._every
+                freeze(initial), every_patches=12 * every, every_events=24 * every
             )
-        self._checkpoints: dict[int, bytes] = {0: canonical.dumps(initial)}
-        self._checkpoint_keys: list[int] = [0]
-        self._checkpoint_size = len(self._checkpoints[0])
-        self._next_checkpoint = self._every
+        self.checkpoints = JsonCheckpoints(
+            initial, every=checkpoint_every, budget_bytes=checkpoint_budget
+        )
         self._final: tuple[int, str, str] | None = None  # (valid, summary, digest)
 
     # -- reading forward --------------------------------------------------
@@ -400,58 +396,29 @@ class Replay:
         """The state after ``n`` events: nearest checkpoint, then the events after it."""
         if self.history is not None:
             return thaw(self.history.state_at(n))  # type: ignore[no-any-return]
-        with self._lock:
-            at = self._checkpoint_keys[bisect.bisect_right(self._checkpoint_keys, n) - 1]
-            data = self._checkpoints[at]
+        at, data = self.checkpoints.nearest(n)
         state: State = orjson.loads(data)
         for index in range(at, n):
             state = self.apply_rules(state, self._event_for_apply(index), ctx)
         return state
 
-    def _initial_state(self) -> State:
-        """The rules' state after zero events; CannotRun if they cannot give one."""
-        try:
-            if self.guarded:
-                initial = self.watch.call(None, self.reducer.initial_state)
-            else:
-                initial = self.reducer.initial_state()
-            canonical.dumps(initial)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:
-            raise CannotRun(
-                f"the rules' initial_state() failed: {type(exc).__name__}: {exc}"
-            ) from None
-        if not isinstance(initial, dict):
-            raise CannotRun(f"the rules' initial_state() gave {type(initial).__name__}, not a dict")
-        return initial
+    @property
+    def watch(self) -> RulesWatch:
+        """The watch over user rules (the app's clock shares one across reloads)."""
+        return self.rules_call.watch
+
+    @watch.setter
+    def watch(self, watch: RulesWatch) -> None:
+        self.rules_call.watch = watch
 
     def apply_rules(self, state: State, event: Event, ctx: Context) -> State:
-        """``reducer.apply``; for rules not built in, watched and checked
-        for leaving the event as it was given."""
-        if not self.guarded:
-            return self.reducer.apply(state, event, ctx)
-        before = _event_bytes(event)
-        new = self.watch.call(event.seq, self.reducer.apply, state, event, ctx)
-        after = _event_bytes(event)
-        if after != before:
-            raise EventChanged(_event_change(before, after))
-        return new
+        return self.rules_call.apply(state, event, ctx)
 
     def as_rules_take(self, state: State) -> State:
-        """``state`` as these rules may be given it: frozen states are
-        read-only dicts, fine for rules that take drafts; other user rules
-        were promised plain dicts, so they get a copy (O(state))."""
-        if is_frozen(state) and not takes_drafts(self.rules):
-            return thaw(state)  # type: ignore[no-any-return]
-        return state
+        return self.rules_call.as_rules_take(state)
 
     def summarize(self, state: State) -> str:
-        """``reducer.summary`` (watched for rules not built in)."""
-        if not self.guarded:
-            return self.reducer.summary(state)
-        state = self.as_rules_take(state)
-        return self.watch.call(None, self.reducer.summary, state)
+        return self.rules_call.summary(state)
 
     def _side_context(self) -> Context:
         """A Context for replays beside the live one (seeks from the UI thread),
@@ -550,10 +517,10 @@ class Replay:
         with self._lock:
             self._state = new
             self.valid = item.seq
-            if self.valid >= self._next_checkpoint:
+            if self.checkpoints.due(self.valid):
                 try:
-                    self._checkpoint(self.valid, new)
-                except _StateNotJSON as exc:
+                    self.checkpoints.keep(self.valid, new)
+                except TypeError as exc:
                     self._fail_not_json(str(exc))
 
     def _next_in_history(self, item: Event) -> None:
@@ -581,31 +548,10 @@ class Replay:
             self.valid = item.seq
 
     # -- checkpoints ------------------------------------------------------
-    def _checkpoint(self, n: int, state: State) -> None:
-        try:
-            data = canonical.dumps_fast(state)
-        except TypeError as exc:
-            raise _StateNotJSON(str(exc)) from None
-        self._checkpoints[n] = data
-        self._checkpoint_keys.append(n)
-        self._checkpoint_size += len(data)
-        # Space checkpoints by the state's size too, so writing them costs a
-        # bounded share of the work per event (about 2 KiB of state per event).
-        self._next_checkpoint = n + max(self._every, len(data) // 2048)
-        if self._checkpoint_size > self._budget_bytes and len(self._checkpoints) > 2:
-            self._every *= 2
-            keep = self._checkpoint_keys[::2]  # every other one; 0 stays first
-            if keep[-1] != n:
-                keep.append(n)
-            for k in self._checkpoint_keys:
-                if k not in keep:
-                    self._checkpoint_size -= len(self._checkpoints.pop(k))
-            self._checkpoint_keys = keep
-
     def _fail_not_json(self, why: str) -> None:
         """Find the first event after which the state stopped being JSON."""
-        start = self._checkpoint_keys[-1]
-        state = orjson.loads(self._checkpoints[start])
+        start, data = self.checkpoints.last()
+        state = orjson.loads(data)
         for index in range(start, self.valid):
             event = self._event_for_apply(index)
             state = self.apply_rules(state, event, self.ctx)
@@ -681,7 +627,8 @@ class Replay:
             after = self.history.state_at(seq)
             event = self._event_for_apply(seq - 1)
             changes = self.history.changes(seq)
-            return Step(seq, event, before, after, changes, self._explain(before, event, after))
+            explained = self.rules_call.explain(before, event, after)
+            return Step(seq, event, before, after, changes, explained)
         before = self.state_at(seq - 1)
         before_bytes = canonical.dumps_fast(before)
         event = self._event_for_apply(seq - 1)
@@ -693,14 +640,8 @@ class Replay:
             before,
             after,
             diff(before, after),
-            self._explain(before, event, after),
+            self.rules_call.explain(before, event, after),
         )
-
-    def _explain(self, before: State, event: Event, after: State) -> str | None:
-        if not self.guarded:
-            return explain(self.reducer, before, event, after)
-        before, after = self.as_rules_take(before), self.as_rules_take(after)
-        return self.watch.call(event.seq, explain, self.reducer, before, event, after)
 
     def spot_check(self, samples: int = 4) -> None:
         """Re-read a few validated lines at random; raise :class:`LedgerRewritten`
@@ -715,15 +656,13 @@ class Replay:
     def checkpoint_keys(self) -> list[int]:
         if self.history is not None:
             return self.history.checkpoints()
-        with self._lock:
-            return list(self._checkpoint_keys)
+        return self.checkpoints.keys()
 
     def checkpoint_bytes(self, n: int) -> bytes:
         """Canonical JSON of the state after ``n`` events (a checkpoint or rebuilt)."""
         if self.history is not None:
             return canonical.dumps(self.history.state_at(n))
-        with self._lock:
-            data = self._checkpoints.get(n)
+        data = self.checkpoints.get(n)
         state = orjson.loads(data) if data is not None else self.state_at(n)
         return canonical.dumps(state)
 
@@ -750,55 +689,6 @@ class Replay:
         self.ledger.close()
         if self.history is not None:
             self.history.close()
-
-
-_ENGINE_DIR = str(Path(__file__).resolve().parent)
-_RULES_DIR = str(Path(__file__).resolve().parent / "reducers")
-
-
-def rules_traceback() -> str:
-    """The exception being handled, as the rules' author needs it: the
-    frames of the rules, without this engine's own around them."""
-    exc = sys.exc_info()[1]
-    if exc is None:
-        return ""
-    tb = traceback.TracebackException.from_exception(exc, capture_locals=False)
-    frames = [
-        f
-        for f in tb.stack
-        if not f.filename.startswith(_ENGINE_DIR) or f.filename.startswith(_RULES_DIR)
-    ]
-    if frames:
-        tb.stack = traceback.StackSummary.from_list(frames)
-    return "".join(tb.format())
-
-
-def _event_bytes(event: Event) -> bytes:
-    """What the rules were given, as bytes to compare after the call."""
-    try:
-        return orjson.dumps([event.fields, event.payload, event.seq, event.kind, event.run_id])
-    except TypeError as exc:  # the rules put something that is not JSON in it
-        return f"not JSON: {exc}".encode()
-
-
-def _event_change(before: bytes, after: bytes) -> str:
-    head = "the rules changed the event they were given (rules must leave events as they are)"
-    try:
-        old, new = orjson.loads(before), orjson.loads(after)
-    except orjson.JSONDecodeError:
-        return f"{head}: it now holds a value that is not JSON"
-    changes = diff(old[0], new[0]) or diff(old[1:], new[1:])
-    if not changes:
-        return head
-    where = ".".join(str(p) for p in changes[0].path) or "the event itself"
-    return f"{head}: {where} changed"
-
-
-def takes_drafts(rules: LoadedReducer) -> bool:
-    """Built-in rules, and user rules that say ``drafts = True``: their
-    ``apply`` changes the state only through dict and list operations, so
-    it may be given a draft (a dict-like view that records what it writes)."""
-    return rules.trusted or getattr(rules.reducer, "drafts", False) is True
 
 
 def verify(paths: RunPaths, rules: LoadedReducer, **kwargs: Any) -> Replay:

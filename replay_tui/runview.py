@@ -230,11 +230,9 @@ class RunView:
         if self._last_state is None or self._last_state[0] != valid:
             self._last_state = (valid, self.replay.frozen_at(valid))
         try:
-            if self.replay.guarded:  # user rules are promised plain dicts
-                state = self.replay.as_rules_take(self._last_state[1])
-                found = self.replay.watch.call(event.seq, fn, state, event)
-            else:
-                found = fn(self._last_state[1], event)
+            found = self.replay.rules_call.call_with_state(
+                event.seq, fn, self._last_state[1], event
+            )
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # optional: a bug in it must not hide the rest

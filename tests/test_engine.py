@@ -348,7 +348,7 @@ def test_checkpoints_thin_out_and_still_seek_right(tmp_path: Path) -> None:
     full = Replay(paths, load_reducer(None), checkpoint_every=1_000_000).verify()
     thin = Replay(paths, load_reducer(None), checkpoint_every=4, checkpoint_budget=20_000).verify()
     assert thin.error is None and full.error is None
-    assert thin._every > 4  # thinned because the budget was small
+    assert thin.checkpoints._every > 4  # thinned because the budget was small
     for n in range(0, 401, 7):
         assert thin.state_at(n) == full.state_at(n)
     assert orjson.dumps(thin.final_state()) == orjson.dumps(full.final_state())
