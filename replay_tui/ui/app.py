@@ -41,6 +41,7 @@ from replay_tui.runview import LineView, RunView
 from replay_tui.safe_text import escape_controls
 from replay_tui.ui.panes import ReceiptPane, StatePane
 from replay_tui.ui.screens import FilterScreen, GotoScreen, HelpScreen
+from replay_tui.ui.tail import TailRider
 from replay_tui.ui.timeline import Timeline
 
 
@@ -190,11 +191,8 @@ class ReplayApp(App[int]):
         self.reducer_spec = reducer_spec
         self.watch_rules = watch_rules
         self.following = replay.following
-        #: The cursor rides the tail while following, until the user moves it.
-        self.riding = True
-        self._ride_targets: set[int] = set()  # rows the app moved to while riding
-        self._ride_pos: int | None = None  # where the app last put the cursor riding
-        self._rows_when_left = 0
+        #: While following, the cursor rides the tail until the person moves it.
+        self.tail = TailRider()
         self._dirty = False
         self._advance_running = False
         self._stop_following = False
@@ -219,6 +217,11 @@ class ReplayApp(App[int]):
                 yield StatePane(id="state")
                 yield ReceiptPane(id="receipt")
         yield Footer()
+
+    @property
+    def riding(self) -> bool:
+        """The cursor rides the tail of the growing ledger."""
+        return self.tail.riding
 
     @property
     def timeline(self) -> Timeline:
@@ -393,22 +396,13 @@ class ReplayApp(App[int]):
     def _rows_grew(self) -> None:
         self.timeline.rows_changed()
         cursor = self.timeline.cursor
-        if (
-            self.following
-            and self.riding
-            and self._ride_pos is not None
-            and cursor != self._ride_pos
-        ):
-            # the user moved off the row the app last put the cursor on; their
-            # CursorMoved is still on its way: they left the tail, stay put
-            self.riding = False
-            self._rows_when_left = self.view.row_count()
-        if self.following and self.riding and self.timeline.row_count:
+        ride = self.tail.rows_grew(
+            cursor=cursor, following=self.following, rows=self.view.row_count()
+        )
+        if ride and self.timeline.row_count:
             last = self.timeline.row_count - 1
-            if last != cursor:  # else no move, no message to recognise
-                self._ride_targets.add(self.timeline.index_at(last))
+            self.tail.will_move(last, self.timeline.index_at(last), cursor)
             self.timeline.move_to(last)
-            self._ride_pos = last
         elif self._line_view is None and self.view.row_count():
             self.timeline.move_to(self.timeline.cursor, force=True)
         elif self._line_view is not None and self._line_view.mode in ("pending", "receipt"):
@@ -429,7 +423,7 @@ class ReplayApp(App[int]):
         err_index = self.view.error_index()
         if err_index is not None and not self._jumped_to_error:
             self._jumped_to_error = True
-            self.riding = False
+            self.tail.riding = False
             self.timeline.move_to_index(err_index)
         self.refresh_status()
 
@@ -507,17 +501,13 @@ class ReplayApp(App[int]):
     def _cursor_moved(self, message: Timeline.CursorMoved) -> None:
         if self._widgets_gone():
             return
-        at_tail = self.timeline.cursor >= self.timeline.row_count - 1
-        # a move this app made to ride the tail, seen after more rows came:
-        # not the user leaving the tail
-        ridden = message.index in self._ride_targets
-        self._ride_targets.discard(message.index)
-        if self.following and self.riding and not at_tail and not ridden:
-            self.riding = False
-            self._rows_when_left = self.view.row_count()
-        elif at_tail:
-            self.riding = True
-            self._ride_pos = self.timeline.cursor
+        self.tail.moved(
+            message.index,
+            at_tail=self.timeline.cursor >= self.timeline.row_count - 1,
+            following=self.following,
+            rows=self.view.row_count(),
+            cursor=self.timeline.cursor,
+        )
         self.show_view(message.index)
         self.refresh_status()
 
@@ -623,8 +613,8 @@ class ReplayApp(App[int]):
                 elif view.mode == "failed":
                     text.append("  state before it ")
                     text.append(escape_controls(view.summary), style="bold #e5c890")
-        if self.following and not self.riding:
-            new_rows = self.view.row_count() - self._rows_when_left
+        if self.following:
+            new_rows = self.tail.unseen(self.view.row_count())
             if new_rows > 0:
                 text.append(
                     f"  +{new_rows} new events (End returns to the tail)", style="bold #81c8be"
@@ -676,9 +666,9 @@ class ReplayApp(App[int]):
         self.timeline.move_to(0)
 
     def action_last(self) -> None:
-        self.riding = True
+        self.tail.riding = True
         self.timeline.move_to(self.timeline.row_count - 1)
-        self._ride_pos = self.timeline.cursor
+        self.tail.ride(self.timeline.cursor)
         self.refresh_status()
 
     def action_follow(self) -> None:
@@ -686,7 +676,7 @@ class ReplayApp(App[int]):
         if not self.following:
             self.following = self.live = True
             self._stop_following = False
-            self.riding = True
+            self.tail = TailRider()
             self.set_replay(
                 Replay(self.replay.paths, self.replay.rules, following=True, history=True)
             )
