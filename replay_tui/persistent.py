@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import (
+    Collection,
     Iterable,
     Iterator,
     Mapping,
@@ -486,8 +487,8 @@ class DictDraft(MutableMapping[str, Any]):
                 patches.extend(next(iter(found.values())))
             else:
                 _in_diff_order(patches, found, base)
-        moved = self._moved or set()
-        kids = new_kids or {}
+        moved = self._moved or _NONE
+        kids = new_kids or _NOTHING
         if isinstance(base, BigDict):
             result: FrozenDict | BigDict = _commit_big(base, kids, frozen_writes, moved)
         else:
@@ -510,8 +511,12 @@ def _in_diff_order(
         patches.extend(changed)
 
 
+_NONE: frozenset[str] = frozenset()
+_NOTHING: dict[str, Any] = {}
+
+
 def _commit_small(
-    base: FrozenDict, kids: dict[str, Any], writes: dict[str, Any], moved: set[str]
+    base: FrozenDict, kids: dict[str, Any], writes: dict[str, Any], moved: Collection[str]
 ) -> FrozenDict | BigDict:
     out = FrozenDict(base)  # filled below through dict's own methods: it is new
     dict.update(out, kids)
@@ -526,9 +531,12 @@ def _commit_small(
 
 
 def _commit_big(
-    base: BigDict, kids: dict[str, Any], writes: dict[str, Any], moved: set[str]
+    base: BigDict, kids: dict[str, Any], writes: dict[str, Any], moved: Collection[str]
 ) -> BigDict:
     order = base._order
+    if not writes and len(kids) == 1:  # the common case: one child changed
+        ((k, v),) = kids.items()
+        return BigDict(base._map.set(k, v), order)
     removed = False
     with base._map.mutate() as m:
         for k, v in kids.items():
