@@ -70,7 +70,7 @@ class FrozenList(list):  # type: ignore[type-arg]
         return id(self)
 
 
-class KeyOrder:
+class PVector:
     """A persistent vector (a 32-way trie of tuples): append, set and index
     in O(log32 n), each version sharing all but one path with the last. It
     holds a big dict's keys in order and a big list's items."""
@@ -83,7 +83,7 @@ class KeyOrder:
         self._size = size
 
     @classmethod
-    def of(cls, keys: Iterable[Any]) -> KeyOrder:
+    def of(cls, keys: Iterable[Any]) -> PVector:
         order = cls()
         for k in keys:
             order = order.append(k)
@@ -92,17 +92,17 @@ class KeyOrder:
     def __len__(self) -> int:
         return self._size
 
-    def append(self, key: Any) -> KeyOrder:
+    def append(self, key: Any) -> PVector:
         size, shift = self._size, self._shift
         if size == _WIDTH << shift:  # full: grow a level
-            return KeyOrder((self._root, _path(shift, key)), shift + _BITS, size + 1)
-        return KeyOrder(_push(self._root, shift, size, key), shift, size + 1)
+            return PVector((self._root, _path(shift, key)), shift + _BITS, size + 1)
+        return PVector(_push(self._root, shift, size, key), shift, size + 1)
 
-    def set(self, index: int, key: Any) -> KeyOrder:
+    def set(self, index: int, key: Any) -> PVector:
         """A copy with item ``index`` replaced (one path copied)."""
         if not 0 <= index < self._size:
             raise IndexError(index)
-        return KeyOrder(_assoc(self._root, self._shift, index, key), self._shift, self._size)
+        return PVector(_assoc(self._root, self._shift, index, key), self._shift, self._size)
 
     def __getitem__(self, index: int) -> Any:
         if index < 0:
@@ -153,13 +153,13 @@ class BigDict(Mapping[str, Any]):
 
     __slots__ = ("_map", "_order")
 
-    def __init__(self, mapping: immutables.Map[str, Any], order: KeyOrder) -> None:
+    def __init__(self, mapping: immutables.Map[str, Any], order: PVector) -> None:
         self._map = mapping
         self._order = order
 
     @classmethod
     def of(cls, items: Mapping[str, Any]) -> BigDict:
-        return cls(immutables.Map(items), KeyOrder.of(items))
+        return cls(immutables.Map(items), PVector.of(items))
 
     def __getitem__(self, key: str) -> Any:
         return self._map[key]
@@ -209,12 +209,12 @@ class BigList(Sequence[Any]):
 
     __slots__ = ("_vec",)
 
-    def __init__(self, vec: KeyOrder) -> None:
+    def __init__(self, vec: PVector) -> None:
         self._vec = vec
 
     @classmethod
     def of(cls, items: Iterable[Any]) -> BigList:
-        return cls(KeyOrder.of(items))
+        return cls(PVector.of(items))
 
     def __len__(self) -> int:
         return len(self._vec)
@@ -559,7 +559,7 @@ def _commit_big(
     return BigDict(mapping, order)
 
 
-def _rebuilt(order: KeyOrder, mapping: immutables.Map[str, Any]) -> KeyOrder:
+def _rebuilt(order: PVector, mapping: immutables.Map[str, Any]) -> PVector:
     """Insertion order after deletions: each live key once, at its last place
     (O(n), and deleting from a big dict is rare)."""
     last: dict[str, None] = {}
@@ -567,7 +567,7 @@ def _rebuilt(order: KeyOrder, mapping: immutables.Map[str, Any]) -> KeyOrder:
         if k in mapping:
             last.pop(k, None)
             last[k] = None
-    return KeyOrder.of(last)
+    return PVector.of(last)
 
 
 class ListDraft(MutableSequence[Any]):
@@ -712,11 +712,6 @@ def _draft_of(value: Any) -> DictDraft | ListDraft | None:
     if t is FrozenList or t is BigList:
         return ListDraft(value)
     return None
-
-
-def draft(state: Any) -> DictDraft:
-    """A draft over a frozen state root."""
-    return DictDraft(state)
 
 
 # -- applying recorded patches ----------------------------------------------
