@@ -173,8 +173,10 @@ class Ledger:
         return parsed
 
     def artifact(self, line: int) -> str:
-        """Where line ``line`` (1-based) is, as error reports name it."""
-        return f"events.jsonl:{line}"
+        """Where line ``line`` (1-based) is, as error reports name it: the
+        ledger's own file name (a customer's ``prod-7731.jsonl`` is not
+        ``events.jsonl``)."""
+        return f"{self.path.name}:{line}"
 
     def fresh_event(self, index: int) -> Event | LineError:
         """A newly parsed copy, safe to hand to code that might mutate it."""

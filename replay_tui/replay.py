@@ -39,7 +39,7 @@ from replay_tui.reducers import LoadedReducer
 from replay_tui.reducers.base import Context, ReceiptPending, State
 from replay_tui.rules_call import RulesCaller, rules_traceback
 from replay_tui.rules_guard import EventChanged, RulesStuck, RulesWatch
-from replay_tui.run import EVENTS, JSONL, RunPaths
+from replay_tui.run import JSONL, RunPaths
 
 _MAX_WARNINGS = 1000
 #: ``check`` never seeks, so it keeps few checkpoints (only to rebuild the
@@ -247,8 +247,8 @@ class Replay:
             self._fail(
                 ReplayError(
                     "bad_encoding",
-                    f"{EVENTS} is {enc}, not UTF-8 (a PowerShell '>' redirect writes UTF-16); "
-                    "convert it, e.g. iconv -f UTF-16 -t UTF-8",
+                    f"{self.ledger.path.name} is {enc}, not UTF-8 (a PowerShell '>' redirect "
+                    "writes UTF-16); convert it, e.g. iconv -f UTF-16 -t UTF-8",
                     line=1,
                     artifact=self.ledger.artifact(1),
                 )

@@ -232,3 +232,16 @@ def test_check_many_with_a_missing_run_exits_2(tmp_path: Path) -> None:
     assert "cannot check" in out.stdout and "1 could not be checked" in out.stdout
     refused = cli("check", str(DEMO), str(REFUND), "--out", str(tmp_path / "r.json"))
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+
+
+def test_a_ledger_of_another_name_is_named_in_the_artifact(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """Support gets ``prod-7731.jsonl``: the report names that file, not events.jsonl."""
+    ledger = tmp_path / "prod-7731.jsonl"
+    lines = agent_lines()
+    lines[4] = lines[4].replace(b"tool_started", b"tool_finished")  # illegal here
+    ledger.write_bytes(b"".join(lines))
+    assert main(["check", "--json", str(ledger)]) == 1
+    report = orjson.loads(capsysbinary.readouterr().out)
+    assert report["error"]["artifact"] == "prod-7731.jsonl:5"

@@ -284,7 +284,9 @@ def test_detection_and_format_option(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert locate_run(compact).format == "temporal"
     # forced the other way, a history is not a ledger: a verdict, not a crash
     assert main(["check", str(path), "--format", "jsonl"]) == 1
-    assert "bad_json" in capsys.readouterr().out  # pretty JSON is not one object a line
+    out = capsys.readouterr().out
+    assert "bad_json" in out  # pretty JSON is not one object a line
+    assert "artifact: export.txt:1" in out  # the file itself is named, not events.jsonl
     not_history = tmp_path / "x.json"
     not_history.write_bytes(b'{"events": 3}')
     assert main(["check", str(not_history), "--format", "temporal"]) == 2
