@@ -321,6 +321,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
             "  migration: the rules changed and derive a different state "
             "(keep both reports; neither overwrites the other)"
         )
+    else:
+        for name, report in ((args.a, a), (args.b, b)):
+            err = report.get("error")
+            if isinstance(err, dict) and err.get("code") == "reducer_error":
+                _out(f"  {name}: its rules failed (reducer_error): no state to compare")
     return 1
 
 

@@ -130,7 +130,11 @@ def compare_reports(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any
 
 
 def is_migration(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Different rules deriving a different state: shown side by side, never merged."""
+    """Different rules deriving a different state: shown side by side, never
+    merged. Rules that failed (an error, no state) derive nothing: that is not
+    a migration."""
+    if a.get("state") is None or b.get("state") is None:
+        return False
     return a.get("rules_sha256") != b.get("rules_sha256") and a.get("state") != b.get("state")
 
 

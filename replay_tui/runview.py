@@ -31,7 +31,7 @@ class ReceiptView:
     name: str
     receipt: Receipt | None
     problem: str | None  # why there is no receipt to show
-    pin: str  # "matches" | "tampered" | "not pinned" | "missing" | "none yet"
+    pin: str  # "matches" | "tampered" | "not pinned" | "missing" | "none yet" | "denied"
     pinned_sha256: str | None
 
 
@@ -259,7 +259,9 @@ class RunView:
                 got.name,
                 None,
                 got.message,
-                "missing" if pinned or event.kind == "tool_finished" else "none yet",
+                "missing"
+                if pinned or event.kind == "tool_finished"
+                else ("denied" if event.kind == "tool_denied" else "none yet"),
                 pinned,
             )
         if pinned is None:

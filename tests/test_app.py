@@ -479,3 +479,48 @@ async def test_planted_error_near_the_end_is_found_and_shown(tmp_path: Path) -> 
         )
         assert seq_at_cursor(app) == want["seq"]
         assert f"error at seq {want['seq']}" in status(app)
+
+
+async def test_a_denied_call_says_it_was_never_made() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("colon", "8", "enter")  # tool_denied call-002
+        await settle(app, pilot)
+        shown = pane_text(app, "receipt")
+        assert "never made" in shown and "no receipt for this call yet" not in shown
+
+
+async def test_unfollow_when_not_following_says_so() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("F")
+        await settle(app, pilot)
+        said = [n.message for n in app._notifications]
+        assert any("not following" in m for m in said)
+
+
+async def test_a_line_without_a_seq_is_placed_by_its_line_number() -> None:
+    app = make_app(SAMPLES / "broken-bad_json")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        assert app.timeline.cursor_index == 6  # the failing line 7
+        assert "line 7 of" in status(app) and "seq ?" not in status(app)
+
+
+async def test_the_state_word_stays_in_the_header_at_140_columns(tmp_path: Path) -> None:
+    """Six-digit seqs and long run ids: names give way, not the state."""
+    from replay_tui.synth import write_agent_run
+
+    run = tmp_path / "a-run-folder-with-a-long-name"
+    write_agent_run(run, 300, seed=1, run_id="run-" + "x" * 60)
+    app = make_app(run)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("end")
+        await settle(app, pilot)
+        header = screen_text(app).splitlines()[0]
+        word = app._line_view.summary if app._line_view else None
+        assert word and f"state {word}" in header and "seq 300 of 300" in header
+        assert "x" * 60 not in header  # the run id gave way

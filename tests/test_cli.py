@@ -245,3 +245,21 @@ def test_a_ledger_of_another_name_is_named_in_the_artifact(
     assert main(["check", "--json", str(ledger)]) == 1
     report = orjson.loads(capsysbinary.readouterr().out)
     assert report["error"]["artifact"] == "prod-7731.jsonl:5"
+
+
+def test_rules_that_failed_are_not_a_migration(tmp_path: Path) -> None:
+    a = tmp_path / "a.json"
+    b = tmp_path / "b.json"
+    assert cli("check", str(DEMO), "--out", str(a)).returncode == 0
+    broken = orjson.loads(a.read_bytes())
+    broken.update(
+        state=None,
+        state_sha256=None,
+        rules_sha256="0" * 64,
+        error={"code": "reducer_error", "message": "boom", "seq": 3},
+    )
+    b.write_bytes(orjson.dumps(broken))
+    out = cli("compare", str(a), str(b))
+    assert out.returncode == 1
+    assert "migration" not in out.stdout
+    assert "its rules failed (reducer_error)" in out.stdout

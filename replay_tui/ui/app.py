@@ -564,15 +564,7 @@ class ReplayApp(App[int]):
 
     def status_text(self) -> Text:
         r = self.replay
-        rules = f"{r.reducer.name} {r.reducer.version}"
-        roomy = self.size.width >= 110  # at 80 columns the position and state come first
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(" ")
-        text.append(escape_controls(self.label), style="bold")
-        if r.run_id and roomy:
-            text.append(f"  run {escape_controls(r.run_id)}", style="dim")
-        if roomy:
-            text.append(f"  rules {rules}", style="dim")
         text.append("  ")
         if self.following:
             text.append(" ● LIVE ", style="bold white on #2f6f4f")
@@ -604,8 +596,10 @@ class ReplayApp(App[int]):
         view = self._line_view
         if index is not None:
             row = self.view.row(index)
-            seq = row.seq if row.seq is not None else "?"
-            text.append(f"  seq {seq} of {total}")
+            if row.seq is not None:
+                text.append(f"  seq {row.seq} of {total}")
+            else:  # a line with no usable seq: say where it is
+                text.append(f"  line {index + 1} of {total}")
             if view is not None and view.index == index and view.summary:
                 if view.mode == "step":
                     text.append("  state ")
@@ -634,6 +628,26 @@ class ReplayApp(App[int]):
             text.append(f"  ▶ playing ×{self.speed:g}", style="bold #81c8be")
         if self.reveal:
             text.append("  secrets shown", style="bold #e78284")
+        return self._with_names(text)
+
+    def _with_names(self, rest: Text) -> Text:
+        """The run's label first, then its run_id and rules while they fit:
+        the verdict, the position and the state's word matter more."""
+        r = self.replay
+        head = Text(" ")
+        head.append(escape_controls(self.label), style="bold")
+        extras = []
+        if r.run_id:
+            extras.append(Text(f"  run {escape_controls(r.run_id)}", style="dim"))
+        extras.append(Text(f"  rules {r.reducer.name} {r.reducer.version}", style="dim"))
+        room = self.size.width - head.cell_len - rest.cell_len
+        while extras and sum(e.cell_len for e in extras) > room:
+            extras.pop(0)  # the run_id goes first, then the rules
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append_text(head)
+        for extra in extras:
+            text.append_text(extra)
+        text.append_text(rest)
         return text
 
     def refresh_status(self) -> None:
@@ -687,6 +701,7 @@ class ReplayApp(App[int]):
     def action_unfollow(self) -> None:
         """Stop following: judge the ledger as complete, strictly."""
         if not self.following:
+            self.notify("not following this ledger (f follows it as it grows)", timeout=3)
             return
         self.following = self.live = False
         self._stop_following = True

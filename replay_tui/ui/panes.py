@@ -481,6 +481,7 @@ class ReceiptPane(VerticalScroll, can_focus=False):
             "missing": ERROR,
             "not pinned": CHANGED,
             "none yet": DIM,
+            "denied": DIM,
         }
         pin_words = {
             "matches": "pin ✓ matches receipt_sha256",
@@ -488,10 +489,11 @@ class ReceiptPane(VerticalScroll, can_focus=False):
             "missing": "receipt ✗ missing",
             "not pinned": "pin: not pinned (no receipt_sha256)",
             "none yet": "no receipt for this call yet (none is needed so far)",
+            "denied": "the host denied this call: it was never made, so it has no receipt",
         }
         lines.append(Text(pin_words[rv.pin], style=pin_styles[rv.pin]))
         if rv.receipt is None:
-            if rv.problem and rv.pin != "none yet":
+            if rv.problem and rv.pin not in ("none yet", "denied"):
                 lines.append(Text(escape_controls(rv.problem), style=DIM))
             return Text("\n").join(lines)
         r = rv.receipt
