@@ -524,3 +524,26 @@ async def test_the_state_word_stays_in_the_header_at_140_columns(tmp_path: Path)
         word = app._line_view.summary if app._line_view else None
         assert word and f"state {word}" in header and "seq 300 of 300" in header
         assert "x" * 60 not in header  # the run id gave way
+
+
+async def test_validation_does_not_pull_a_cursor_the_person_moved(tmp_path: Path) -> None:
+    from replay_tui.synth import write_agent_run
+
+    run = tmp_path / "late-error"
+    facts = write_agent_run(run, 60_000, seed=3, plant="budget_exceeded", plant_seq=59_900)
+    app = make_app(run)
+    async with app.run_test(size=(140, 40)) as pilot:
+        while app._line_view is None:  # the first screen, validation still going
+            await pilot.pause(0.01)
+        assert app.validating, "the run validated before a key could be pressed"
+        await pilot.press("j", "j", "j")
+        await settle(app, pilot)
+        assert not app.validating and app.replay.error is not None
+        err = app.replay.error
+        assert app.timeline.cursor_index == 3  # where the person left it
+        assert f"error at seq {err.seq}" in status(app) and "e to go there" in status(app)
+        await pilot.press("e")
+        await settle(app, pilot)
+        assert app.timeline.cursor_index == err.line - 1
+        assert "e to go there" not in status(app)
+    assert facts

@@ -206,6 +206,10 @@ class ReplayApp(App[int]):
         self._line_view: LineView | None = None
         self._play_timer: Timer | None = None
         self._jumped_to_error = False
+        #: The person moved the cursor: it is theirs, validation does not pull it.
+        self._person_moved = False
+        #: An error found after the person moved: where it is, until they go there.
+        self._error_waiting: int | None = None
         self._slow_views = False
 
     # -- layout -------------------------------------------------------------
@@ -424,7 +428,10 @@ class ReplayApp(App[int]):
         if err_index is not None and not self._jumped_to_error:
             self._jumped_to_error = True
             self.tail.riding = False
-            self.timeline.move_to_index(err_index)
+            if self._person_moved and self.timeline.cursor_index != err_index:
+                self._error_waiting = err_index  # the status says where; e goes there
+            else:
+                self.timeline.move_to_index(err_index)
         self.refresh_status()
 
     def _recheck_receipts(self) -> None:
@@ -488,6 +495,7 @@ class ReplayApp(App[int]):
         self._line_view = None
         self._advance_running = False
         self._jumped_to_error = False
+        self._error_waiting = None
         self.validating = True
         self.filter_text = ""
         self.matches = None
@@ -501,6 +509,11 @@ class ReplayApp(App[int]):
     def _cursor_moved(self, message: Timeline.CursorMoved) -> None:
         if self._widgets_gone():
             return
+        if self.timeline.clicked:
+            self.timeline.clicked = False
+            self._person_moved = True
+        if message.index == self._error_waiting:
+            self._error_waiting = None
         self.tail.moved(
             message.index,
             at_tail=self.timeline.cursor >= self.timeline.row_count - 1,
@@ -576,6 +589,8 @@ class ReplayApp(App[int]):
                 else (f"line {r.error.line}" if r.error.line is not None else "start")
             )
             text.append(f" ✗ error at {where}: {r.error.code} ", style="bold white on #a03030")
+            if self._error_waiting is not None:
+                text.append(" — e to go there", style="bold #e78284")
         elif self.following:
             if not r.ledger.exists:
                 text.append(" waiting for events.jsonl ", style="bold black on #e5c890")
@@ -671,15 +686,19 @@ class ReplayApp(App[int]):
 
     # -- actions ------------------------------------------------------------
     def action_step(self, delta: int) -> None:
+        self._person_moved = True
         self.timeline.move_to(self.timeline.cursor + delta)
 
     def action_page(self, direction: int) -> None:
+        self._person_moved = True
         self.timeline.move_to(self.timeline.cursor + direction * self.timeline.page_rows)
 
     def action_first(self) -> None:
+        self._person_moved = True
         self.timeline.move_to(0)
 
     def action_last(self) -> None:
+        self._person_moved = True
         self.tail.riding = True
         self.timeline.move_to(self.timeline.row_count - 1)
         self.tail.ride(self.timeline.cursor)
@@ -719,6 +738,7 @@ class ReplayApp(App[int]):
         def done(seq: int | None) -> None:
             if seq is None:
                 return
+            self._person_moved = True
             if not self.timeline.move_to_index(self._index_of_seq(seq)):
                 self.notify(f"seq {seq} is not in the timeline", severity="warning")
 
@@ -735,6 +755,10 @@ class ReplayApp(App[int]):
         return -1
 
     def action_problem(self, direction: int) -> None:
+        self._person_moved = True
+        if direction > 0 and self._error_waiting is not None:
+            self.timeline.move_to_index(self._error_waiting)  # the error they were told of
+            return
         problems = self.view.problem_indexes()
         current = self.timeline.cursor_index or 0
         ahead = [i for i in problems if (i > current if direction > 0 else i < current)]

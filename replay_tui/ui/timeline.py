@@ -81,6 +81,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self.shown_rows: array[int] | None = None
         self._cache: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(2000)
         self._generation = 0  # bumped when what rows look like changes
+        #: The last move came from a click (the person's, not the app's).
+        self.clicked = False
 
     # -- rows and positions ---------------------------------------------
     @property
@@ -163,6 +165,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             return
         position = offset.y + self.scroll_offset.y
         if 0 <= position < self.row_count:
+            self.clicked = True  # a move the person made (the app reads and clears it)
             self.move_to(position, force=True)
 
     def on_resize(self) -> None:
