@@ -547,3 +547,17 @@ async def test_validation_does_not_pull_a_cursor_the_person_moved(tmp_path: Path
         assert app.timeline.cursor_index == err.line - 1
         assert "e to go there" not in status(app)
     assert facts
+
+
+async def test_help_scrolls_to_the_last_key_at_80x24() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        assert "Quit" not in screen_text(app)  # cut: 24 rows are not enough
+        await pilot.press("end")
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "Quit" in shown and "Help: every key" in shown

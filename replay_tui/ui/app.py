@@ -83,6 +83,13 @@ KEYS: list[tuple[str, str, str, str, str]] = [
     ("q", "quit", "Quit", "q", "Quit"),
 ]
 
+#: Keys of the focused pane (its own bindings), for the help screen.
+PANE_KEYS: list[tuple[str, str]] = [
+    ("Tab / Shift+Tab", "Move focus: timeline, state pane (the focused border is brighter)"),
+    ("↑ ↓ PgUp PgDn Home End", "In the state pane: move its row cursor (j / k still step)"),
+    ("Enter / → , ←", "In the state pane: open / close the container at the cursor"),
+]
+
 #: Playback pace when events carry no ``ts`` (events per second at speed 1).
 FIXED_PACE = 4.0
 #: A view that took longer than this on the UI thread sends the next ones to a worker.
@@ -855,7 +862,9 @@ class ReplayApp(App[int]):
         self.notify(f"copied the state {what} {seq} ({len(data):,} bytes) as JSON", timeout=3)
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen([(shown, desc) for _, _, desc, shown, _ in KEYS]))
+        rows = [(shown, desc) for _, _, desc, shown, _ in KEYS]
+        rows[-2:-2] = PANE_KEYS  # before ? and q, which close the list
+        self.push_screen(HelpScreen(rows))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -7,7 +7,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
@@ -64,13 +64,17 @@ class HelpScreen(ModalScreen[None]):
         super().__init__()
         self.rows = rows
 
+    def on_mount(self) -> None:
+        self.query_one("#help-body").focus()
+
     def compose(self) -> ComposeResult:
         table = Table(box=None, show_header=False, padding=(0, 2))
         table.add_column(style="bold #e5c890", no_wrap=True)
         table.add_column()
         for keys, what in self.rows:
             table.add_row(Text(keys), Text(what))
-        with Vertical(classes="dialog help"):
+        # scrolls when the terminal is short (80x24): arrows, PgUp/PgDn, Home/End, wheel
+        with VerticalScroll(classes="dialog help", id="help-body"):
             yield Label(Text("replay-tui keys", style="bold"))
             yield Static(table)
             yield Label(
