@@ -561,3 +561,25 @@ async def test_help_scrolls_to_the_last_key_at_80x24() -> None:
         await pilot.pause()
         shown = screen_text(app)
         assert "Quit" in shown and "Help: every key" in shown
+
+
+async def test_the_cursor_row_is_on_screen_after_opening_at_80x24() -> None:
+    app = make_app(SAMPLES / "broken-divergence")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.pause(0.2)
+        assert app.timeline.cursor_index == 10
+        assert any(line.lstrip("│▶ ").startswith("11 ") for line in screen_text(app).splitlines())
+
+
+async def test_the_cursor_row_stays_on_screen_after_a_resize() -> None:
+    app = make_app(SAMPLES / "long-300")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("colon", *"250", "enter")
+        await settle(app, pilot)
+        await pilot.resize_terminal(80, 24)
+        await settle(app, pilot)
+        await pilot.pause(0.2)
+        assert app.timeline.cursor_index == 249
+        assert any(line.lstrip("│▶ ").startswith("250 ") for line in screen_text(app).splitlines())

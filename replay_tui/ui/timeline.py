@@ -146,6 +146,9 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
     def watch_cursor(self, old: int, new: int) -> None:
         self.refresh()  # rows between old and new change from past to future
         self._scroll_cursor_visible()
+        # rows that just arrived, or a size not yet laid out, can clamp that
+        # scroll: look again once the layout has caught up
+        self.call_after_refresh(self._scroll_cursor_visible)
         if self.row_count:
             self.post_message(self.CursorMoved(self.index_at(new)))
 
@@ -171,6 +174,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
     def on_resize(self) -> None:
         self._cache.clear()
         self.virtual_size = Size(self.size.width, self.row_count)
+        self.call_after_refresh(self._scroll_cursor_visible)  # the cursor row stays on screen
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
