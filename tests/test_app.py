@@ -583,3 +583,20 @@ async def test_the_cursor_row_stays_on_screen_after_a_resize() -> None:
         await pilot.pause(0.2)
         assert app.timeline.cursor_index == 249
         assert any(line.lstrip("│▶ ").startswith("250 ") for line in screen_text(app).splitlines())
+
+
+async def test_tab_reaches_the_receipt_pane_and_keys_scroll_it() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("colon", "6", "enter")  # tool_finished: a long receipt
+        await settle(app, pilot)
+        await pilot.press("tab", "tab")
+        receipt_pane = app.query_one("#receipt")
+        assert receipt_pane.has_focus
+        await pilot.press("pagedown")
+        await pilot.pause(0.2)
+        assert receipt_pane.scroll_y > 0
+        await pilot.press("j")  # j still steps events from any pane
+        await settle(app, pilot)
+        assert app.timeline.cursor_index == 6

@@ -442,8 +442,10 @@ def _has_children(value: Any) -> bool:
     return is_container and bool(value)
 
 
-class ReceiptPane(VerticalScroll, can_focus=False):
-    """The selected call's receipt: name, size, sha256, pin status, JSON."""
+class ReceiptPane(VerticalScroll, can_focus=True):
+    """The selected call's receipt: name, size, sha256, pin status, JSON.
+
+    Focusable (Tab): arrows, PgUp/PgDn and Home/End scroll a long receipt."""
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(id="receipt-body")
