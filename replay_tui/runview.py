@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from replay_tui import canonical
 from replay_tui.envelope import Event, LineError
 from replay_tui.errors import ReplayError
 from replay_tui.receipts import Receipt, ReceiptProblem, ReceiptStore, call_id_problem
@@ -54,8 +55,10 @@ class LineView:
     receipt: ReceiptView | None = None
     summary: str | None = None  # the reducer's word for the state after this prefix
     #: What the rules say belongs beside this event in the inspector (a
-    #: Temporal activity's input and result): (title, JSON value).
+    #: Temporal activity's input and result): (title, JSON value), as known
+    #: after this prefix; and, when the run changed it later, as it ended up.
     record: tuple[str, Any] | None = None
+    record_later: tuple[str, Any] | None = None
 
 
 class RunView:
@@ -191,7 +194,7 @@ class RunView:
                 error=replay.error,
                 raw=raw,
                 receipt=self.receipt_view(event),
-                record=self.record_for(event),
+                **self.records(event, replay.valid),
                 summary=replay.summarize(before),
             )
         if event is not None and event.seq <= replay.valid and index < replay.valid:
@@ -202,7 +205,7 @@ class RunView:
                 event,
                 step=step,
                 receipt=self.receipt_view(event),
-                record=self.record_for(event),
+                **self.records(event, index + 1),
                 summary=replay.summarize(step.after),
             )
         if replay.pending is not None and index == replay.pending.index:
@@ -216,23 +219,35 @@ class RunView:
             error=replay.error,
             raw=raw,
             receipt=self.receipt_view(event),
-            record=self.record_for(event),
+            **self.records(event, replay.valid),
         )
 
-    def record_for(self, event: Event | None) -> tuple[str, Any] | None:
-        """The rules' record for ``event`` (``record_for``, if they have it),
-        from the state after the whole valid prefix: so an activity's
-        scheduled event already shows the result it got later."""
+    def records(self, event: Event | None, n: int) -> dict[str, Any]:
+        """The rules' record for ``event`` (``record_for``, if they have it)
+        as known after events 1..n, and, if the run went on to change it (an
+        activity's result), the record at the end of the valid prefix."""
+        now = self.record_for(event, n)
+        valid = self.replay.valid
+        if now is None or n >= valid:
+            return {"record": now}
+        last = self.record_for(event, valid)
+        if last is None or canonical.dumps(last[1]) == canonical.dumps(now[1]):
+            return {"record": now}
+        return {"record": now, "record_later": last}
+
+    def record_for(self, event: Event | None, n: int) -> tuple[str, Any] | None:
+        """The rules' record for ``event`` from the state after events 1..n."""
         fn = getattr(self.replay.reducer, "record_for", None)
         if event is None or fn is None:
             return None
-        valid = self.replay.valid
-        if self._last_state is None or self._last_state[0] != valid:
-            self._last_state = (valid, self.replay.frozen_at(valid))
+        if n == self.replay.valid:  # asked for on every view: keep it
+            if self._last_state is None or self._last_state[0] != n:
+                self._last_state = (n, self.replay.frozen_at(n))
+            state = self._last_state[1]
+        else:
+            state = self.replay.frozen_at(n)
         try:
-            found = self.replay.rules_call.call_with_state(
-                event.seq, fn, self._last_state[1], event
-            )
+            found = self.replay.rules_call.call_with_state(event.seq, fn, state, event)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # optional: a bug in it must not hide the rest

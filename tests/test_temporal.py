@@ -361,3 +361,19 @@ async def test_every_history_opens_in_the_app(path: Path) -> None:
         await pilot.press("G")  # the last event: the workflow closed
         await settle(app, pilot)
         assert "state completed" in status(app)
+
+
+async def test_the_inspector_shows_what_is_known_at_the_prefix() -> None:
+    """At event 1 the workflow is running; that it completed is later news."""
+    app = make_app(str(RESEARCH))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("home")
+        await settle(app, pilot)
+        view = app._line_view
+        assert view is not None and view.record is not None
+        assert view.record[1]["status"] == "running"
+        assert view.record_later is not None and view.record_later[1]["status"] == "completed"
+        shown = pane_text(app, "receipt")
+        now, _, later = shown.partition("later in this run")
+        assert '"status": "running"' in now and '"status": "completed"' in later

@@ -470,7 +470,12 @@ class ReceiptPane(VerticalScroll, can_focus=True):
             head = Text(escape_controls(title), style=HEAD)
             if not reveal and mask_secrets(data) != data:
                 head.append("\nsecret-looking values are masked: r reveals", style=DIM)
-            return Text("\n").join([head, json_text(data, reveal=reveal, limit=limit)])
+            parts = [head, json_text(data, reveal=reveal, limit=limit)]
+            if view.record_later is not None:  # known only later: never shown as now
+                parts.append(Text(""))
+                parts.append(Text("later in this run (after the last valid event):", style=DIM))
+                parts.append(json_text(view.record_later[1], reveal=reveal, limit=limit))
+            return Text("\n").join(parts)
         if rv is None:
             return Text("no call at this event", style=DIM)
         name = escape_controls(rv.name)
