@@ -41,8 +41,8 @@ class LineView:
     """Everything the side panes show for one selected line.
 
     ``mode`` is ``step`` (a replayed event), ``failed`` (the first
-    inconsistency), ``unreplayed`` (after it), or ``pending`` (validation has
-    not reached it yet).
+    inconsistency), ``unreplayed`` (after it), ``pending`` (validation has
+    not reached it yet), or ``initial`` (prefix 0, before any event).
     """
 
     index: int
@@ -220,6 +220,13 @@ class RunView:
             raw=raw,
             receipt=self.receipt_view(event),
             **self.records(event, replay.valid),
+        )
+
+    def initial_view(self) -> LineView:
+        """Prefix 0: the state before any event (what ``initial_state()`` gives)."""
+        state = self.replay.frozen_at(0)
+        return LineView(
+            -1, "initial", None, state_before=state, summary=self.replay.summarize(state)
         )
 
     def records(self, event: Event | None, n: int) -> dict[str, Any]:

@@ -600,3 +600,27 @@ async def test_tab_reaches_the_receipt_pane_and_keys_scroll_it() -> None:
         await pilot.press("j")  # j still steps events from any pane
         await settle(app, pilot)
         assert app.timeline.cursor_index == 6
+
+
+async def test_prefix_zero_shows_the_initial_state() -> None:
+    """What a teacher shows first: the state after no events."""
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("k")  # from seq 1: prefix 0
+        await pilot.pause()
+        assert app.at_initial and "initial state, prefix 0" in status(app)
+        shown = pane_text(app, "state")
+        assert shown.startswith("initial state") and '"phase": "new"' in shown
+        await pilot.press("j")  # back to event 1
+        await settle(app, pilot)
+        assert not app.at_initial and "seq 1 of 14" in status(app)
+        await pilot.press("colon", *"10", "enter")
+        await settle(app, pilot)
+        await pilot.press("colon", "0", "enter")  # :0 from anywhere
+        await pilot.pause()
+        assert app.at_initial and app.timeline.cursor == 0
+        assert pane_text(app, "state").startswith("initial state")
+        await pilot.press("G")  # any move leaves it
+        await settle(app, pilot)
+        assert not app.at_initial and app.timeline.cursor_index == 13

@@ -219,6 +219,9 @@ class ReplayApp(App[int]):
         #: An error found after the person moved: where it is, until they go there.
         self._error_waiting: int | None = None
         self._slow_views = False
+        #: Prefix 0 is shown (the initial state, before event 1).
+        self.at_initial = False
+        self._initial_move: int | None = None  # the app's own move to row 0 for it
 
     # -- layout -------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -517,6 +520,11 @@ class ReplayApp(App[int]):
     def _cursor_moved(self, message: Timeline.CursorMoved) -> None:
         if self._widgets_gone():
             return
+        if self.at_initial:
+            if message.index == self._initial_move:  # the move to row 0 that showed it
+                self._initial_move = None
+                return
+            self._leave_initial()
         if self.timeline.clicked:
             self.timeline.clicked = False
             self._person_moved = True
@@ -581,7 +589,9 @@ class ReplayApp(App[int]):
             view, full=self.full_state, reveal=self.reveal, expand=self.expand, pending_note=pending
         )
         self.query_one(ReceiptPane).show(view, reveal=self.reveal, expand=self.expand)
-        self.query_one("#state").border_title = "full state" if self.full_state else "state diff"
+        initial = view is not None and view.mode == "initial"
+        title = "full state" if self.full_state or initial else "state diff"
+        self.query_one("#state").border_title = title
 
     def status_text(self) -> Text:
         r = self.replay
@@ -617,7 +627,10 @@ class ReplayApp(App[int]):
         timelines = self.query(Timeline)
         index = timelines.first().cursor_index if total and timelines else None
         view = self._line_view
-        if index is not None:
+        if index is not None and self.at_initial and view is not None:
+            text.append(f"  initial state, prefix 0 of {total}  state ")
+            text.append(escape_controls(view.summary or ""), style="bold #a6d189")
+        elif index is not None:
             row = self.view.row(index)
             if row.seq is not None:
                 text.append(f"  seq {row.seq} of {total}")
@@ -695,7 +708,38 @@ class ReplayApp(App[int]):
     # -- actions ------------------------------------------------------------
     def action_step(self, delta: int) -> None:
         self._person_moved = True
+        if self.at_initial and delta > 0:  # from prefix 0 to event 1
+            self._leave_initial()
+            self.show_view(self.timeline.index_at(0))
+            self.refresh_status()
+            return
+        if delta < 0 and self.timeline.cursor == 0 and not self.at_initial:
+            self._enter_initial()
+            return
         self.timeline.move_to(self.timeline.cursor + delta)
+
+    def _enter_initial(self) -> None:
+        """Show prefix 0: the state the rules start from, every event to come."""
+        if not self.view.row_count():
+            return
+        self.at_initial = True
+        self.timeline.before_first = True
+        self.timeline.border_title = "timeline · prefix 0: no event yet"
+        if self.timeline.cursor != 0:
+            self._initial_move = self.timeline.index_at(0)
+            self.timeline.move_to(0)
+        self.timeline.rows_changed()
+        self.workers.cancel_group(self, "view")
+        self._line_view = self.view.initial_view()
+        self.render_panes()
+        self.refresh_status()
+
+    def _leave_initial(self) -> None:
+        self.at_initial = False
+        self._initial_move = None
+        self.timeline.before_first = False
+        self.timeline.border_title = "timeline"
+        self.timeline.rows_changed()
 
     def action_page(self, direction: int) -> None:
         self._person_moved = True
@@ -703,6 +747,9 @@ class ReplayApp(App[int]):
 
     def action_first(self) -> None:
         self._person_moved = True
+        if self.at_initial:  # event 1, from prefix 0
+            self.action_step(1)
+            return
         self.timeline.move_to(0)
 
     def action_last(self) -> None:
@@ -747,6 +794,9 @@ class ReplayApp(App[int]):
             if seq is None:
                 return
             self._person_moved = True
+            if seq == 0:
+                self._enter_initial()
+                return
             if not self.timeline.move_to_index(self._index_of_seq(seq)):
                 self.notify(f"seq {seq} is not in the timeline", severity="warning")
 

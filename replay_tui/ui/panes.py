@@ -211,6 +211,19 @@ class StatePane(ScrollView, can_focus=True):
             lines.append(Text(""))
             lines.extend(self._event_block(view, reveal, limit).split("\n"))
             return lines, None, [], []
+        if view.mode == "initial":
+            lines.append(
+                Text.assemble(
+                    ("initial state", HEAD),
+                    "  prefix 0, before event 1 → ",
+                    (escape_controls(view.summary or ""), OK),
+                )
+            )
+            lines.append(
+                Text("what the rules start from, before any event (j: event 1)", style=DIM)
+            )
+            lines.append(Text(""))
+            return lines, view.state_before, [], []
         if view.mode == "failed" and view.error is not None:
             err = view.error
             where = f"seq {err.seq}" if err.seq is not None else f"line {err.line}"
@@ -476,6 +489,8 @@ class ReceiptPane(VerticalScroll, can_focus=True):
                 parts.append(Text("later in this run (after the last valid event):", style=DIM))
                 parts.append(json_text(view.record_later[1], reveal=reveal, limit=limit))
             return Text("\n").join(parts)
+        if view is not None and view.mode == "initial":
+            return Text("no event yet: prefix 0", style=DIM)
         if rv is None:
             return Text("no call at this event", style=DIM)
         name = escape_controls(rv.name)

@@ -23,7 +23,7 @@ class GotoScreen(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(Text(f"Go to seq (1..{self.last_seq})"))
+            yield Label(Text(f"Go to seq (1..{self.last_seq}; 0: the initial state)"))
             yield Input(placeholder="seq", type="integer", id="goto-input")
 
     @on(Input.Submitted, "#goto-input")

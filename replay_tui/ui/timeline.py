@@ -83,6 +83,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self._generation = 0  # bumped when what rows look like changes
         #: The last move came from a click (the person's, not the app's).
         self.clicked = False
+        #: Prefix 0 is shown: the cursor is before the first row.
+        self.before_first = False
 
     # -- rows and positions ---------------------------------------------
     @property
@@ -189,6 +191,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         index = self.index_at(position)
         cursor_index = self.cursor_index or 0
         relation = 0 if index == cursor_index else (-1 if index < cursor_index else 1)
+        if self.before_first:
+            relation = 1  # prefix 0: every event is still to come
         key = (index, relation, self._generation, width)
         strip = self._cache.get(key)
         if strip is None:
