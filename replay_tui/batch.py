@@ -21,21 +21,41 @@ from replay_tui.replay import CHECK_CHECKPOINT_BUDGET, Replay
 from replay_tui.report import build_report, human_summary
 from replay_tui.rules_guard import DEFAULT_TIMEOUT, RulesWatch, stop_when_stuck, worker_init
 from replay_tui.run import EVENTS, locate_run
+from replay_tui.temporal import looks_like_history
 
 
 def expand_runs(args: list[str]) -> list[str]:
-    """RUN arguments as runs: a folder with no ledger but run folders inside
-    stands for those runs (sorted); anything else stays as given."""
+    """RUN arguments as runs: a folder with no ledger but runs inside stands
+    for those runs, sorted (run folders, Temporal history files, and the
+    history files of a folder of them one level down); anything else stays
+    as given."""
     runs: list[str] = []
     for arg in args:
         path = Path(arg)
         if path.is_dir() and not (path / EVENTS).exists():
-            inner = sorted(p for p in path.iterdir() if (p / EVENTS).is_file())
+            inner = _runs_in(path, depth=1)
             if inner:
                 runs.extend(str(p) for p in inner)
                 continue
         runs.append(arg)
     return runs
+
+
+def _runs_in(folder: Path, *, depth: int) -> list[Path]:
+    found: list[Path] = []
+    try:
+        children = sorted(folder.iterdir())
+    except OSError:
+        return found
+    for p in children:
+        if p.is_dir():
+            if (p / EVENTS).is_file():
+                found.append(p)
+            elif depth > 0:
+                found.extend(_runs_in(p, depth=depth - 1))
+        elif p.is_file() and looks_like_history(p):  # regular files only: never a FIFO
+            found.append(p)
+    return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -263,3 +263,13 @@ def test_rules_that_failed_are_not_a_migration(tmp_path: Path) -> None:
     assert out.returncode == 1
     assert "migration" not in out.stdout
     assert "its rules failed (reducer_error)" in out.stdout
+
+
+def test_a_folder_of_runs_includes_its_temporal_histories() -> None:
+    out = cli("check", str(SAMPLES))
+    lines = out.stdout.splitlines()
+    histories = [ln for ln in lines if ln.startswith(str(SAMPLES / "temporal") + "/")]
+    assert len(histories) == 4 and all(": verified:" in ln for ln in histories)
+    assert lines[-1].startswith("28 runs:")
+    alone = cli("check", str(SAMPLES / "temporal"))
+    assert alone.returncode == 0 and alone.stdout.splitlines()[-1].startswith("4 runs: 4 verified")
