@@ -62,3 +62,40 @@ def test_bundled_demo_is_the_sample_demo() -> None:
     )
     for rel in files:
         assert (bundled / rel).read_bytes() == (SAMPLES / "demo-001" / rel).read_bytes()
+
+
+def test_the_sample_runs_readme_counts_what_is_in_the_files() -> None:
+    """Every number sample_runs/README.md gives for a valid run is what the
+    files hold (events, receipts, attempts, denied calls) and what check says."""
+    import re
+    from collections import Counter
+
+    from replay_tui.reducers import rules_for_run
+    from replay_tui.replay import verify
+    from replay_tui.run import locate_run
+
+    text = (SAMPLES / "README.md").read_text()
+    valid = text.split("## Valid runs", 1)[1].split("##", 1)[0]
+    bullets = re.findall(r"^- `([^`]+)`: (.*)$", valid, flags=re.M)
+    assert len(bullets) == 4
+    for name, said in bullets:
+        paths = locate_run(SAMPLES / name)
+        replay = verify(paths, rules_for_run(None, paths.events))  # no --reducer needed
+        assert replay.error is None, name
+        kinds = Counter(
+            e["kind"] for e in map(orjson.loads, paths.events.read_bytes().splitlines())
+        )
+        receipts = len(list((paths.dir / "receipts").glob("*.json")))
+        facts = {
+            "events": replay.valid,
+            "receipts": receipts,
+            "receipt": receipts,
+            "attempts": kinds["attempt_started"],
+            "denied calls": kinds["tool_denied"],
+        }
+        for number, what in re.findall(
+            r"(\d+) (events|receipts|receipt|attempts|denied calls)", said
+        ):
+            assert int(number) == facts[what], f"{name}: README says {number} {what}"
+        word = re.search(r"state `(\w+)`", said)
+        assert word is not None and word.group(1) == replay.final_summary()[0], name
