@@ -681,6 +681,16 @@ class Replay:
         self._final = (self.valid, word, digest)
         return word, digest
 
+    def still_open(self) -> list[str]:
+        """What the rules say the valid prefix leaves open (why a run that
+        stops here ended as it did), read from the final state in place."""
+        try:
+            return self.rules_call.still_open(self._live_state())
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # stuck or broken rules: say so, never crash
+            return [f"(still_open failed: {type(exc).__name__}: {exc})"]
+
     def final_state(self) -> State:
         return self.state_at(self.valid)
 

@@ -149,6 +149,9 @@ def human_summary(name: str, replay: Replay, report: dict[str, Any]) -> str:
             f"{name}: verified: {report['events']} events, {receipts} "
             f"receipt{'s' if receipts != 1 else ''}, state {report['state']} ({rules})"
         )
+        still = replay.still_open()
+        if still:
+            lines.append(f"  still open: {'; '.join(still)}")
     else:
         lines.append(f"{name}: FAILED {err.one_line()}")
         if err.artifact:

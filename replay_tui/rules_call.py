@@ -23,7 +23,7 @@ from replay_tui.diff import diff
 from replay_tui.errors import CannotRun
 from replay_tui.persistent import is_frozen, thaw
 from replay_tui.reducers import LoadedReducer
-from replay_tui.reducers.base import Context, State, explain
+from replay_tui.reducers.base import Context, State, explain, still_open
 from replay_tui.rules_guard import EventChanged, RulesWatch
 
 if TYPE_CHECKING:
@@ -98,6 +98,12 @@ class RulesCaller:
             return explain(self.reducer, before, event, after)
         before, after = self.as_rules_take(before), self.as_rules_take(after)
         return self.watch.call(event.seq, explain, self.reducer, before, event, after)
+
+    def still_open(self, state: State) -> list[str]:
+        """What the rules say is still open in ``state`` (optional hook)."""
+        if not self.guarded:
+            return still_open(self.reducer, state)
+        return self.watch.call(None, still_open, self.reducer, self.as_rules_take(state))
 
     def call_with_state(
         self, seq: int | None, fn: Callable[..., Any], state: State, *args: Any

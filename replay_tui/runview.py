@@ -59,6 +59,8 @@ class LineView:
     #: after this prefix; and, when the run changed it later, as it ended up.
     record: tuple[str, Any] | None = None
     record_later: tuple[str, Any] | None = None
+    #: At the last valid event: what the rules say is left open (unfinished calls).
+    still_open: list[str] | None = None
 
 
 class RunView:
@@ -199,11 +201,14 @@ class RunView:
             )
         if event is not None and event.seq <= replay.valid and index < replay.valid:
             step = replay.step(index + 1)
+            last = index + 1 == replay.valid and replay.error is None
             return LineView(
                 index,
                 "step",
                 event,
                 step=step,
+                # at the last event: why the run ended as it did
+                still_open=replay.rules_call.still_open(step.after) if last else None,
                 receipt=self.receipt_view(event),
                 **self.records(event, index + 1),
                 summary=replay.summarize(step.after),

@@ -624,3 +624,16 @@ async def test_prefix_zero_shows_the_initial_state() -> None:
         await pilot.press("G")  # any move leaves it
         await settle(app, pilot)
         assert not app.at_initial and app.timeline.cursor_index == 13
+
+
+async def test_the_last_event_says_what_is_still_open() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("G")
+        await settle(app, pilot)
+        shown = pane_text(app, "state")
+        assert "still open: call-003 allowed (never started); attempt 2 has no check yet" in shown
+        await pilot.press("k")
+        await settle(app, pilot)
+        assert "still open" not in pane_text(app, "state")

@@ -273,3 +273,13 @@ def test_a_folder_of_runs_includes_its_temporal_histories() -> None:
     assert lines[-1].startswith("28 runs:")
     alone = cli("check", str(SAMPLES / "temporal"))
     assert alone.returncode == 0 and alone.stdout.splitlines()[-1].startswith("4 runs: 4 verified")
+
+
+def test_check_says_what_a_run_that_stops_mid_way_leaves_open() -> None:
+    out = cli("check", str(DEMO))
+    assert out.returncode == 0
+    assert (
+        "  still open: call-003 allowed (never started); attempt 2 has no check yet" in out.stdout
+    )
+    done = cli("check", str(SAMPLES / "agent-succeeds"))
+    assert "still open" not in done.stdout

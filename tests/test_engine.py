@@ -377,3 +377,36 @@ def test_rules_file_that_fails_to_import_says_why(tmp_path: Path) -> None:
     rules.write_text("raise RuntimeError('broken rules')\n")
     with pytest.raises(CannotRun, match="broken rules"):
         load_reducer(f"{rules}:REDUCER")
+
+
+def test_the_rules_say_what_is_still_open() -> None:
+    """Why a run ended as it did: each built-in rule set names what is unfinished."""
+    from replay_tui.reducers import load_reducer as load
+
+    agent = load("agent_run").reducer
+    state = agent.initial_state()
+    state.update(phase="running", attempt=1)
+    state["calls"] = {
+        "a": {"status": "proposed"},
+        "b": {"status": "allowed"},
+        "c": {"status": "started"},
+        "d": {"status": "finished"},
+    }
+    assert agent.still_open(state) == [
+        "a proposed (neither allowed nor denied)",
+        "b allowed (never started)",
+        "c started (never finished)",
+        "attempt 1 has no check yet",
+    ]
+    state["phase"] = "succeeded"
+    assert agent.still_open(state) == []
+    refund = load("refund").reducer
+    assert refund.still_open({"status": "approved", "amount": 180, "receipt": None}) == [
+        "refund of 180 approved, not yet recorded"
+    ]
+    temporal = load("temporal").reducer
+    wf = temporal.initial_state()
+    wf["status"] = "running"
+    wf["activities"] = {"5": {"type": "greet", "status": "started"}}
+    wf["timers"] = {"t1": {"status": "started"}}
+    assert temporal.still_open(wf) == ["activity 5 (greet) started", "timer t1 started"]

@@ -229,6 +229,26 @@ class AgentRunRules:
         return state
 
     # -- prose ------------------------------------------------------------
+    def still_open(self, state: State) -> list[str]:
+        """Calls and an attempt the ledger leaves unfinished (a run that
+        stopped mid-way), in the order they were proposed."""
+        if state["phase"] in FINAL:
+            return []
+        waiting = {
+            "proposed": "proposed (neither allowed nor denied)",
+            "allowed": "allowed (never started)",
+            "started": "started (never finished)",
+        }
+        found = [
+            f"{cid} {waiting[call['status']]}"
+            for cid, call in state["calls"].items()
+            if call["status"] in waiting
+        ]
+        attempt = state["attempt"]
+        if attempt >= 1 and len(state["checks"]) < attempt:
+            found.append(f"attempt {attempt} has no check yet")
+        return found
+
     def explain(self, before: State, event: Event, after: State) -> str:
         """One sentence for the rule that fired, e.g. for the app's diff pane."""
         kind = event.kind

@@ -115,3 +115,19 @@ def explain(reducer: Reducer, before: State, event: Event, after: State) -> str 
     except Exception as exc:  # a bug in optional prose must not hide the state
         return f"(explain failed: {type(exc).__name__}: {exc})"
     return text if isinstance(text, str) else None
+
+
+def still_open(reducer: Reducer, state: State) -> list[str]:
+    """What the rules say is still open in ``state`` (their optional
+    ``still_open``): why a run that stops here ended as it did, e.g.
+    ``call-003 allowed (never started)``. Empty if they say nothing."""
+    fn = getattr(reducer, "still_open", None)
+    if fn is None:
+        return []
+    try:
+        found = fn(state)
+    except Exception as exc:  # a bug in optional prose must not hide the state
+        return [f"(still_open failed: {type(exc).__name__}: {exc})"]
+    if not isinstance(found, list):
+        return []
+    return [str(item) for item in found]

@@ -54,6 +54,14 @@ class RefundRules:
     def summary(self, state: State) -> str:
         return str(state["status"])
 
+    def still_open(self, state: State) -> list[str]:
+        """A refund asked for but not yet paid out."""
+        if state["status"] == "waiting":
+            return [f"refund of {state['amount']} requested, not yet approved"]
+        if state["status"] == "approved":
+            return [f"refund of {state['amount']} approved, not yet recorded"]
+        return []
+
     def explain(self, before: State, event: Event, after: State) -> str:
         said = f"{event.kind}: status {before['status']} -> {after['status']}"
         if event.kind == "requested":

@@ -235,6 +235,36 @@ class TemporalRules:
     def summary(self, state: State) -> str:
         return str(state["status"])
 
+    def still_open(self, state: State) -> list[str]:
+        """What a running workflow still waits for: activities, timers,
+        children, Nexus operations and updates not yet resolved."""
+        if state["status"] != "running":
+            return []
+        found = [
+            f"activity {key} ({act.get('type')}) {act['status']}"
+            for key, act in state["activities"].items()
+            if act["status"] in ("scheduled", "started")
+        ]
+        found += [
+            f"timer {key} started" for key, t in state["timers"].items() if t["status"] == "started"
+        ]
+        found += [
+            f"child workflow {key} {child['status']}"
+            for key, child in state["children"].items()
+            if child["status"] in ("initiated", "started")
+        ]
+        found += [
+            f"Nexus operation {key} {op['status']}"
+            for key, op in state["nexus"].items()
+            if op["status"] in ("scheduled", "started")
+        ]
+        found += [
+            f"update {key} {update['status']}"
+            for key, update in state["updates"].items()
+            if update["status"] not in ("completed", "rejected")
+        ]
+        return found
+
     # -- rules ------------------------------------------------------------
     def apply(self, state: State, event: Event, ctx: Context) -> State:
         kind = event.kind

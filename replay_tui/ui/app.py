@@ -57,12 +57,12 @@ class _Executor(ThreadPoolExecutor):
 #: (binding keys, action, description, keys as shown in help, footer label or "")
 KEYS: list[tuple[str, str, str, str, str]] = [
     ("down,j", "step(1)", "Next event", "↓ / j", ""),
-    ("up,k", "step(-1)", "Previous event", "↑ / k", ""),
+    ("up,k", "step(-1)", "Previous event (before event 1: the initial state)", "↑ / k", ""),
     ("pagedown", "page(1)", "Page down", "PgDn", ""),
     ("pageup", "page(-1)", "Page up", "PgUp", ""),
     ("home,g", "first", "First event", "Home / g", ""),
     ("end,G", "last", "Last event (and ride the tail when following)", "End / G", ""),
-    ("colon", "goto", "Go to seq", ":", "Go to"),
+    ("colon", "goto", "Go to seq (0: the initial state)", ":", "Go to"),
     ("e", "problem(1)", "Next error or warning", "e", "Next problem"),
     ("E", "problem(-1)", "Previous error or warning", "E", ""),
     ("slash", "filter", "Filter rows by kind, call_id or text", "/", "Filter"),

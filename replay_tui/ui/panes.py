@@ -200,6 +200,13 @@ class StatePane(ScrollView, can_focus=True):
             )
             if step.explanation:
                 lines.append(Text(escape_controls(step.explanation), style="italic"))
+            if view.still_open:
+                lines.append(
+                    Text.assemble(
+                        ("the ledger ends here; still open: ", "bold #e5c890"),
+                        escape_controls("; ".join(view.still_open)),
+                    )
+                )
             lines.append(Text(""))
             if full:
                 lines.append(Text("state after this event (● changed):", style=DIM))
