@@ -32,7 +32,8 @@ class ReceiptView:
     name: str
     receipt: Receipt | None
     problem: str | None  # why there is no receipt to show
-    pin: str  # "matches" | "tampered" | "not pinned" | "missing" | "none yet" | "denied"
+    #: "matches" | "tampered" | "not pinned" | "missing" | "none yet" | "denied" | "pending"
+    pin: str
     pinned_sha256: str | None
 
 
@@ -281,6 +282,9 @@ class RunView:
         pinned = self._pin_for(event)
         got = self.replay.receipts.read(cid)
         if isinstance(got, ReceiptProblem):
+            if got.absent and self.replay.following:
+                # while following, a receipt not written yet is awaited, not missing
+                return ReceiptView(cid, got.name, None, got.message, "pending", pinned)
             return ReceiptView(
                 cid,
                 got.name,

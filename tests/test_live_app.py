@@ -198,3 +198,30 @@ async def test_a_key_pressed_as_rows_arrive_leaves_the_tail(tmp_path: Path) -> N
         await pilot.pause(0.3)
         assert app.timeline.cursor_index == 28
         assert "+10 new events" in status(app)
+
+
+async def test_a_receipt_that_arrives_refreshes_both_panes(tmp_path: Path) -> None:
+    """Following demo-001 at line 5, line 6 (tool_finished) waits for its
+    receipt; when the file is written, both panes show it within 0.5 s, and
+    it was never shown as a red 'missing' while it was awaited."""
+    from tests.test_app import DEMO, pane_text
+
+    live = tmp_path / "live"
+    live.mkdir()
+    (live / "receipts").mkdir()
+    lines = (DEMO / "events.jsonl").read_bytes().splitlines(keepends=True)
+    (live / "events.jsonl").write_bytes(b"".join(lines[:5]))
+    app = make_app(live, follow=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.replay.valid == 5)
+        with open(live / "events.jsonl", "ab") as out:
+            out.write(lines[5])
+        await until(pilot, lambda: app.replay.pending is not None)
+        await until(pilot, lambda: app.timeline.cursor_index == 5)
+        await until(pilot, lambda: "receipt pending" in pane_text(app, "state"))
+        assert "missing" not in pane_text(app, "receipt")
+        assert "receipt pending" in pane_text(app, "receipt")
+        shutil.copy(DEMO / "receipts" / "call-001.json", live / "receipts" / "call-001.json")
+        await until(pilot, lambda: app.replay.valid == 6, seconds=5)
+        await until(pilot, lambda: "seq 6 · tool_finished" in pane_text(app, "state"), seconds=0.5)
+        assert "matches receipt_sha256" in pane_text(app, "receipt")

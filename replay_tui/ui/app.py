@@ -418,11 +418,20 @@ class ReplayApp(App[int]):
             last = self.timeline.row_count - 1
             self.tail.will_move(last, self.timeline.index_at(last), cursor)
             self.timeline.move_to(last)
+            if last == cursor:  # no move, so no new view: the row itself may have changed
+                self._refresh_waiting_view()
         elif self._line_view is None and self.view.row_count():
             self.timeline.move_to(self.timeline.cursor, force=True)
-        elif self._line_view is not None and self._line_view.mode in ("pending", "receipt"):
-            self.load_view(self._line_view.index)
+        else:
+            self._refresh_waiting_view()
         self.refresh_status()
+
+    def _refresh_waiting_view(self) -> None:
+        """A row shown as waiting (not validated yet, or its receipt pending)
+        may have moved on: show it again (a receipt arriving, say)."""
+        view = self._line_view
+        if view is not None and view.mode in ("pending", "receipt") and not self.at_initial:
+            self.show_view(view.index)
 
     def on_advanced(self, message: Advanced) -> None:
         if self._stale(message.replay):

@@ -511,6 +511,7 @@ class ReceiptPane(VerticalScroll, can_focus=True):
             "not pinned": CHANGED,
             "none yet": DIM,
             "denied": DIM,
+            "pending": CHANGED,
         }
         pin_words = {
             "matches": "pin ✓ matches receipt_sha256",
@@ -519,10 +520,11 @@ class ReceiptPane(VerticalScroll, can_focus=True):
             "not pinned": "pin: not pinned (no receipt_sha256)",
             "none yet": "no receipt for this call yet (none is needed so far)",
             "denied": "the host denied this call: it was never made, so it has no receipt",
+            "pending": "receipt pending: not written yet (following: it is waited for)",
         }
         lines.append(Text(pin_words[rv.pin], style=pin_styles[rv.pin]))
         if rv.receipt is None:
-            if rv.problem and rv.pin not in ("none yet", "denied"):
+            if rv.problem and rv.pin not in ("none yet", "denied", "pending"):
                 lines.append(Text(escape_controls(rv.problem), style=DIM))
             return Text("\n").join(lines)
         r = rv.receipt
