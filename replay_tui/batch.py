@@ -27,8 +27,7 @@ from replay_tui.temporal import looks_like_history
 def expand_runs(args: list[str]) -> list[str]:
     """RUN arguments as runs: a folder with no ledger but runs inside stands
     for those runs, sorted (run folders, Temporal history files, and the
-    history files of a folder of them one level down); anything else stays
-    as given."""
+    history files of its subfolders); anything else stays as given."""
     runs: list[str] = []
     for arg in args:
         path = Path(arg)
@@ -42,6 +41,8 @@ def expand_runs(args: list[str]) -> list[str]:
 
 
 def _runs_in(folder: Path, *, depth: int) -> list[Path]:
+    """Run folders and history files in ``folder``; with ``depth``, also the
+    history files (only) of its subfolders, as ``sample_runs/temporal/``."""
     found: list[Path] = []
     try:
         children = sorted(folder.iterdir())
@@ -52,7 +53,7 @@ def _runs_in(folder: Path, *, depth: int) -> list[Path]:
             if (p / EVENTS).is_file():
                 found.append(p)
             elif depth > 0:
-                found.extend(_runs_in(p, depth=depth - 1))
+                found.extend(h for h in _runs_in(p, depth=depth - 1) if h.is_file())
         elif p.is_file() and looks_like_history(p):  # regular files only: never a FIFO
             found.append(p)
     return found
