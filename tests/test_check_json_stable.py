@@ -16,8 +16,12 @@ relative path RUN, so the output holds no path that depends on where the repo
 is cloned.
 
 The fixtures must come from the code as it was before the rewrite (a pristine
-checkout), never from the code under test. Regenerate them, from the repo root,
-only on purpose (a deliberate change of output):
+checkout), never from the code under test. They were made before the state
+store replaced the engine and held through it; they were regenerated once
+since, when the built-in rules gained ``still_open`` (a change of their source,
+so of ``rules_sha256`` alone: every other byte was compared and equal).
+Regenerate them, from the repo root, only on purpose (a deliberate change of
+output):
 
     git worktree add /tmp/before HEAD && python tests/test_check_json_stable.py --regenerate /tmp/before; git worktree remove --force /tmp/before
 """
