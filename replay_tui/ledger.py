@@ -47,6 +47,14 @@ def sniff_encoding(head: bytes) -> str | None:
     return None
 
 
+def _first_difference(a: bytes, b: bytes) -> int:
+    """The first index where ``a`` and ``b`` differ (or the shorter length)."""
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
 class LedgerRewritten(Exception):
     """The file no longer extends what was read: it shrank or was replaced."""
 
@@ -197,15 +205,57 @@ class Ledger:
         except FileNotFoundError:
             raise LedgerRewritten(0, "the file was removed") from None
         if (st.st_dev, st.st_ino) != self._inode:
-            raise LedgerRewritten(0, "the file was replaced (new inode)")
+            self._adopt_replacement()
+            return
         if st.st_size < self.indexed_end:
             raise LedgerRewritten(st.st_size, "the file shrank")
-        if self._head and os.pread(self._fd, len(self._head), 0) != self._head:
-            raise LedgerRewritten(0, "bytes already read have changed")
+        if self._head:
+            now = os.pread(self._fd, len(self._head), 0)
+            if now != self._head:
+                raise LedgerRewritten(
+                    _first_difference(self._head, now), "bytes already read changed"
+                )
         if self._guard:
             at = self.indexed_end - len(self._guard)
-            if os.pread(self._fd, len(self._guard), at) != self._guard:
-                raise LedgerRewritten(at, "bytes already read have changed")
+            now = os.pread(self._fd, len(self._guard), at)
+            if now != self._guard:
+                where = at + _first_difference(self._guard, now)
+                raise LedgerRewritten(where, "bytes already read changed")
+
+    def _adopt_replacement(self) -> None:
+        """A new file at the path (log shippers and rsync write a temporary
+        file and rename it over the ledger): if it begins with exactly the
+        bytes already read, it is the same history grown, and reading goes on
+        in it; else :class:`LedgerRewritten` names the first byte that differs
+        (the old file is still readable through the descriptor held)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            raise LedgerRewritten(0, "the file was removed") from None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise LedgerRewritten(0, "the file was replaced by something not a regular file")
+            pos, end = 0, self.indexed_end
+            while pos < end:
+                want = min(_CHUNK, end - pos)
+                old = os.pread(self._fd, want, pos)
+                new = os.pread(fd, want, pos)
+                if old != new:
+                    raise LedgerRewritten(
+                        pos + _first_difference(old, new),
+                        "the file was replaced by another history",
+                    )
+                if not old:
+                    break
+                pos += len(old)
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(self._fd)
+        self._fd = fd
+        self._inode = (st.st_dev, st.st_ino)
+        self._stamp = None
 
     def touched_without_growing(self) -> bool:
         """True if the file was written since the last call but is no longer:
@@ -232,7 +282,8 @@ class Ledger:
             hasher.update(chunk)
             pos += len(chunk)
         if hasher.digest() != self._prefix_hash.digest():
-            raise LedgerRewritten(0, "bytes already read have changed")
+            # where: the caller may know the lines' checksums (Replay.first_changed)
+            raise LedgerRewritten(0, "bytes already read changed")
 
     def scan(self) -> Iterator[tuple[int, bytes]]:
         """Yield ``(index, raw_line)`` for each complete line not yet scanned.

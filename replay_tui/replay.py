@@ -653,6 +653,18 @@ class Replay:
             if zlib.crc32(self.ledger.raw_line(index)) != self._crcs[index]:
                 raise LedgerRewritten(self.ledger.line_span(index)[0], f"line {index + 1} changed")
 
+    def locate_rewrite(self, exc: LedgerRewritten) -> LedgerRewritten:
+        """Where history changed, when the ledger could only say that it did
+        (an edit in place, same size): the first validated line whose
+        checksum differs now. O(file), and only after a rewrite."""
+        if exc.offset:
+            return exc
+        for index in range(len(self._crcs)):
+            if zlib.crc32(self.ledger.raw_line(index)) != self._crcs[index]:
+                start = self.ledger.line_span(index)[0]
+                return LedgerRewritten(start, f"line {index + 1} changed")
+        return exc
+
     def checkpoint_keys(self) -> list[int]:
         if self.history is not None:
             return self.history.checkpoints()

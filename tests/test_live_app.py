@@ -17,7 +17,7 @@ from replay_tui.run import locate_run
 from replay_tui.synth import write_agent_run
 from replay_tui.ui.app import Progress, ReplayApp
 from replay_tui.ui.launch import make_app
-from tests.test_app import status
+from tests.test_app import screen_text, status
 
 
 async def until(pilot: Pilot[int], check: Callable[[], bool], seconds: float = 30.0) -> None:
@@ -113,13 +113,42 @@ async def test_rewritten_ledger_shows_a_banner_and_reloads(tmp_path: Path) -> No
         first = app.replay
         (live / "events.jsonl").write_bytes(b"".join(lines[:20]))  # shrinks
         await until(pilot, lambda: app.replay is not first and app.replay.valid == 20)
-        assert "history changed" in status(app)
-        # a new file at the path (new inode) is a rewrite too
+        assert "ledger rewritten at byte" in status(app) and "reloaded" in status(app)
+        # a new file at the path (new inode) holding another history is a rewrite too,
+        # named at its first differing byte
+        other = bytearray(b"".join(lines[:25]))
+        where = len(lines[0]) + 30  # inside line 2
+        other[where] = ord("X") if other[where] != ord("X") else ord("Y")
         tmp = live / "events.new"
-        tmp.write_bytes(b"".join(lines[:25]))
+        tmp.write_bytes(bytes(other))
         os.replace(tmp, live / "events.jsonl")
         second = app.replay
-        await until(pilot, lambda: app.replay is not second and app.replay.valid == 25)
+        await until(pilot, lambda: app.replay is not second)
+        assert f"ledger rewritten at byte {where}" in status(app)
+
+
+async def test_an_atomic_replace_with_the_same_history_grown_is_an_append(
+    tmp_path: Path,
+) -> None:
+    """Log shippers and rsync rename a temporary file over the ledger: the
+    same history, grown, is read on, the cursor still riding the tail."""
+    src, lines = _source(tmp_path, 40)
+    live = tmp_path / "live"
+    shutil.copytree(src, live)
+    (live / "events.jsonl").write_bytes(b"".join(lines[:10]))
+    app = make_app(live, follow=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.replay.valid == 10)
+        await until(pilot, lambda: app.timeline.cursor_index == 9)
+        first = app.replay
+        tmp = live / "events.tmp"
+        tmp.write_bytes(b"".join(lines[:12]))
+        os.replace(tmp, live / "events.jsonl")
+        await until(pilot, lambda: app.replay.valid == 12)
+        assert app.replay is first  # not reloaded: nothing was rewritten
+        assert "rewritten" not in status(app)
+        await until(pilot, lambda: app.timeline.cursor_index == 11)
+        assert app.riding
 
 
 RULES = """
@@ -175,7 +204,13 @@ async def test_in_place_rewrite_in_the_middle_is_caught(tmp_path: Path) -> None:
         with open(live / "events.jsonl", "r+b") as fh:  # same inode, same size
             fh.write(bytes(data))
         await until(pilot, lambda: app.replay is not first)
-        assert "history changed" in status(app)
+        # named at the line that changed (the bytes before it are the same)
+        changed = data[:middle].count(b"\n")  # lines before the edited one
+        start = data[:middle].rfind(b"\n") + 1
+        banner = f"ledger rewritten at byte {start}: line {changed + 1} changed; reloaded"
+        assert banner in status(app)
+        # the banner fits at 140 columns (once the screen is drawn again)
+        await until(pilot, lambda: banner in screen_text(app).splitlines()[0], seconds=5)
 
 
 async def test_a_key_pressed_as_rows_arrive_leaves_the_tail(tmp_path: Path) -> None:

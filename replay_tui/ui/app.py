@@ -325,7 +325,7 @@ class ReplayApp(App[int]):
                 if self._stop_following or not replay.following:
                     replay.finish()
             except LedgerRewritten as exc:
-                self.post_message(Rewritten(replay, str(exc)))
+                self.post_message(Rewritten(replay, str(replay.locate_rewrite(exc))))
                 break
             self.post_message(Advanced(replay))
             if not self._dirty:
@@ -469,7 +469,7 @@ class ReplayApp(App[int]):
     def on_rewritten(self, message: Rewritten) -> None:
         if self._stale(message.replay):
             return
-        self.banner = f"{message.why}: history changed, reloaded from scratch"
+        self.banner = f"{message.why}; reloaded from scratch"
         self.notify(self.banner, severity="error", timeout=8, markup=False)
         fresh = Replay(self.replay.paths, self.replay.rules, following=self.following, history=True)
         self.set_replay(fresh)
