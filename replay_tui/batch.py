@@ -20,7 +20,7 @@ from replay_tui.reducers import rules_for_run
 from replay_tui.replay import CHECK_CHECKPOINT_BUDGET, Replay
 from replay_tui.report import build_report, human_summary
 from replay_tui.rules_guard import DEFAULT_TIMEOUT, RulesWatch, stop_when_stuck, worker_init
-from replay_tui.run import EVENTS, locate_run
+from replay_tui.run import has_ledger, locate_run
 from replay_tui.temporal import looks_like_history
 
 
@@ -31,7 +31,7 @@ def expand_runs(args: list[str]) -> list[str]:
     runs: list[str] = []
     for arg in args:
         path = Path(arg)
-        if path.is_dir() and not (path / EVENTS).exists():
+        if path.is_dir() and not has_ledger(path):
             inner = _runs_in(path, depth=1)
             if inner:
                 runs.extend(str(p) for p in inner)
@@ -50,7 +50,7 @@ def _runs_in(folder: Path, *, depth: int) -> list[Path]:
         return found
     for p in children:
         if p.is_dir():
-            if (p / EVENTS).is_file():
+            if has_ledger(p):
                 found.append(p)
             elif depth > 0:
                 found.extend(h for h in _runs_in(p, depth=depth - 1) if h.is_file())

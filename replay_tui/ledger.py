@@ -12,11 +12,13 @@ so a growing file is never reread.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 import stat
 import tempfile
 import threading
+import zlib
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -70,6 +72,9 @@ class Ledger:
     ``len(ledger)`` is the number of complete (newline-terminated) lines seen
     by the scans so far. Line numbers given to users are 1-based.
     """
+
+    #: How the file on disk is compressed (``gzip``), if it is.
+    compressed: str | None = None
 
     def __init__(self, path: Path, *, cache_size: int = 4096, may_be_missing: bool = False) -> None:
         self.path = path
@@ -471,3 +476,38 @@ class ConvertedLedger(Ledger):
             os.close(self._given_fd)
             self._given_fd = -1
         super().close()
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class GzipLedger(ConvertedLedger):
+    """A compressed ledger (``events.jsonl.gz``, what support is often sent),
+    decompressed once, as it is scanned, into an unlinked temporary file that
+    is indexed and read like ``events.jsonl``. Errors name the ``.gz`` file and
+    its line; ``sha256`` is that of the decompressed ledger, which is what the
+    events are."""
+
+    compressed = "gzip"
+
+    def __init__(self, source: Path, *, cache_size: int = 4096) -> None:
+        super().__init__(source, _gunzip(source), "", cache_size=cache_size)
+
+    def sha256(self) -> str:
+        return Ledger.sha256(self)
+
+    def artifact(self, line: int) -> str:
+        return Ledger.artifact(self, line)
+
+
+def _gunzip(path: Path) -> Iterator[bytes]:
+    """The decompressed bytes of ``path`` in 1 MiB pieces; a damaged file
+    is a one-line :class:`~replay_tui.errors.CannotRun`, not a traceback."""
+    from replay_tui.errors import CannotRun
+
+    try:
+        with gzip.open(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                yield chunk
+    except (OSError, EOFError, zlib.error) as exc:
+        raise CannotRun(f"{path.name}: not a readable gzip file ({exc})") from None

@@ -32,7 +32,7 @@ from replay_tui.diff import Change, diff
 from replay_tui.envelope import Event, LineError, SequenceChecker, parse_line
 from replay_tui.errors import ERROR_CODES, CannotRun, ReplayError, RuleViolation, Warning_
 from replay_tui.history import History
-from replay_tui.ledger import ConvertedLedger, Ledger, LedgerRewritten
+from replay_tui.ledger import GZIP_MAGIC, ConvertedLedger, GzipLedger, Ledger, LedgerRewritten
 from replay_tui.persistent import DictDraft, freeze, thaw
 from replay_tui.receipts import ReceiptStore
 from replay_tui.reducers import LoadedReducer
@@ -90,6 +90,13 @@ class LedgerChanged(Exception):
 
 def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
     """The ledger of a run in whichever format it comes (``paths.format``)."""
+    if paths.compressed:
+        if following:
+            raise CannotRun(
+                f"{paths.events}: a compressed ledger is read once, complete; --follow is "
+                "for a growing events.jsonl"
+            )
+        return GzipLedger(paths.events)
     if paths.format == JSONL:
         return Ledger(paths.events, may_be_missing=following)
     if following:
@@ -241,6 +248,19 @@ class Replay:
         return self.error is None and self.pending is None
 
     def _consume_line(self, index: int, raw: bytes) -> None:
+        if index == 0 and raw.startswith(GZIP_MAGIC) and not self.ledger.compressed:
+            self._consumed = 1
+            self._fail(
+                ReplayError(
+                    "bad_encoding",
+                    f"{self.ledger.path.name} is gzip-compressed: give it a .gz name (or put "
+                    "it in the run folder as events.jsonl.gz) and replay-tui reads it, or "
+                    "gunzip it",
+                    line=1,
+                    artifact=self.ledger.artifact(1),
+                )
+            )
+            return
         if index == 0 and self.ledger.foreign_encoding:
             enc = self.ledger.foreign_encoding
             self._consumed = 1

@@ -56,7 +56,7 @@ def build_report(replay: Replay, *, partial: bool = False) -> dict[str, Any]:
         "rules_sha256": replay.rules.rules_sha256,
         "partial": bool(partial and replay.error is not None),
         "error": replay.error.to_json() if replay.error else None,
-    }
+    } | ({"compressed": replay.ledger.compressed} if replay.ledger.compressed else {})
 
 
 def report_bytes(report: dict[str, Any]) -> bytes:

@@ -9,6 +9,7 @@ from replay_tui.errors import CannotRun
 from replay_tui.temporal import looks_like_history
 
 EVENTS = "events.jsonl"
+EVENTS_GZ = "events.jsonl.gz"
 JSONL = "jsonl"
 TEMPORAL = "temporal"
 FORMATS = ("auto", JSONL, TEMPORAL)
@@ -22,6 +23,8 @@ class RunPaths:
     events: Path
     #: ``jsonl`` (events.jsonl) or ``temporal`` (a Temporal history export).
     format: str = JSONL
+    #: The ledger is gzip-compressed (``events.jsonl.gz``, or a ``.gz`` given).
+    compressed: bool = False
 
     @property
     def name(self) -> str:
@@ -29,6 +32,11 @@ class RunPaths:
         if self.format != JSONL:
             return self.events.name
         return self.dir.resolve().name if self.dir.name in ("", ".", "..") else self.dir.name
+
+
+def has_ledger(folder: Path) -> bool:
+    """A run folder: ``events.jsonl`` in it, or ``events.jsonl.gz``."""
+    return (folder / EVENTS).is_file() or (folder / EVENTS_GZ).is_file()
 
 
 def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto") -> RunPaths:
@@ -43,7 +51,7 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
     """
     path = Path(arg)
     if may_be_empty:
-        if path.is_dir() and not (path / EVENTS).exists():
+        if path.is_dir() and not has_ledger(path):
             return RunPaths(path, path / EVENTS)
         if not path.exists() and path.name == EVENTS and path.parent.is_dir():
             return RunPaths(path.parent, path)
@@ -55,12 +63,16 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
         raise CannotRun(f"{arg}: --format temporal takes a history file, not a folder")
     if path.is_dir():
         events = path / EVENTS
+        if not events.exists() and (path / EVENTS_GZ).is_file():
+            return RunPaths(path, path / EVENTS_GZ, compressed=True)
         if not events.exists():
             raise CannotRun(f"{arg}: not a run folder (no {EVENTS} in it)")
         if not events.is_file():
             raise CannotRun(f"{events}: not a regular file")
         return RunPaths(path, events)
     if path.is_file():
+        if path.suffix == ".gz" and fmt != TEMPORAL:
+            return RunPaths(path.parent, path, compressed=True)
         if fmt == TEMPORAL or (fmt == "auto" and path.name != EVENTS and looks_like_history(path)):
             return RunPaths(path.parent, path, TEMPORAL)
         return RunPaths(path.parent, path)

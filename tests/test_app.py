@@ -637,3 +637,11 @@ async def test_the_last_event_says_what_is_still_open() -> None:
         await pilot.press("k")
         await settle(app, pilot)
         assert "still open" not in pane_text(app, "state")
+
+
+async def test_a_short_footer_keeps_help_and_quit() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        footer = screen_text(app).splitlines()[-1]
+        assert "? Help" in footer and "q Quit" in footer and ": Go to" in footer

@@ -83,6 +83,20 @@ KEYS: list[tuple[str, str, str, str, str]] = [
     ("q", "quit", "Quit", "q", "Quit"),
 ]
 
+#: Footer keys, most needed first (the help screen keeps the table's order).
+FOOTER_ORDER = [
+    "help",
+    "quit",
+    "goto",
+    "toggle_full",
+    "problem(1)",
+    "filter",
+    "play",
+    "follow",
+    "toggle_reveal",
+    "copy_state",
+]
+
 #: Keys of the focused pane (its own bindings), for the help screen.
 PANE_KEYS: list[tuple[str, str]] = [
     ("Tab / Shift+Tab", "Move focus: timeline, state, receipt (the focused border is lit)"),
@@ -168,9 +182,13 @@ class ReplayApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "replay-tui"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    # The footer lists keys in this order, so a short one (80 columns) keeps
+    # the ones a newcomer needs first: help and quit, then go to and the rest.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(keys, action, footer or desc, show=bool(footer), key_display=shown)
-        for keys, action, desc, shown, footer in KEYS
+        for keys, action, desc, shown, footer in sorted(
+            KEYS, key=lambda k: FOOTER_ORDER.index(k[1]) if k[1] in FOOTER_ORDER else 99
+        )
     ]
 
     full_state: reactive[bool] = reactive(False)
