@@ -125,13 +125,18 @@ def test_shrink_is_a_rewrite(tmp_path: Path) -> None:
         replay.ledger.check_unchanged()
 
 
-def test_replaced_file_is_a_rewrite(tmp_path: Path) -> None:
+def test_a_replaced_file_is_a_rewrite_only_if_its_history_differs(tmp_path: Path) -> None:
     replay, events = _followed(tmp_path)
     data = events.read_bytes()
     tmp = events.with_suffix(".new")
-    tmp.write_bytes(data + data[:50])
+    tmp.write_bytes(data + data[:50])  # the same history, grown (an atomic replace)
     os.replace(tmp, events)
-    with pytest.raises(LedgerRewritten, match="new inode"):
+    replay.ledger.check_unchanged()  # adopted: reading goes on in the new file
+    changed = bytearray(data)
+    changed[123] = ord("X") if changed[123] != ord("X") else ord("Y")
+    tmp.write_bytes(bytes(changed))
+    os.replace(tmp, events)
+    with pytest.raises(LedgerRewritten, match="at byte 123: the file was replaced"):
         replay.ledger.check_unchanged()
 
 
