@@ -148,6 +148,11 @@ def _leaves(node: tuple[Any, ...], shift: int) -> Iterator[Any]:
             yield from _leaves(child, shift - _BITS)
 
 
+def _ne(self: Any, other: object) -> bool:
+    eq = self.__eq__(other)
+    return eq if eq is NotImplemented else not eq
+
+
 class BigDict(Mapping[str, Any]):
     """A large dict that is never changed: HAMT lookups, insertion order kept."""
 
@@ -193,11 +198,8 @@ class BigDict(Mapping[str, Any]):
             )
         return NotImplemented
 
-    def __ne__(self, other: object) -> bool:
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else not eq
-
-    __hash__ = object.__hash__
+    __ne__ = _ne
+    __hash__ = object.__hash__  # identity: frozen, but compared by content
 
     def __repr__(self) -> str:
         return f"BigDict({len(self)} keys)"
@@ -236,11 +238,8 @@ class BigList(Sequence[Any]):
             )
         return NotImplemented
 
-    def __ne__(self, other: object) -> bool:
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else not eq
-
-    __hash__ = object.__hash__
+    __ne__ = _ne
+    __hash__ = object.__hash__  # identity: frozen, but compared by content
 
     def __repr__(self) -> str:
         return f"BigList({len(self)} items)"
