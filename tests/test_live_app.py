@@ -210,7 +210,7 @@ async def test_in_place_rewrite_in_the_middle_is_caught(tmp_path: Path) -> None:
         banner = f"ledger rewritten at byte {start}: line {changed + 1} changed; reloaded"
         assert banner in status(app)
         # the banner fits at 140 columns (once the screen is drawn again)
-        await until(pilot, lambda: banner in screen_text(app).splitlines()[0], seconds=5)
+        await until(pilot, lambda: banner in screen_text(app).splitlines()[1], seconds=5)
 
 
 async def test_a_key_pressed_as_rows_arrive_leaves_the_tail(tmp_path: Path) -> None:

@@ -678,8 +678,6 @@ class ReplayApp(App[int]):
                 )
         if self.rules_note:
             text.append(f"  {escape_controls(self.rules_note)}", style="#ca9ee6")
-        if self.banner:
-            text.append(f"  {escape_controls(self.banner)}", style="bold #e78284")
         if self.stuck_note:
             text.append(f"  ⏳ {self.stuck_note}", style="bold #ef9f76")
         if self.filter_text:
@@ -711,6 +709,9 @@ class ReplayApp(App[int]):
         for extra in extras:
             text.append_text(extra)
         text.append_text(rest)
+        if self.banner:  # on a line of its own: it must be read whole
+            text.append("\n ")
+            text.append(escape_controls(self.banner), style="bold #e78284")
         return text
 
     def refresh_status(self) -> None:
