@@ -18,7 +18,9 @@ Mapping (checked afterwards by the same envelope rules as any ledger):
 - ``eventTime`` -> ``ts``; the ``...EventAttributes`` object -> ``payload``;
 - the event it answers (``startedEventId``, ``scheduledEventId``,
   ``initiatedEventId``, ``acceptedEventId``, ``workflowTaskCompletedEventId``,
-  the first present) -> ``parent_seq``;
+  the first present that names an earlier event) -> ``parent_seq``; a
+  forward reference (a command buffered during an update, completed by a
+  later workflow task) stays in the payload, never an error;
 - every other field (``taskId``, ``version``, ...) is kept as an extra field.
 
 Payloads (``{"metadata": {"encoding": <base64>}, "data": <base64>}``) are
@@ -165,9 +167,13 @@ def to_envelope(event: Any, run_id: str) -> dict[str, Any]:
         if key.endswith("EventAttributes"):
             attributes = value
     if isinstance(attributes, dict):
+        seq = out["seq"]
         for name in _PARENT_FIELDS:
             parent = _event_id(attributes.get(name))
-            if type(parent) is int and parent > 0:
+            # only an earlier event is a parent: commands buffered while an
+            # update or query ran name the workflow task completed after them,
+            # a forward reference Temporal writes legally (kept in the payload)
+            if type(parent) is int and parent > 0 and (type(seq) is not int or parent < seq):
                 out["parent_seq"] = parent
                 break
         out["payload"] = decode_payloads(attributes)

@@ -377,3 +377,22 @@ async def test_the_inspector_shows_what_is_known_at_the_prefix() -> None:
         shown = pane_text(app, "receipt")
         now, _, later = shown.partition("later in this run")
         assert '"status": "running"' in now and '"status": "completed"' in later
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_a_command_completed_by_a_later_workflow_task_is_not_a_bad_parent(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], upper: bool
+) -> None:
+    """Commands buffered while an update runs name the workflow task completed
+    after them (a forward reference Temporal writes): kept as data."""
+    events = one_activity(upper)
+    attrs = next(v for k, v in events[4].items() if k.endswith("EventAttributes"))
+    attrs["workflowTaskCompletedEventId"] = "10"  # event 5 names event 10
+    code, report = check_json(history(tmp_path, events), capsysbinary)
+    assert code == 0 and report["error"] is None and report["state"] == "completed"
+    paths = locate_run(history(tmp_path, events, "again.json"))
+    replay = Replay(paths, rules_for_run(None, paths.events, paths.format)).verify()
+    fifth = replay.event(4)
+    assert fifth.parent_seq is None  # type: ignore[union-attr]
+    assert fifth.payload["workflowTaskCompletedEventId"] == "10"  # type: ignore[union-attr]
+    replay.close()
