@@ -396,3 +396,35 @@ def test_a_command_completed_by_a_later_workflow_task_is_not_a_bad_parent(
     assert fifth.parent_seq is None  # type: ignore[union-attr]
     assert fifth.payload["workflowTaskCompletedEventId"] == "10"  # type: ignore[union-attr]
     replay.close()
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_an_update_accepted_without_its_request_is_keyed_by_its_protocol_instance(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], upper: bool
+) -> None:
+    def t(name: str) -> str:
+        if not upper:
+            return name
+        return (
+            "EVENT_TYPE_" + "".join(f"_{c}" if c.isupper() else c for c in name).lstrip("_").upper()
+        )
+
+    events = [
+        *one_activity(upper)[:4],
+        ev(5, t("WorkflowExecutionUpdateAccepted"), protocolInstanceId="upd-1",
+           acceptedRequestMessageId="upd-1/request", acceptedRequestSequencingEventId="2"),
+        ev(6, t("WorkflowExecutionUpdateCompleted"), acceptedEventId="5",
+           meta={"updateId": "upd-1"}, outcome={"success": payloads("ok")}),
+        ev(7, t("WorkflowTaskScheduled"), attempt=1),
+        ev(8, t("WorkflowTaskStarted"), scheduledEventId="7"),
+        ev(9, t("WorkflowTaskCompleted"), scheduledEventId="7", startedEventId="8"),
+        ev(10, t("WorkflowExecutionCompleted"), result=payloads("done"),
+           workflowTaskCompletedEventId="9"),
+    ]  # fmt: skip
+    code, report = check_json(history(tmp_path, events), capsysbinary)
+    assert code == 0 and report["error"] is None, report["error"]
+    paths = locate_run(history(tmp_path, events, "again.json"))
+    replay = Replay(paths, rules_for_run(None, paths.events, paths.format)).verify()
+    update = replay.final_state()["updates"]["upd-1"]
+    assert update["status"] == "completed" and update["result"] == "ok"
+    replay.close()

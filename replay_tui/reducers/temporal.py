@@ -450,6 +450,11 @@ class TemporalRules:
             meta = p.get("meta", request.get("meta")) or {}
             call = request.get("input") or {}
         uid = meta.get("updateId")
+        if not isinstance(uid, str) and kind == "WorkflowExecutionUpdateAccepted":
+            # after a reset, or when the request came in an earlier (failed)
+            # workflow task, the acceptance carries no request: Temporal names
+            # the update by its protocol instance id, which its completion uses
+            uid = p.get("protocolInstanceId")
         if not isinstance(uid, str):
             raise _illegal(f"{kind} without an updateId")
         update = updates.get(uid)
