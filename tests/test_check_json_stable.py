@@ -17,9 +17,10 @@ is cloned.
 
 The fixtures must come from the code as it was before the rewrite (a pristine
 checkout), never from the code under test. They were made before the state
-store replaced the engine and held through it; they were regenerated once
-since, when the built-in rules gained ``still_open`` (a change of their source,
-so of ``rules_sha256`` alone: every other byte was compared and equal).
+store replaced the engine and held through it; they were regenerated since
+when the built-in rules' source changed (``still_open``; the temporal rules'
+updates accepted without their request), which changes ``rules_sha256`` alone:
+every other byte was compared and equal each time.
 Regenerate them, from the repo root, only on purpose (a deliberate change of
 output):
 
