@@ -8,6 +8,7 @@ before it (seq order, run id, causal parent, known kinds, call ids).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date
 from typing import Any
 
@@ -337,8 +338,13 @@ def ts_seconds(ts: str) -> float | None:
 class SequenceChecker:
     """The envelope rules that depend on earlier lines (spec sections 2-3)."""
 
-    def __init__(self, kinds: frozenset[str]) -> None:
+    def __init__(
+        self, kinds: frozenset[str], may_ignore: Callable[[Event], bool] | None = None
+    ) -> None:
         self.kinds = kinds
+        #: The rules' word that an event of a kind they do not know may be
+        #: skipped (a Temporal event flagged ``workerMayIgnore``).
+        self.may_ignore = may_ignore
         self.last_seq = 0
         self.run_id: str | None = None
         self.last_ts: float | None = None
@@ -376,7 +382,7 @@ class SequenceChecker:
             self.run_id = event.run_id
         elif event.run_id != self.run_id:
             return bad("mixed_run_ids", f"run_id {event.run_id!r} differs from {self.run_id!r}")
-        if event.kind not in self.kinds:
+        if event.kind not in self.kinds and not self.ignorable(event):
             return bad("unknown_kind", f"kind {event.kind!r} is not known to these rules")
         parent = event.parent_seq
         if parent is not None or "parent_seq" in event.fields:
@@ -390,6 +396,15 @@ class SequenceChecker:
                 return bad("bad_call_id", problem)
         self.last_seq = seq
         return None
+
+    def ignorable(self, event: Event) -> bool:
+        """An event of an unknown kind the rules say may be skipped."""
+        if self.may_ignore is None:
+            return False
+        try:
+            return self.may_ignore(event) is True
+        except Exception:  # a bug in the hook: the kind stays unknown
+            return False
 
     def ts_went_back(self, event: Event) -> bool:
         """True if ``event.ts`` is earlier than the last ts seen (a warning)."""

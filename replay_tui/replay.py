@@ -142,7 +142,9 @@ class Replay:
         self.run_id: str | None = None
         self.finished = False
         every = max(1, checkpoint_every)
-        self._checker = SequenceChecker(frozenset(self.reducer.kinds))
+        self._checker = SequenceChecker(
+            frozenset(self.reducer.kinds), getattr(self.reducer, "ignorable", None)
+        )
         #: Kinds whose ts is recorded late by design (see TemporalRules).
         self._late_ts_kinds: frozenset[str] = frozenset(getattr(self.reducer, "late_ts_kinds", ()))
         #: call_id -> line index of the event that pins its receipt (-1: none yet).
@@ -482,6 +484,12 @@ class Replay:
             )
         if self.run_id is None:
             self.run_id = item.run_id
+        if item.kind not in self._checker.kinds:  # passed only as ignorable: skipped
+            with self._lock:
+                if self.history is not None:
+                    self.history.record(item.seq, self.history.head, [])
+                self.valid = item.seq
+            return
         cid = item.payload.get("call_id")
         if isinstance(cid, str):
             if "receipt_sha256" in item.payload:
@@ -647,7 +655,10 @@ class Replay:
             after = self.history.state_at(seq)
             event = self._event_for_apply(seq - 1)
             changes = self.history.changes(seq)
-            explained = self.rules_call.explain(before, event, after)
+            if self.is_ignored(event):
+                explained: str | None = f"{event.kind}: ignored (workerMayIgnore), no change"
+            else:
+                explained = self.rules_call.explain(before, event, after)
             return Step(seq, event, before, after, changes, explained)
         before = self.state_at(seq - 1)
         before_bytes = canonical.dumps_fast(before)
@@ -672,6 +683,11 @@ class Replay:
             index = random.randrange(count)
             if zlib.crc32(self.ledger.raw_line(index)) != self._crcs[index]:
                 raise LedgerRewritten(self.ledger.line_span(index)[0], f"line {index + 1} changed")
+
+    def is_ignored(self, event: Event) -> bool:
+        """An event of a kind the rules do not know, which they let pass
+        unapplied (``workerMayIgnore``)."""
+        return event.kind not in self._checker.kinds and self._checker.ignorable(event)
 
     def locate_rewrite(self, exc: LedgerRewritten) -> LedgerRewritten:
         """Where history changed, when the ledger could only say that it did

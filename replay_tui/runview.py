@@ -8,6 +8,7 @@ and searches. Everything here is safe to call from a worker thread.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from array import array
 from collections import OrderedDict
@@ -91,6 +92,8 @@ class RunView:
         parsed = self.replay.ledger.event(index)
         raw = self.replay.ledger.raw_line(index) if isinstance(parsed, LineError) else None
         row = make_row(index, parsed, raw)
+        if isinstance(parsed, Event) and self.replay.is_ignored(parsed):
+            row = dataclasses.replace(row, problem="ignored (workerMayIgnore)")
         with self._lock:
             self._rows[index] = row
             if len(self._rows) > self._cache_size:

@@ -428,3 +428,36 @@ def test_an_update_accepted_without_its_request_is_keyed_by_its_protocol_instanc
     update = replay.final_state()["updates"]["upd-1"]
     assert update["status"] == "completed" and update["result"] == "ok"
     replay.close()
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_an_unknown_event_a_worker_may_ignore_is_skipped(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], upper: bool
+) -> None:
+    """Servers add event types flagged workerMayIgnore; SDKs skip them on replay."""
+    events = one_activity(upper)
+    kind = "EVENT_TYPE_SOMETHING_NEWER" if upper else "SomethingNewer"
+    novel = ev(8, kind, detail="x")
+    novel["workerMayIgnore"] = True
+    for e in events[7:]:
+        e["eventId"] = str(int(e["eventId"]) + 1)
+        for k, v in e.items():
+            if k.endswith("EventAttributes"):
+                for field in ("scheduledEventId", "startedEventId", "workflowTaskCompletedEventId"):
+                    if field in v and int(v[field]) >= 8:
+                        v[field] = str(int(v[field]) + 1)
+    events.insert(7, novel)
+    code, report = check_json(history(tmp_path, events), capsysbinary)
+    assert code == 0 and report["error"] is None and report["state"] == "completed"
+    paths = locate_run(history(tmp_path, events, "again.json"))
+    replay = Replay(paths, rules_for_run(None, paths.events, paths.format), history=True).verify()
+    from replay_tui.runview import RunView
+
+    view = RunView(replay)
+    assert view.row(7).problem == "ignored (workerMayIgnore)"
+    step = replay.step(8)
+    assert step.changes == [] and "ignored (workerMayIgnore)" in (step.explanation or "")
+    replay.close()
+    del novel["workerMayIgnore"]  # without the flag, an unknown type stays unknown
+    code, report = check_json(history(tmp_path, events, "strict.json"), capsysbinary)
+    assert code == 1 and report["error"]["code"] == "unknown_kind" and report["error"]["seq"] == 8

@@ -232,6 +232,11 @@ class TemporalRules:
             "memo": {},
         }
 
+    def ignorable(self, event: Event) -> bool:
+        """An event type these rules do not know, flagged ``workerMayIgnore``:
+        Temporal's SDKs skip it on replay (how servers add event types)."""
+        return event.fields.get("workerMayIgnore") is True
+
     def summary(self, state: State) -> str:
         return str(state["status"])
 
