@@ -92,13 +92,30 @@ class RunView:
         parsed = self.replay.ledger.event(index)
         raw = self.replay.ledger.raw_line(index) if isinstance(parsed, LineError) else None
         row = make_row(index, parsed, raw)
-        if isinstance(parsed, Event) and self.replay.is_ignored(parsed):
-            row = dataclasses.replace(row, problem="ignored (workerMayIgnore)")
+        if isinstance(parsed, Event):
+            if self.replay.is_ignored(parsed):
+                row = dataclasses.replace(row, problem="ignored (workerMayIgnore)")
+            said = self._row_summary(parsed)
+            if said:  # the rules' words first; the payload after, still searchable
+                summary = escape_controls(said) + ("  " + row.summary if row.summary else "")
+                row = dataclasses.replace(row, summary=summary)
         with self._lock:
             self._rows[index] = row
             if len(self._rows) > self._cache_size:
                 self._rows.popitem(last=False)
         return row
+
+    def _row_summary(self, event: Event) -> str | None:
+        """The rules' one line for a row (their optional ``row_summary``);
+        built-in rules only: it runs for every row drawn, unwatched."""
+        fn = getattr(self.replay.reducer, "row_summary", None)
+        if fn is None or self.replay.guarded:
+            return None
+        try:
+            said = fn(event)
+        except Exception:  # optional prose: a bug in it must not hide the row
+            return None
+        return said if isinstance(said, str) else None
 
     def columns(self) -> tuple[int, int]:
         """Widths of the timeline's kind and call_id columns: kinds as long

@@ -461,3 +461,16 @@ def test_an_unknown_event_a_worker_may_ignore_is_skipped(
     del novel["workerMayIgnore"]  # without the flag, an unknown type stays unknown
     code, report = check_json(history(tmp_path, events, "strict.json"), capsysbinary)
     assert code == 1 and report["error"]["code"] == "unknown_kind" and report["error"]["seq"] == 8
+
+
+def test_rows_of_a_history_read_as_temporal_sums_events_up() -> None:
+    from replay_tui.runview import RunView
+
+    paths = locate_run(RESEARCH)
+    replay = Replay(paths, rules_for_run(None, paths.events, paths.format), history=True).verify()
+    rows = RunView(replay)
+    assert rows.row(0).summary.startswith("ResearchWorkflow on ")
+    assert rows.row(4).summary.startswith("invoke_model_activity #1  {")  # payload still after
+    assert rows.row(5).summary.startswith("activity of event 5 attempt 1")
+    assert "invoke_model_activity" in rows.row(4).search_text()
+    replay.close()

@@ -594,6 +594,49 @@ class TemporalRules:
             return f"{kind}: signal {p.get('signalName')!r} received"
         return kind
 
+    def row_summary(self, event: Event) -> str | None:
+        """One line for the timeline, as Temporal's UI sums an event up:
+        activity type and id, timer and duration, signal or update name,
+        child workflow type, failure message."""
+        p = event.payload
+        kind = event.kind
+        failure = p.get("failure")
+        message = failure.get("message") if isinstance(failure, dict) else None
+        parts: list[Any]
+        if kind == "WorkflowExecutionStarted":
+            parts = [_name(p.get("workflowType")), "on", _name(p.get("taskQueue"))]
+        elif kind == "ActivityTaskScheduled":
+            parts = [_name(p.get("activityType")), f"#{p.get('activityId')}"]
+        elif kind.startswith("ActivityTask"):
+            parts = [f"activity of event {p.get('scheduledEventId')}"]
+            if kind == "ActivityTaskStarted":
+                parts.append(f"attempt {p.get('attempt')}")
+        elif kind == "TimerStarted":
+            parts = [f"timer {p.get('timerId')}", "for", p.get("startToFireTimeout")]
+        elif kind.startswith("Timer"):
+            parts = [f"timer {p.get('timerId')}"]
+        elif kind == "WorkflowExecutionSignaled":
+            parts = [f"signal {p.get('signalName')}"]
+        elif kind.startswith("WorkflowExecutionUpdate"):
+            request = p.get("acceptedRequest") or p.get("request") or {}
+            call = request.get("input") if isinstance(request, dict) else None
+            name = call.get("name") if isinstance(call, dict) else None
+            parts = [f"update {name or p.get('protocolInstanceId') or ''}".strip()]
+        elif "ChildWorkflowExecution" in kind:
+            parts = ["child", _name(p.get("workflowType"))]
+        elif kind.startswith("WorkflowTask"):
+            parts = ["workflow task"]
+            if "attempt" in p:
+                parts.append(f"attempt {p.get('attempt')}")
+        elif kind == "MarkerRecorded":
+            parts = [f"marker {p.get('markerName')}"]
+        else:
+            parts = []
+        if message:
+            parts.append(f"failed: {message}")
+        words = [str(x) for x in parts if x not in (None, "")]
+        return " ".join(words) or None
+
     def record_for(self, state: State, event: Event) -> tuple[str, Any] | None:
         """What the inspector shows beside ``event``, from ``state`` (the last):
         for an activity its input and result, Temporal's receipts."""
