@@ -39,6 +39,7 @@ WARNING_CODES: tuple[str, ...] = (
     "ts_backwards",
     "no_final_newline",
     "empty_ledger",
+    "rule_warning",
 )
 
 

@@ -497,6 +497,7 @@ class Replay:
             else:
                 self.calls_seen.setdefault(cid, -1)
         saved_ts = self._checker.last_ts
+        self.ctx.warnings.clear()  # anything a rebuild with this ctx said
         try:
             if self.history is not None:
                 self._next_in_history(item)
@@ -550,6 +551,7 @@ class Replay:
                     self.checkpoints.keep(self.valid, new)
                 except TypeError as exc:
                     self._fail_not_json(str(exc))
+        self._rule_warnings(item)
 
     def _next_in_history(self, item: Event) -> None:
         """Apply ``item`` and record the frozen state it makes and its patches."""
@@ -574,6 +576,14 @@ class Replay:
         with self._lock:
             self.history.record(item.seq, frozen, patches)
             self.valid = item.seq
+        self._rule_warnings(item)
+
+    def _rule_warnings(self, item: Event) -> None:
+        """What the rules said with ``ctx.warn`` about ``item``, as warnings."""
+        if self.ctx.warnings and self.error is None:
+            for message in self.ctx.warnings:
+                self._warn("rule_warning", message, item.seq, item.line)
+            self.ctx.warnings.clear()
 
     # -- checkpoints ------------------------------------------------------
     def _fail_not_json(self, why: str) -> None:

@@ -474,3 +474,55 @@ def test_rows_of_a_history_read_as_temporal_sums_events_up() -> None:
     assert rows.row(5).summary.startswith("activity of event 5 attempt 1")
     assert "invoke_model_activity" in rows.row(4).search_text()
     replay.close()
+
+
+@pytest.mark.parametrize("upper", [False, True], ids=["PascalCase", "EVENT_TYPE_"])
+def test_a_check_stricter_than_temporal_is_a_warning_not_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], upper: bool
+) -> None:
+    """A cancel request for an activity that already completed: these rules
+    doubt it, Temporal's server is not known never to write it. The history
+    verifies, and the check shows as a warning at that event."""
+    events = one_activity(upper)
+    kind = "EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED" if upper else "ActivityTaskCancelRequested"
+    events.insert(7, ev(8, kind, scheduledEventId="5", workflowTaskCompletedEventId="4"))
+    renumber(events)
+    for e in events[8:]:
+        for k, v in e.items():
+            if k.endswith("EventAttributes"):
+                for field in ("scheduledEventId", "startedEventId", "workflowTaskCompletedEventId"):
+                    if field in v and int(v[field]) >= 8:
+                        v[field] = str(int(v[field]) + 1)
+    path = history(tmp_path, events)
+    assert main(["check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "1 warning(s)" in out
+    assert "seq 8" in out and "rule_warning" in out and "stricter than Temporal" in out
+    replay = replay_of(path)
+    try:
+        assert replay.error is None and replay.final_summary()[0] == "completed"
+        (warning,) = replay.warnings
+        assert (warning.code, warning.seq) == ("rule_warning", 8)
+        act = replay.state_at(8)["activities"]["5"]
+        assert act["status"] == "completed" and act["cancel_requested"] is False
+    finally:
+        replay.close()
+
+
+def test_an_update_accepted_again_is_a_warning_and_completes(tmp_path: Path) -> None:
+    accepted = {"protocolInstanceId": "upd-1", "acceptedRequestMessageId": "upd-1/request"}
+    events = [
+        *one_activity()[:4],
+        ev(5, "WorkflowExecutionUpdateAccepted", **accepted),
+        ev(6, "WorkflowExecutionUpdateAccepted", **accepted),
+        ev(7, "WorkflowExecutionUpdateCompleted", acceptedEventId="6",
+           meta={"updateId": "upd-1"}, outcome={"success": payloads("ok")}),
+    ]  # fmt: skip
+    replay = replay_of(history(tmp_path, events))
+    try:
+        assert replay.error is None
+        assert [(w.code, w.seq) for w in replay.warnings] == [("rule_warning", 6)]
+        assert "upd-1, which is already accepted" in replay.warnings[0].message
+        assert replay.final_state()["updates"]["upd-1"]["result"] == "ok"
+    finally:
+        replay.close()

@@ -50,6 +50,14 @@ class Context:
         self.fresh_receipts = fresh_receipts
         self._memo_owner: object = None
         self._memo: dict[str, Any] = {}
+        #: What the rules said with :meth:`warn` while applying one event.
+        self.warnings: list[str] = []
+
+    def warn(self, message: str) -> None:
+        """Say something odd but legal about the event being applied: a check
+        these rules keep that is stricter than the system that wrote the run.
+        It shows as a ``rule_warning`` at that event; replay goes on."""
+        self.warnings.append(str(message))
 
     def memo(self, state: State) -> dict[str, Any]:
         """A scratch dict tied to this exact state object, for indexes the rules

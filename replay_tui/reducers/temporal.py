@@ -8,11 +8,13 @@ timers, signals, updates, child workflows, Nexus operations, external
 signals and cancels, markers; workflow task counts and failures; search
 attributes and memo.
 
-Events must come in an order Temporal could have written: an activity can
-complete only once scheduled, a timer fire only once started, nothing may
-follow the event that closed the workflow. Anything else is
-``illegal_transition`` at that event; an event type these rules do not know is
-``unknown_kind``.
+The rules refuse what Temporal's server never writes (its invariants: an
+activity completes only once scheduled, a timer fires only once started,
+nothing follows the event that closed the workflow): ``illegal_transition`` at
+that event. A check stricter than Temporal (what the rules doubt but the
+server may write, e.g. a cancel request for an activity already ended) is a
+``rule_warning`` through ``ctx.warn``, never an error. An event type these
+rules do not know is ``unknown_kind`` unless flagged ``workerMayIgnore``.
 """
 
 from __future__ import annotations
@@ -107,7 +109,13 @@ KINDS = frozenset(
 
 
 def _illegal(message: str) -> RuleViolation:
+    """An event Temporal's server would never write: ``illegal_transition``."""
     return RuleViolation("illegal_transition", message)
+
+
+def _stricter(message: str) -> str:
+    """A check stricter than Temporal's own invariants: a ``rule_warning``."""
+    return f"{message} (stricter than Temporal: a warning, not an error)"
 
 
 def _id(value: Any) -> str | None:
@@ -199,7 +207,7 @@ def _fields(obj: Any, key: str) -> dict[str, Any]:
 
 class TemporalRules:
     name = "temporal"
-    version = "1.0.0"
+    version = "1.1.0"
     kinds = KINDS
     #: Temporal writes ActivityTaskStarted when the attempt ends, stamped with
     #: the time it started: earlier than the events before it, and rightly so.
@@ -288,15 +296,15 @@ class TemporalRules:
         if kind.startswith("WorkflowTask"):
             return self._workflow_task(state, kind, p, event.seq)
         if kind.startswith("ActivityTask"):
-            return self._activity(state, kind, p, event.seq)
+            return self._activity(state, kind, p, event.seq, ctx)
         if kind.startswith("Timer"):
             return self._timer(state, kind, p, event.seq)
         if kind.startswith("WorkflowExecutionUpdate"):
-            return self._update(state, kind, p, event.seq)
+            return self._update(state, kind, p, event.seq, ctx)
         if "ChildWorkflowExecution" in kind:
             return self._child(state, kind, p, event.seq)
         if kind.startswith("NexusOperation") and kind not in _QUIET:
-            return self._nexus(state, kind, p, event.seq)
+            return self._nexus(state, kind, p, event.seq, ctx)
         if "ExternalWorkflowExecution" in kind:
             return self._external(state, kind, p, event.seq)
         if kind == "WorkflowExecutionSignaled":
@@ -395,7 +403,9 @@ class TemporalRules:
             tasks["timed_out"] += 1
         return state
 
-    def _activity(self, state: State, kind: str, p: dict[str, Any], seq: int) -> State:
+    def _activity(
+        self, state: State, kind: str, p: dict[str, Any], seq: int, ctx: Context
+    ) -> State:
         activities = state["activities"]
         if kind == "ActivityTaskScheduled":
             activities[str(seq)] = {
@@ -411,6 +421,9 @@ class TemporalRules:
             return state
         sid = _id(p.get("scheduledEventId"))
         act = _started_by(activities, sid, kind, "activity", "scheduled")
+        if kind == "ActivityTaskCancelRequested" and act["status"] not in ("scheduled", "started"):
+            ctx.warn(_stricter(f"{kind} for activity {sid}, which already {act['status']}"))
+            return state
         if act["status"] not in ("scheduled", "started"):
             raise _illegal(f"{kind} for activity {sid}, which already {act['status']}")
         if kind == "ActivityTaskStarted":
@@ -444,7 +457,7 @@ class TemporalRules:
         timer["status"] = "fired" if kind == "TimerFired" else "cancelled"
         return state
 
-    def _update(self, state: State, kind: str, p: dict[str, Any], seq: int) -> State:
+    def _update(self, state: State, kind: str, p: dict[str, Any], seq: int, ctx: Context) -> State:
         updates = state["updates"]
         if kind in ("WorkflowExecutionUpdateAccepted", "WorkflowExecutionUpdateRejected"):
             request = p.get("acceptedRequest", p.get("rejectedRequest")) or {}
@@ -469,7 +482,7 @@ class TemporalRules:
             return state
         if kind in ("WorkflowExecutionUpdateAccepted", "WorkflowExecutionUpdateRejected"):
             if update is not None and update["status"] != "admitted":
-                raise _illegal(f"{kind} for update {uid}, which is already {update['status']}")
+                ctx.warn(_stricter(f"{kind} for update {uid}, which is already {update['status']}"))
             updates[uid] = {
                 "name": call.get("name"),
                 "input": _values(call.get("args")),
@@ -524,7 +537,7 @@ class TemporalRules:
             child["failure"] = _failure(p.get("failure"))
         return state
 
-    def _nexus(self, state: State, kind: str, p: dict[str, Any], seq: int) -> State:
+    def _nexus(self, state: State, kind: str, p: dict[str, Any], seq: int, ctx: Context) -> State:
         ops = state["nexus"]
         if kind == "NexusOperationScheduled":
             ops[str(seq)] = {
@@ -538,6 +551,9 @@ class TemporalRules:
             return state
         sid = _id(p.get("scheduledEventId"))
         op = _started_by(ops, sid, kind, "Nexus operation", "scheduled")
+        if kind == "NexusOperationCancelRequested" and op["status"] not in ("scheduled", "started"):
+            ctx.warn(_stricter(f"{kind} for Nexus operation {sid}, which already {op['status']}"))
+            return state
         if op["status"] not in ("scheduled", "started"):
             raise _illegal(f"{kind} for Nexus operation {sid}, which already {op['status']}")
         if kind == "NexusOperationStarted":
