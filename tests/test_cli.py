@@ -269,10 +269,10 @@ def test_a_folder_of_runs_includes_its_temporal_histories() -> None:
     out = cli("check", str(SAMPLES))
     lines = out.stdout.splitlines()
     histories = [ln for ln in lines if ln.startswith(str(SAMPLES / "temporal") + "/")]
-    assert len(histories) == 4 and all(": verified:" in ln for ln in histories)
-    assert lines[-1].startswith("28 runs:")
+    assert len(histories) == 5 and all(": verified:" in ln for ln in histories)
+    assert lines[-1].startswith("29 runs:")
     alone = cli("check", str(SAMPLES / "temporal"))
-    assert alone.returncode == 0 and alone.stdout.splitlines()[-1].startswith("4 runs: 4 verified")
+    assert alone.returncode == 0 and alone.stdout.splitlines()[-1].startswith("5 runs: 5 verified")
 
 
 def test_check_says_what_a_run_that_stops_mid_way_leaves_open() -> None:

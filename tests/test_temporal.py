@@ -395,6 +395,13 @@ def test_a_command_completed_by_a_later_workflow_task_is_not_a_bad_parent(
     fifth = replay.event(4)
     assert fifth.parent_seq is None  # type: ignore[union-attr]
     assert fifth.payload["workflowTaskCompletedEventId"] == "10"  # type: ignore[union-attr]
+    words = "completed by the workflow task at event 10"
+    assert words in (replay.step(5).explanation or "")
+    from replay_tui.runview import RunView
+
+    view = RunView(replay).line_view(4)
+    assert view.record is not None and view.record[0].endswith(words)
+    assert words not in (replay.step(6).explanation or "")  # names an earlier task: no words
     replay.close()
 
 

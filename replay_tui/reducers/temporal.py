@@ -113,6 +113,14 @@ def _illegal(message: str) -> RuleViolation:
     return RuleViolation("illegal_transition", message)
 
 
+def _completed_later(event: Event) -> str | None:
+    """The workflow task completed *after* ``event`` that commanded it: Temporal
+    writes commands buffered during an update with that later id. Kept as
+    data, never a ``parent_seq``."""
+    later = _id(event.payload.get("workflowTaskCompletedEventId"))
+    return later if later is not None and int(later) > event.seq else None
+
+
 def _stricter(message: str) -> str:
     """A check stricter than Temporal's own invariants: a ``rule_warning``."""
     return f"{message} (stricter than Temporal: a warning, not an error)"
@@ -588,7 +596,14 @@ class TemporalRules:
 
     # -- for the app ---------------------------------------------------------
     def explain(self, before: State, event: Event, after: State) -> str:
-        """The event in words, with what it changed."""
+        """The event in words, with what it changed, and the workflow task
+        that commanded it when that was completed after it (a command
+        buffered while an update or query was handled)."""
+        words = self._explain(before, event, after)
+        later = _completed_later(event)
+        return f"{words}; completed by the workflow task at event {later}" if later else words
+
+    def _explain(self, before: State, event: Event, after: State) -> str:
         kind = event.kind
         p = event.payload
         if kind == "WorkflowExecutionStarted":
@@ -637,7 +652,9 @@ class TemporalRules:
             request = p.get("acceptedRequest") or p.get("request") or {}
             call = request.get("input") if isinstance(request, dict) else None
             name = call.get("name") if isinstance(call, dict) else None
-            parts = [f"update {name or p.get('protocolInstanceId') or ''}".strip()]
+            meta = p.get("meta") or (request.get("meta") if isinstance(request, dict) else None)
+            uid = meta.get("updateId") if isinstance(meta, dict) else None
+            parts = [f"update {name or uid or p.get('protocolInstanceId') or ''}".strip()]
         elif "ChildWorkflowExecution" in kind:
             parts = ["child", _name(p.get("workflowType"))]
         elif kind.startswith("WorkflowTask"):
@@ -656,6 +673,13 @@ class TemporalRules:
     def record_for(self, state: State, event: Event) -> tuple[str, Any] | None:
         """What the inspector shows beside ``event``, from ``state`` (the last):
         for an activity its input and result, Temporal's receipts."""
+        found = self._record_for(state, event)
+        later = _completed_later(event)
+        if found is None or not later:
+            return found
+        return f"{found[0]} · completed by the workflow task at event {later}", found[1]
+
+    def _record_for(self, state: State, event: Event) -> tuple[str, Any] | None:
         kind = event.kind
         p = event.payload
         if kind.startswith("ActivityTask"):
