@@ -78,6 +78,14 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
         "a Temporal history at event 22: an activity's input and result in the inspector",
     ),
     (
+        "temporal-update-after-reset.svg",
+        SAMPLES / "temporal" / "hand-written--update-after-reset.json",
+        (140, 40),
+        ["colon", "1", "1", "enter"],
+        "a command completed by a later workflow task, an update accepted after a reset, "
+        "and an ignored event of a newer type",
+    ),
+    (
         "big-state-tree.svg",
         Path(tempfile.gettempdir()) / "replay-tui-shots" / "synth-2400",
         (140, 40),
