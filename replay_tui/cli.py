@@ -1,5 +1,5 @@
 """Command line: ``replay-tui [RUN]`` opens the app; ``check``, ``state``,
-``compare`` answer from the shell.
+``when``, ``history`` and ``compare`` answer from the shell.
 
 Exit codes are a contract: 0 verified / same, 1 a violation / different,
 2 cannot run (with a one-line reason on stderr, never a traceback).
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from replay_tui import __version__, canonical
+from replay_tui import __version__, canonical, cli_across
 from replay_tui.batch import check_many, expand_runs
 from replay_tui.errors import CannotRun
 from replay_tui.reducers import DEFAULT, available, rules_for_run
@@ -40,7 +40,7 @@ from replay_tui.rules_guard import (
 from replay_tui.run import FORMATS, locate_run
 from replay_tui.safe_text import escape_controls
 
-SUBCOMMANDS = ("open", "check", "state", "compare")
+SUBCOMMANDS = ("open", "check", "state", "when", "history", "compare")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -81,6 +81,24 @@ def _format_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+CONDITION_HELP = """\
+paths: keys joined by dots (calls.call-003.status), [n] for a list item
+  (checks[0].passed), double quotes for a key with dots, spaces or quotes
+  (calls."a.b".status); bare keys hold letters, digits, _ and -.
+conditions: PATH OP VALUE with == != < <= > >= and VALUE a JSON literal
+  ("retrying", 1000, true, null); PATH exists; len(PATH) as a number;
+  combined with and, or, not and parentheses. An absent path makes a
+  comparison false (absent is not null: use exists).
+exit codes: 0 found, 1 never, 2 a bad condition or a run that cannot be read.
+examples:
+  replay-tui when sample_runs/demo-001 'phase == "retrying"'
+  replay-tui when sample_runs/demo-001 --all \\
+      'calls.call-003.status == "allowed" or phase == "running"'
+  replay-tui when RUN 'spent.tokens > 1000 and not calls.call-007 exists'
+  replay-tui history sample_runs/demo-001 calls.call-003.status
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="replay-tui",
@@ -97,6 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
             "  replay-tui --follow runs/live-run\n"
             "  replay-tui check sample_runs/demo-001 --json\n"
             "  replay-tui state sample_runs/refund-180 --at 2\n"
+            "  replay-tui when sample_runs/demo-001 'phase == \"retrying\"'\n"
+            "  replay-tui history sample_runs/demo-001 calls.call-003.status\n"
             "  replay-tui compare old_report.json new_report.json\n"
             "  replay-tui history.json   (a Temporal history: temporal workflow show "
             "--output json)"
@@ -104,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"replay-tui {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{open,check,state,compare}")
+    sub = parser.add_subparsers(dest="command", metavar="{open,check,state,when,history,compare}")
 
     p_open = sub.add_parser("open", help="open the app on a run (the default command)")
     p_open.add_argument("run", nargs="?", help="run folder or events.jsonl (default: bundled demo)")
@@ -161,6 +181,46 @@ def build_parser() -> argparse.ArgumentParser:
     p_state.add_argument("--reducer", help=_reducer_help())
     _timeout_option(p_state)
     _format_option(p_state)
+
+    p_when = sub.add_parser(
+        "when",
+        help="the seq at which a condition on the state turns true",
+        description=(
+            "Print the seq at which CONDITION turns true: false after n-1 events, true after n "
+            "(0 if the initial state satisfies it); with --all, every such seq. Each line: the "
+            "seq, the event's kind, and the changes that made it true."
+        ),
+        epilog=CONDITION_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p_when.add_argument("run", help="run folder or its events.jsonl")
+    p_when.add_argument("condition", help="e.g. 'phase == \"retrying\"' (quote it for the shell)")
+    p_when.add_argument("--all", action="store_true", help="every seq it turns true, not the first")
+    p_when.add_argument(
+        "--json", action="store_true", help='print {"condition": ..., "seqs": [...], ...}'
+    )
+    p_when.add_argument("--reducer", help=_reducer_help())
+    _timeout_option(p_when)
+    _format_option(p_when)
+
+    p_hist = sub.add_parser(
+        "history",
+        help="every seq at which the value at a state path changed",
+        description=(
+            "Print every seq at which the value at PATH changed, including when an object "
+            "holding it was added or removed: seq, kind, old -> new (absent when not there)."
+        ),
+        epilog=CONDITION_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p_hist.add_argument("run", help="run folder or its events.jsonl")
+    p_hist.add_argument("path", help="e.g. calls.call-003.status, checks[0].passed")
+    p_hist.add_argument(
+        "--json", action="store_true", help='print [{"seq", "kind", "op", "old", "new"}, ...]'
+    )
+    p_hist.add_argument("--reducer", help=_reducer_help())
+    _timeout_option(p_hist)
+    _format_option(p_hist)
 
     p_cmp = sub.add_parser("compare", help="compare two replay reports field by field")
     p_cmp.add_argument("a", type=Path, help="first replay_report.json")
@@ -357,9 +417,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "open": cmd_open,
         "check": cmd_check,
         "state": cmd_state,
+        "when": lambda a: cli_across.cmd_when(a, _open_replay),
+        "history": lambda a: cli_across.cmd_history(a, _open_replay),
         "compare": cmd_compare,
     }[args.command]
-    if args.command in ("check", "state") and args.reducer and args.rules_timeout > 0:
+    if (
+        args.command in ("check", "state", "when", "history")
+        and args.reducer
+        and args.rules_timeout > 0
+    ):
         # user rules: even stuck where nothing in this process can run, no hang
         return supervised(lambda: _dispatch(handler, args), args.rules_timeout)
     return _dispatch(handler, args)

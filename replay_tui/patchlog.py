@@ -112,6 +112,26 @@ class PatchLog:
         assert fd is not None
         return os.pread(fd, end - start, start)
 
+    def span(self, first: int, last: int) -> tuple[bytes, array[int]]:
+        """The records of events ``first..last`` (1-based, inclusive) as one
+        bytes object, and their starts relative to it (``last - first + 2``
+        numbers, the final one its length): a scan reads the log in chunks
+        and decodes only the events it needs."""
+        with self._lock:
+            if not 1 <= first <= last < len(self._offsets):
+                raise IndexError(f"no patches for events {first}..{last}")
+            start, end = self._offsets[first - 1], self._offsets[last]
+            starts = array("Q", (o - start for o in self._offsets[first - 1 : last + 1]))
+            if start >= self._buffer_start:
+                lo = start - self._buffer_start
+                return bytes(self._buffer[lo : lo + end - start]), starts
+            fd = self._fd
+            spilled_end = self._buffer_start
+            tail = bytes(self._buffer[: max(0, end - spilled_end)])
+        assert fd is not None
+        head = os.pread(fd, min(end, spilled_end) - start, start)
+        return head + tail, starts
+
     def changes(self, n: int) -> list[Change]:
         """What event ``n`` changed, as :class:`~replay_tui.diff.Change` objects."""
         return decode(self.raw(n))

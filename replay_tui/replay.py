@@ -193,6 +193,11 @@ class Replay:
             initial, every=checkpoint_every, budget_bytes=checkpoint_budget
         )
         self._final: tuple[int, str, str] | None = None  # (valid, summary, digest)
+        #: Called with (seq, state) after each event of the forward pass, in
+        #: order, with the state in place (plain or frozen; do not change it
+        #: and copy what you keep): how ``when`` and ``history`` watch a run
+        #: at the cost of ``check``.
+        self.observer: Callable[[int, State], None] | None = None
 
     # -- reading forward --------------------------------------------------
     def advance(
@@ -489,6 +494,8 @@ class Replay:
                 if self.history is not None:
                     self.history.record(item.seq, self.history.head, [])
                 self.valid = item.seq
+            if self.observer is not None:
+                self.observer(item.seq, self._live_state())
             return
         cid = item.payload.get("call_id")
         if isinstance(cid, str):
@@ -552,6 +559,8 @@ class Replay:
                 except TypeError as exc:
                     self._fail_not_json(str(exc))
         self._rule_warnings(item)
+        if self.observer is not None and self.error is None:
+            self.observer(item.seq, new)
 
     def _next_in_history(self, item: Event) -> None:
         """Apply ``item`` and record the frozen state it makes and its patches."""
@@ -577,6 +586,8 @@ class Replay:
             self.history.record(item.seq, frozen, patches)
             self.valid = item.seq
         self._rule_warnings(item)
+        if self.observer is not None:
+            self.observer(item.seq, frozen)  # type: ignore[arg-type]
 
     def _rule_warnings(self, item: Event) -> None:
         """What the rules said with ``ctx.warn`` about ``item``, as warnings."""

@@ -1,0 +1,514 @@
+"""Questions across time: at which seq a condition *turns* true (``when``),
+and every seq at which the value at a path changed (``history``).
+
+Two ways to answer, one meaning:
+
+- :class:`StateWatcher` looks at each state as the forward pass makes it
+  (``Replay.observer``): the CLI answers at the cost of ``check`` plus a
+  few lookups an event.
+- :class:`PatchScan` reads the patch log of a replay already done (the app):
+  it finds the events whose patches can touch the paths by searching the
+  log's bytes, decodes only those, and keeps the values at the paths up to
+  date from their patches, so a question costs what touched its paths, not
+  the run's length times the state's size.
+
+Both give, per seq where something watched changed, ``{path: (old, new)}``;
+:func:`turns` and :func:`path_changes` make the answers of it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from replay_tui.condition import ABSENT, Compare, Condition, Exists, StatePath, lookup
+from replay_tui.diff import MISSING
+from replay_tui.persistent import thaw
+
+if TYPE_CHECKING:
+    from replay_tui.history import History
+
+#: {path: (old, new)} for the watched paths an event changed.
+Moves = dict[StatePath, tuple[Any, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A seq after which a condition holds and before which it did not
+    (0: it holds for the initial state), and what changed at its paths."""
+
+    seq: int
+    moves: tuple[tuple[StatePath, Any, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PathChange:
+    """The value at a path changed at ``seq``: ``added``, ``changed`` or ``removed``."""
+
+    seq: int
+    op: str
+    old: Any  # ABSENT when added
+    new: Any  # ABSENT when removed
+
+    def to_json(self, kind: str | None) -> dict[str, Any]:
+        out: dict[str, Any] = {"seq": self.seq, "kind": kind, "op": self.op}
+        if self.old is not ABSENT:
+            out["old"] = self.old
+        if self.new is not ABSENT:
+            out["new"] = self.new
+        return out
+
+
+def _op(old: Any, new: Any) -> str:
+    if old is ABSENT:
+        return "added"
+    if new is ABSENT:
+        return "removed"
+    return "changed"
+
+
+def needs_of(condition: Condition) -> dict[StatePath, str]:
+    """What a condition reads at each of its paths: ``value`` (compared),
+    ``len`` (only its length) or ``exists`` (only whether it is there). A
+    watcher then copies a big object only when its value is compared."""
+    rank = {"exists": 0, "len": 1, "value": 2}
+    needs: dict[StatePath, str] = {}
+
+    def visit(node: Any) -> None:
+        if isinstance(node, Compare):
+            need = "len" if node.length else "value"
+        elif isinstance(node, Exists):
+            need = "exists"
+        else:
+            for child in getattr(node, "items", ()) or (node.inner,):
+                visit(child)
+            return
+        if rank[need] > rank[needs.get(node.path, "exists")] or node.path not in needs:
+            needs[node.path] = need
+
+    visit(condition.root)
+    return {path: needs[path] for path in condition.paths}
+
+
+# -- watching states as they are made -------------------------------------------
+
+
+class _Snap:
+    """An object or list as it was: its canonical bytes (compared) and, when
+    asked, its value again."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, value: Any) -> None:
+        self.data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Snap) and other.data == self.data
+
+    def __hash__(self) -> int:
+        return hash(self.data)
+
+    def value(self) -> Any:
+        return orjson.loads(self.data)
+
+
+class _Len:
+    """What ``len`` and ``exists`` need of a value: that it is there, and its length."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int | None) -> None:
+        self.n = n
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Len) and other.n == self.n
+
+    def __hash__(self) -> int:
+        return hash(self.n)
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _observe(value: Any, need: str) -> Any:
+    """What is kept of the value at a path, to tell a change."""
+    if value is ABSENT:
+        return ABSENT
+    if need == "exists":
+        return True
+    if need == "len":
+        return _Len(None if isinstance(value, (int, float, bool)) or value is None else len(value))
+    if isinstance(value, _SCALARS):
+        return (type(value), value)  # 1 and true differ in JSON, not in Python
+    return _Snap(value)
+
+
+def _shown(seen: Any) -> Any:
+    """An observation as the value it stands for (a length for ``_Len``)."""
+    if seen is ABSENT:
+        return ABSENT
+    if isinstance(seen, tuple):
+        return seen[1]
+    if isinstance(seen, _Snap):
+        return seen.value()
+    if isinstance(seen, _Len):
+        return seen.n if seen.n is not None else True
+    return seen
+
+
+class StateWatcher:
+    """Watches paths in each state of a forward pass (see ``Replay.observer``).
+
+    Give it the initial state with :meth:`start`, then each state in order
+    with :meth:`see`; it returns what changed at the paths, or ``None``.
+    """
+
+    def __init__(self, needs: Mapping[StatePath, str]) -> None:
+        self.needs = dict(needs)
+        self._seen: dict[StatePath, Any] = {}
+
+    def start(self, state: Any) -> None:
+        self._seen = {p: _observe(lookup(state, p), need) for p, need in self.needs.items()}
+
+    def see(self, state: Any) -> Moves | None:
+        moves: Moves | None = None
+        seen = self._seen
+        for path, need in self.needs.items():
+            now = _observe(lookup(state, path), need)
+            was = seen[path]
+            if now != was:
+                if moves is None:
+                    moves = {}
+                moves[path] = (_shown(was), _shown(now))
+                seen[path] = now
+        return moves
+
+
+class WhenSearch:
+    """``when``, watching a forward pass: the seqs at which ``condition``
+    turns true, and what changed at its paths there."""
+
+    def __init__(self, condition: Condition, *, every: bool = True) -> None:
+        self.condition = condition
+        self.every = every
+        self.watcher = StateWatcher(needs_of(condition))
+        self.turns: list[Turn] = []
+        self._holds = False
+        self.done = False
+
+    def start(self, state: Any) -> None:
+        self.watcher.start(state)
+        self._holds = self.condition.evaluate(state)
+        if self._holds:
+            self.turns.append(Turn(0, ()))
+            self.done = not self.every
+
+    def see(self, seq: int, state: Any) -> None:
+        moves = self.watcher.see(state)
+        if moves is None:
+            return
+        holds = self.condition.evaluate(state)
+        if holds and not self._holds and not self.done:
+            self.turns.append(Turn(seq, tuple((p, o, n) for p, (o, n) in moves.items())))
+            self.done = not self.every
+        self._holds = holds
+
+
+class HistorySearch:
+    """``history``, watching a forward pass: each seq at which the value at
+    ``path`` changed (added, changed, removed)."""
+
+    def __init__(self, path: StatePath) -> None:
+        self.path = path
+        self.watcher = StateWatcher({path: "value"})
+        self.changes: list[PathChange] = []
+
+    def start(self, state: Any) -> None:
+        self.watcher.start(state)
+
+    def see(self, seq: int, state: Any) -> None:
+        moves = self.watcher.see(state)
+        if moves is not None:
+            old, new = moves[self.path]
+            self.changes.append(PathChange(seq, _op(old, new), old, new))
+
+
+# -- reading the patch log ------------------------------------------------------
+
+
+def _key_bytes(key: str | int) -> bytes:
+    return orjson.dumps(key)
+
+
+def _needles(path: StatePath, need: str) -> tuple[list[bytes], re.Pattern[bytes] | None]:
+    """What a patch record holds if it can change what is watched at ``path``.
+
+    A row of the log starts ``[`` + its path Q as a JSON array. A patch at Q
+    changes the value at P only if Q is P, lies under it, or lies above it:
+    then the record holds ``[[k1,...,kn`` (Q is P or under it) or
+    ``[[k1,...,ki],`` (Q above P, or Q is P). Whether P ``exists`` changes
+    only with a patch at or above P; its length only with one at or above it
+    or one right under it that adds or removes (a regular expression finds
+    those). Bytes found in a value instead cost a decode that finds nothing.
+    """
+    keys = [_key_bytes(k) for k in path]
+    above = [b"[[" + b",".join(keys[:i]) + b"]," for i in range(1, len(keys) + 1)]
+    if need == "value":
+        return [b"[[" + b",".join(keys), *above[:-1]], None
+    if need == "exists":
+        return above, None
+    child = rb"\[\[" + re.escape(b",".join(keys)) + rb',(?:"(?:[^"\\]|\\.)*"|\d+)\],[12],'
+    return above, re.compile(child)
+
+
+class _Spec:
+    """One watched path, ready for the row loop."""
+
+    __slots__ = ("m", "need", "path", "prefixes", "whole")
+
+    def __init__(self, path: StatePath, need: str) -> None:
+        self.path = path
+        self.need = need
+        self.m = len(path)
+        whole = list(path)
+        self.whole = whole
+        self.prefixes = [whole[:i] for i in range(len(path) + 1)]
+
+
+def _copy(value: Any) -> Any:
+    """A private copy of a JSON value (patch values may be shared)."""
+    if isinstance(value, _SCALARS):
+        return value
+    return orjson.loads(orjson.dumps(value))
+
+
+def _set_inside(value: Any, rest: list[Any], new: Any) -> Any:
+    """``value`` with the patch at ``rest`` below it applied (as
+    :func:`~replay_tui.persistent.apply_changes` applies one)."""
+    node = value
+    for key in rest[:-1]:
+        if isinstance(node, dict) and isinstance(key, str):
+            node = node.get(key)
+        elif isinstance(node, list) and isinstance(key, int) and key < len(node):
+            node = node[key]
+        else:
+            return value
+    last = rest[-1]
+    if isinstance(node, list) and isinstance(last, int):
+        if new is MISSING:
+            del node[last:]
+        elif last >= len(node):
+            node.append(_copy(new))
+        else:
+            node[last] = _copy(new)
+    elif isinstance(node, dict) and isinstance(last, str):
+        if new is MISSING:
+            node.pop(last, None)
+        else:
+            node[last] = _copy(new)
+    return value
+
+
+class _Sized:
+    """Stands in for an object or list whose length alone is watched."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Sized) and other.n == self.n
+
+    def __hash__(self) -> int:
+        return self.n
+
+
+def _kept(value: Any, need: str) -> Any:
+    """What a scan keeps of a value: all of it, its length, or that it is there."""
+    if value is ABSENT:
+        return ABSENT
+    if need == "exists":
+        return True
+    if need == "len" and not isinstance(value, _SCALARS):
+        return _Sized(len(value))
+    return _copy(value)
+
+
+class PatchScan:
+    """The values at some paths, carried forward through a replay's patch log.
+
+    :meth:`advance` reads events ``self.seq + 1 ..`` and yields each seq at
+    which a value changed, with ``{path: (old, new)}`` (private copies).
+    A path whose length alone is watched (``len(calls)``) keeps only that,
+    so a big object is never copied. Resumable: a growing run is scanned on
+    from where the last scan stopped.
+    """
+
+    CHUNK_EVENTS = 65536
+
+    def __init__(self, history: History, needs: Mapping[StatePath, str], start: int = 0) -> None:
+        self.history = history
+        self.needs = dict(needs)
+        state = history.state_at(start)
+        self.values: dict[StatePath, Any] = {
+            p: _kept(thaw(lookup(state, p)) if need == "value" else lookup(state, p), need)
+            for p, need in self.needs.items()
+        }
+        self.seq = start
+        self._specs = [_Spec(p, need) for p, need in self.needs.items()]
+        needles: set[bytes] = set()
+        self._patterns: list[re.Pattern[bytes]] = []
+        for p, need in self.needs.items():
+            found, pattern = _needles(p, need)
+            needles.update(found)
+            if pattern is not None:
+                self._patterns.append(pattern)
+        self._needles = sorted(needles)
+
+    def advance(
+        self, until: int, cancelled: threading.Event | None = None
+    ) -> Iterator[tuple[int, Moves]]:
+        log = self.history.patches
+        until = min(until, len(log))
+        while self.seq < until:
+            if cancelled is not None and cancelled.is_set():
+                return
+            first = self.seq + 1
+            last = min(until, self.seq + self.CHUNK_EVENTS)
+            data, starts = log.span(first, last)
+            hits: set[int] = set()
+            for needle in self._needles:
+                at = data.find(needle)
+                while at != -1:
+                    k = bisect.bisect_right(starts, at) - 1  # event first + k
+                    hits.add(k)
+                    at = data.find(needle, starts[k + 1])  # on from the next event
+            for pattern in self._patterns:
+                hits.update(
+                    bisect.bisect_right(starts, m.start()) - 1 for m in pattern.finditer(data)
+                )
+            for k in sorted(hits):
+                moves = self._apply(orjson.loads(data[starts[k] : starts[k + 1]]))
+                self.seq = first + k
+                if moves:
+                    yield first + k, moves
+            self.seq = last
+
+    def _apply(self, rows: list[list[Any]]) -> Moves | None:
+        """One event's patch rows ``[path, op, old/new...]`` (see patchlog)."""
+        values = self.values
+        before: dict[StatePath, Any] | None = None
+        for row in rows:
+            q = row[0]
+            n = len(q)
+            for spec in self._specs:
+                m = spec.m
+                if n <= m:
+                    if q != spec.prefixes[n]:
+                        continue
+                    rel = 1 if n == m else 2
+                elif q[:m] != spec.whole:
+                    continue
+                else:
+                    rel = 3
+                p = spec.path
+                need = spec.need
+                if before is None:
+                    before = {}
+                if p not in before:
+                    before[p] = values[p]
+                op = row[1]
+                new = row[3] if op == 0 else (row[2] if op == 1 else MISSING)
+                if rel == 1:
+                    values[p] = ABSENT if new is MISSING else _kept(new, need)
+                elif rel == 2:
+                    inner = ABSENT if new is MISSING else lookup(new, spec.path[n:])
+                    values[p] = _kept(inner, need)
+                elif values[p] is ABSENT or need == "exists":
+                    continue  # something under it changed: it is still there
+                elif need == "len":
+                    if n == m + 1 and op != 0 and isinstance(values[p], _Sized):
+                        size = values[p].n
+                        last = q[-1]
+                        if op == 1:
+                            values[p] = _Sized(size + 1)
+                        else:
+                            values[p] = _Sized(
+                                min(size, last) if isinstance(last, int) else size - 1
+                            )
+                else:
+                    if values[p] is before[p] and not isinstance(values[p], _SCALARS):
+                        values[p] = _copy(values[p])  # keep the old value to show
+                    values[p] = _set_inside(values[p], q[m:], new)
+        if before is None:
+            return None
+        moves: Moves = {}
+        for p, old in before.items():
+            now = values[p]
+            if not _same(old, now):
+                moves[p] = (_unsized(old), _unsized(now))
+        return moves
+
+
+def _unsized(kept: Any) -> Any:
+    """A kept value as shown: a length for one whose length alone is watched."""
+    return kept.n if isinstance(kept, _Sized) else kept
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is ABSENT or b is ABSENT:
+        return a is b
+    if isinstance(a, _Sized) or isinstance(b, _Sized):
+        return bool(a == b)
+    return bool(_observe(a, "value") == _observe(b, "value"))
+
+
+def scan_turns(
+    scan: PatchScan,
+    condition: Condition,
+    until: int,
+    holds: bool,
+    cancelled: threading.Event | None = None,
+) -> Iterator[Turn]:
+    """Turns of ``condition`` from ``scan``'s seq (where it ``holds`` or not)
+    up to ``until``, from the patch log."""
+    for seq, moves in scan.advance(until, cancelled):
+        now = condition.holds(scan.values)
+        if now and not holds:
+            yield Turn(seq, tuple((p, o, n) for p, (o, n) in moves.items()))
+        holds = now
+
+
+def condition_turns(
+    history: History,
+    condition: Condition,
+    until: int,
+    cancelled: threading.Event | None = None,
+) -> list[Turn]:
+    """Every seq in 0..until at which ``condition`` turns true (the app's way)."""
+    scan = PatchScan(history, needs_of(condition))
+    holds = condition.holds(scan.values)
+    found = [Turn(0, ())] if holds else []
+    found += scan_turns(scan, condition, until, holds, cancelled)
+    return found
+
+
+def path_changes(
+    history: History, path: StatePath, until: int, cancelled: threading.Event | None = None
+) -> list[PathChange]:
+    """Every seq in 1..until at which the value at ``path`` changed (the app's way)."""
+    scan = PatchScan(history, {path: "value"})
+    return [
+        PathChange(seq, _op(*moves[path]), *moves[path])
+        for seq, moves in scan.advance(until, cancelled)
+    ]
