@@ -33,6 +33,7 @@ from replay_tui.persistent import thaw
 
 if TYPE_CHECKING:
     from replay_tui.history import History
+    from replay_tui.replay import Replay
 
 #: {path: (old, new)} for the watched paths an event changed.
 Moves = dict[StatePath, tuple[Any, Any]]
@@ -489,26 +490,62 @@ def scan_turns(
         holds = now
 
 
-def condition_turns(
-    history: History,
+def iter_turns(
+    replay: Replay,
     condition: Condition,
     until: int,
     cancelled: threading.Event | None = None,
+) -> Iterator[Turn]:
+    """Each seq in 0..until at which ``condition`` turns true, in order: from
+    the patch log when the replay keeps one, else by running the rules again."""
+    if replay.history is not None:
+        scan = PatchScan(replay.history, needs_of(condition))
+        holds = condition.holds(scan.values)
+        if holds:
+            yield Turn(0, ())
+        yield from scan_turns(scan, condition, until, holds, cancelled)
+        return
+    search = WhenSearch(condition)
+    states = replay.iter_states(until, cancelled.is_set if cancelled is not None else None)
+    for seq, state in states:
+        count = len(search.turns)
+        if seq == 0:
+            search.start(state)
+        else:
+            search.see(seq, state)
+        yield from search.turns[count:]
+
+
+def iter_path_changes(
+    replay: Replay, path: StatePath, until: int, cancelled: threading.Event | None = None
+) -> Iterator[PathChange]:
+    """Each seq in 1..until at which the value at ``path`` changed, in order."""
+    if replay.history is not None:
+        scan = PatchScan(replay.history, {path: "value"})
+        for seq, moves in scan.advance(until, cancelled):
+            old, new = moves[path]
+            yield PathChange(seq, _op(old, new), old, new)
+        return
+    search = HistorySearch(path)
+    states = replay.iter_states(until, cancelled.is_set if cancelled is not None else None)
+    for seq, state in states:
+        count = len(search.changes)
+        if seq == 0:
+            search.start(state)
+        else:
+            search.see(seq, state)
+        yield from search.changes[count:]
+
+
+def condition_turns(
+    replay: Replay, condition: Condition, until: int, cancelled: threading.Event | None = None
 ) -> list[Turn]:
     """Every seq in 0..until at which ``condition`` turns true (the app's way)."""
-    scan = PatchScan(history, needs_of(condition))
-    holds = condition.holds(scan.values)
-    found = [Turn(0, ())] if holds else []
-    found += scan_turns(scan, condition, until, holds, cancelled)
-    return found
+    return list(iter_turns(replay, condition, until, cancelled))
 
 
 def path_changes(
-    history: History, path: StatePath, until: int, cancelled: threading.Event | None = None
+    replay: Replay, path: StatePath, until: int, cancelled: threading.Event | None = None
 ) -> list[PathChange]:
     """Every seq in 1..until at which the value at ``path`` changed (the app's way)."""
-    scan = PatchScan(history, {path: "value"})
-    return [
-        PathChange(seq, _op(*moves[path]), *moves[path])
-        for seq, moves in scan.advance(until, cancelled)
-    ]
+    return list(iter_path_changes(replay, path, until, cancelled))

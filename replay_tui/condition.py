@@ -370,7 +370,6 @@ class _Parser:
         return self.atom()
 
     def atom(self) -> Node:
-        start = self.i
         length = False
         if self.text.startswith("len(", self.i):
             length = True
@@ -380,7 +379,7 @@ class _Parser:
         if length:
             self.skip()
             if self.i >= len(self.text) or self.text[self.i] != ")":
-                raise self.fail("expected ) to close len(", start + 3)
+                raise self.fail("expected ) to close len(")
             self.i += 1
         if path not in self.paths:
             self.paths.append(path)

@@ -19,7 +19,7 @@ import random
 import threading
 import zlib
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -428,6 +428,26 @@ class Replay:
         for index in range(at, n):
             state = self.apply_rules(state, self._event_for_apply(index), ctx)
         return state
+
+    def iter_states(
+        self, until: int, cancelled: Callable[[], bool] | None = None
+    ) -> Iterator[tuple[int, State]]:
+        """(n, state after n events) for n = 0..until, the rules run again on
+        plain states from the start: for questions across time when there is
+        no patch log (rules of one's own without drafts). The state is the
+        same object changed in place: copy what you keep."""
+        ctx = self._side_context()
+        state: State = orjson.loads(self.checkpoints.nearest(0)[1])
+        yield 0, state
+        for index in range(min(until, self.valid)):
+            if cancelled is not None and cancelled():
+                return
+            event = self._event_for_apply(index)
+            if self.is_ignored(event):
+                yield index + 1, state
+                continue
+            state = self.apply_rules(state, event, ctx)
+            yield index + 1, state
 
     @property
     def watch(self) -> RulesWatch:

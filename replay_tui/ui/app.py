@@ -31,6 +31,8 @@ from textual.worker import get_current_worker
 from watchfiles import awatch
 
 from replay_tui import canonical
+from replay_tui.across import PathChange, iter_path_changes, iter_turns
+from replay_tui.condition import Condition, StatePath, format_path
 from replay_tui.errors import CannotRun
 from replay_tui.ledger import LedgerRewritten
 from replay_tui.receipts import FRESH_SECONDS
@@ -43,6 +45,19 @@ from replay_tui.ui.panes import ReceiptPane, StatePane
 from replay_tui.ui.screens import FilterScreen, GotoScreen, HelpScreen
 from replay_tui.ui.tail import TailRider
 from replay_tui.ui.timeline import Timeline
+from replay_tui.ui.watch import WatchPane
+
+
+class _Cancelled(threading.Event):
+    """A scan's cancel flag read from its worker: a worker cancelled (Esc, a
+    new search) stops its scan at the next chunk."""
+
+    def __init__(self, worker: Any) -> None:
+        super().__init__()
+        self._worker = worker
+
+    def is_set(self) -> bool:
+        return bool(self._worker.is_cancelled)
 
 
 class _Executor(ThreadPoolExecutor):
@@ -62,12 +77,18 @@ KEYS: list[tuple[str, str, str, str, str]] = [
     ("pageup", "page(-1)", "Page up", "PgUp", ""),
     ("home,g", "first", "First event", "Home / g", ""),
     ("end,G", "last", "Last event (and ride the tail when following)", "End / G", ""),
-    ("colon", "goto", "Go to seq (0: the initial state)", ":", "Go to"),
+    (
+        "colon",
+        "goto",
+        "Go to a seq (0: the initial state), or to where a condition turns true",
+        ":",
+        "Go to",
+    ),
     ("e", "problem(1)", "Next error or warning", "e", "Next problem"),
     ("E", "problem(-1)", "Previous error or warning", "E", ""),
     ("slash", "filter", "Filter rows by kind, call_id or text", "/", "Filter"),
-    ("n", "match(1)", "Next match", "n", ""),
-    ("N", "match(-1)", "Previous match", "N", ""),
+    ("n", "match(1)", "Next match: where the : condition turns true, or the filter's row", "n", ""),
+    ("N", "match(-1)", "Previous match (condition or filter)", "N", ""),
     ("space", "play", "Play / pause at the recorded pace", "space", "Play"),
     ("plus,equals_sign", "speed(2.0)", "Play faster", "+", ""),
     ("minus", "speed(0.5)", "Play slower", "-", ""),
@@ -75,7 +96,13 @@ KEYS: list[tuple[str, str, str, str, str]] = [
     ("r", "toggle_reveal", "Reveal / mask secret-looking values", "r", "Secrets"),
     ("x", "toggle_expand", "Expand / cut long values", "x", ""),
     ("y", "copy_state", "Copy the state at the cursor as JSON", "y", "Copy"),
-    ("escape", "clear_filter", "Clear the filter", "Esc", ""),
+    (
+        "escape",
+        "escape",
+        "Stop watching; else forget the condition and clear the filter",
+        "Esc",
+        "",
+    ),
     ("f", "follow", "Follow the growing ledger (ride the tail)", "f", "Follow"),
     ("F", "unfollow", "Stop following (judge the ledger as complete)", "F", ""),
     ("R", "reload_rules", "Reload the rules file and re-run every prefix", "R", ""),
@@ -103,6 +130,8 @@ PANE_KEYS: list[tuple[str, str]] = [
     ("↑ ↓ PgUp PgDn Home End", "In the receipt pane: scroll it"),
     ("↑ ↓ PgUp PgDn Home End", "In the state pane: move its row cursor (j / k still step)"),
     ("Enter / → , ←", "In the state pane: open / close the container at the cursor"),
+    ("w", "In the state pane: watch the path at the cursor (every seq it changed)"),
+    ("Enter", "In the watch list: go to that seq (Esc stops watching)"),
 ]
 
 #: Playback pace when events carry no ``ts`` (events per second at speed 1).
@@ -169,6 +198,41 @@ class ViewReady(Message):
         self.view = view
 
 
+class TurnFound(Message):
+    """Where the condition turns true next (or before, for N)."""
+
+    def __init__(self, condition: Condition, seq: int, wrapped: bool) -> None:
+        super().__init__()
+        self.condition = condition
+        self.seq = seq
+        self.wrapped = wrapped
+
+
+class TurnsReady(Message):
+    """Every seq in 0..until at which the condition turns true."""
+
+    def __init__(self, condition: Condition, seqs: list[int], until: int, seconds: float) -> None:
+        super().__init__()
+        self.condition = condition
+        self.seqs = seqs
+        self.until = until
+        self.seconds = seconds
+
+
+class WatchFound(Message):
+    """More changes of the watched path (``done``: the scan reached ``until``)."""
+
+    def __init__(
+        self, path: StatePath, changes: list[PathChange], done: bool, until: int, seconds: float
+    ) -> None:
+        super().__init__()
+        self.path = path
+        self.changes = changes
+        self.done = done
+        self.until = until
+        self.seconds = seconds
+
+
 class FilterReady(Message):
     def __init__(self, query: str, found: array[int]) -> None:
         super().__init__()
@@ -201,6 +265,8 @@ class ReplayApp(App[int]):
     failed = var(False, toggle_class="-failed")
     #: Rules (not built in) have been inside one call for seconds.
     stuck = var(False, toggle_class="-stuck")
+    #: A state path is watched: the watch pane is shown.
+    watching = var(False, toggle_class="-watching")
 
     def __init__(
         self,
@@ -240,6 +306,15 @@ class ReplayApp(App[int]):
         #: Prefix 0 is shown (the initial state, before event 1).
         self.at_initial = False
         self._initial_move: int | None = None  # the app's own move to row 0 for it
+        #: The last condition given to ``:`` (n / N repeat it), and where it
+        #: turns true (None while the scan runs), up to seq ``_turns_until``.
+        self.condition: Condition | None = None
+        self.turn_seqs: list[int] | None = None
+        self._turns_until = 0
+        #: The watched path, and where it changed (grows while scanning).
+        self.watched: StatePath | None = None
+        self.watch_changes: list[PathChange] = []
+        self._watch_done = False
 
     # -- layout -------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -248,6 +323,7 @@ class ReplayApp(App[int]):
             yield Timeline(self.view, id="timeline")
             with Vertical(id="side"):
                 yield StatePane(id="state")
+                yield WatchPane(id="watch")
                 yield ReceiptPane(id="receipt")
         yield Footer()
 
@@ -403,6 +479,48 @@ class ReplayApp(App[int]):
         view = self.view.line_view(index)
         if not get_current_worker().is_cancelled:
             self.post_message(ViewReady(index, view))
+
+    @work(thread=True, exclusive=True, group="turns", exit_on_error=False)
+    def find_turns(self, condition: Condition, after: int, direction: int) -> None:
+        """Every seq where ``condition`` turns true; the first one past
+        ``after`` (before it, for -1) is posted as soon as it is known."""
+        worker = get_current_worker()
+        replay = self.replay
+        until = replay.valid
+        started = time.perf_counter()
+        seqs: list[int] = []
+        posted = False
+        turns = iter_turns(replay, condition, until, _Cancelled(worker))
+        for turn in turns:
+            seqs.append(turn.seq)
+            if not posted and direction > 0 and turn.seq > after:
+                posted = True
+                self.post_message(TurnFound(condition, turn.seq, wrapped=False))
+        if worker.is_cancelled:
+            return
+        if not posted and seqs:
+            before = [s for s in seqs if s < after] if direction < 0 else []
+            seq = before[-1] if before else (seqs[-1] if direction < 0 else seqs[0])
+            self.post_message(TurnFound(condition, seq, wrapped=not before))
+        self.post_message(TurnsReady(condition, seqs, until, time.perf_counter() - started))
+
+    @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
+    def scan_watch(self, path: StatePath) -> None:
+        """Every seq where the value at ``path`` changed, posted in batches."""
+        worker = get_current_worker()
+        replay = self.replay
+        until = replay.valid
+        started = last = time.perf_counter()
+        batch: list[PathChange] = []
+        for change in iter_path_changes(replay, path, until, _Cancelled(worker)):
+            batch.append(change)
+            now = time.perf_counter()
+            if now - last > 0.1:
+                self.post_message(WatchFound(path, batch, False, until, now - started))
+                batch, last = [], now
+        if not worker.is_cancelled:
+            done = time.perf_counter() - started
+            self.post_message(WatchFound(path, batch, True, until, done))
 
     @work(thread=True, exclusive=True, group="filter", exit_on_error=False)
     def run_filter(self, query: str) -> None:
@@ -565,6 +683,8 @@ class ReplayApp(App[int]):
             cursor=self.timeline.cursor,
         )
         self.show_view(message.index)
+        if self.watched is not None:
+            self.query_one(WatchPane).select_seq(self._cursor_seq())
         self.refresh_status()
 
     def show_view(self, index: int) -> None:
@@ -605,6 +725,132 @@ class ReplayApp(App[int]):
             self._line_view = None
             self.render_panes()
             self.notify(f"no rows match {message.query!r}", severity="warning", markup=False)
+
+    def on_turn_found(self, message: TurnFound) -> None:
+        if self._widgets_gone() or message.condition is not self.condition:
+            return
+        if message.wrapped:
+            self.notify(
+                f"wrapped: {message.condition.text} turns true at seq {message.seq}",
+                timeout=3,
+                markup=False,
+            )
+        self._go_to_seq(message.seq)
+
+    def on_turns_ready(self, message: TurnsReady) -> None:
+        if self._widgets_gone() or message.condition is not self.condition:
+            return
+        self.turn_seqs = message.seqs
+        self._turns_until = message.until
+        if not message.seqs:
+            self.notify(
+                f"never: {message.condition.text} holds after none of prefixes "
+                f"0..{message.until} (searched in {message.seconds:.2f} s)",
+                severity="warning",
+                timeout=6,
+                markup=False,
+            )
+        self.refresh_status()
+
+    def on_watch_found(self, message: WatchFound) -> None:
+        if self._widgets_gone() or message.path != self.watched:
+            return
+        self.watch_changes.extend(message.changes)
+        self._watch_done = message.done
+        self._show_watch(message.until, message.seconds)
+        self.query_one(WatchPane).select_seq(self._cursor_seq())
+        indexes = frozenset(c.seq - 1 for c in self.watch_changes)
+        self.timeline.set_marks(indexes)
+        self.refresh_status()
+
+    def _show_watch(self, until: int, seconds: float) -> None:
+        pane = self.query_one(WatchPane)
+        assert self.watched is not None
+        count = len(self.watch_changes)
+        where = format_path(self.watched)
+        if self._watch_done:
+            pane.border_title = f"watch {escape_controls(where)} · {count:,} changes"
+            note = f"{where} never changed in events 1..{until}"
+        else:
+            pane.border_title = f"watch {escape_controls(where)} · {count:,} so far…"
+            note = "searching…"
+        pane.border_subtitle = f"Enter: go there · Esc: stop · {seconds:.2f} s"
+        pane.reveal = self.reveal
+        pane.set_changes(self.watch_changes, escape_controls(note))
+
+    @on(StatePane.Watch)
+    def _watch_path(self, message: StatePane.Watch) -> None:
+        if message.path is None:
+            self.notify(
+                "put the state pane's cursor on a value or a change line to watch it",
+                severity="warning",
+                timeout=4,
+            )
+            return
+        self.start_watch(message.path)
+
+    def start_watch(self, path: StatePath) -> None:
+        """Watch the value at ``path``: the seqs where it changed, listed and
+        marked in the timeline's gutter."""
+        self.watched = path
+        self.watch_changes = []
+        self._watch_done = False
+        self.watching = True
+        pane = self.query_one(WatchPane)
+        pane.kind_of = self._kind_of
+        pane.cursor = 0
+        self._show_watch(self.replay.valid, 0.0)
+        self.timeline.set_marks(frozenset())
+        self.scan_watch(path)
+        pane.focus()  # Enter goes to a change; j / k still step
+        self.refresh_status()
+
+    def stop_watch(self) -> None:
+        self.workers.cancel_group(self, "watch")
+        self.watched = None
+        self.watch_changes = []
+        self.watching = False
+        self.timeline.set_marks(frozenset())
+        if self.focused is self.query_one(WatchPane):
+            self.timeline.focus()
+        self.refresh_status()
+
+    def _kind_of(self, seq: int) -> str:
+        index = seq - 1
+        if 0 <= index < self.view.row_count():
+            return self.view.row(index).kind or ""
+        return ""
+
+    @on(WatchPane.Jump)
+    def _watch_jump(self, message: WatchPane.Jump) -> None:
+        self._person_moved = True
+        self._go_to_seq(message.seq)
+
+    def _go_to_seq(self, seq: int) -> None:
+        """Put the cursor on ``seq`` (0: the initial state), through a filter
+        that hides it (cleared, with a word)."""
+        self._person_moved = True
+        if seq == 0:
+            self._enter_initial()
+            return
+        index = self._index_of_seq(seq)
+        if index < 0:
+            self.notify(f"seq {seq} is not in the timeline", severity="warning")
+            return
+        if not self.timeline.move_to_index(index) and self.filter_text:
+            self.notify(f"seq {seq} was hidden by the filter: cleared it", timeout=3)
+            self.apply_filter("")
+            self.timeline.move_to_index(index)
+
+    def _cursor_seq(self) -> int:
+        """The prefix the cursor shows: 0 at the initial state."""
+        if self.at_initial:
+            return 0
+        index = self.timeline.cursor_index
+        if index is None:
+            return 0
+        seq = self.view.row(index).seq
+        return seq if seq is not None else self.replay.valid
 
     # -- drawing ------------------------------------------------------------
     def render_panes(self) -> None:
@@ -685,6 +931,26 @@ class ReplayApp(App[int]):
             text.append(
                 f"  filter {escape_controls(self.filter_text)!r}: {shown} rows", style="#e5c890"
             )
+        if self.condition is not None:
+            text.append(f"  {escape_controls(self.condition.text)}", style="#e5c890")
+            if self.turn_seqs is None:
+                text.append(": searching…", style="#e5c890")
+            else:
+                seq = self._cursor_seq()
+                done = sum(1 for s in self.turn_seqs if s <= seq)
+                mark = "" if seq in self.turn_seqs else "after "
+                text.append(
+                    f": {mark}{done} of {len(self.turn_seqs)} (n/N)"
+                    if self.turn_seqs
+                    else ": never",
+                    style="#e5c890",
+                )
+        if self.watched is not None:
+            shown = f"{len(self.watch_changes):,}" + ("" if self._watch_done else "…")
+            text.append(
+                f"  watching {escape_controls(format_path(self.watched))}: {shown} changes",
+                style="#ef9f76",
+            )
         if self.playing:
             text.append(f"  ▶ playing ×{self.speed:g}", style="bold #81c8be")
         if self.reveal:
@@ -729,6 +995,10 @@ class ReplayApp(App[int]):
     def watch_reveal(self) -> None:
         self.render_panes()
         self.refresh_status()
+        if self.watched is not None:
+            pane = self.query_one(WatchPane)
+            pane.reveal = self.reveal
+            pane.refresh()
 
     def watch_expand(self) -> None:
         self.render_panes()
@@ -818,17 +1088,28 @@ class ReplayApp(App[int]):
         self.reload_rules()
 
     def action_goto(self) -> None:
-        def done(seq: int | None) -> None:
-            if seq is None:
+        def done(answer: int | Condition | None) -> None:
+            if answer is None:
                 return
             self._person_moved = True
-            if seq == 0:
+            if isinstance(answer, Condition):
+                self.search_condition(answer)
+                return
+            if answer == 0:
                 self._enter_initial()
                 return
-            if not self.timeline.move_to_index(self._index_of_seq(seq)):
-                self.notify(f"seq {seq} is not in the timeline", severity="warning")
+            if not self.timeline.move_to_index(self._index_of_seq(answer)):
+                self.notify(f"seq {answer} is not in the timeline", severity="warning")
 
         self.push_screen(GotoScreen(self.view.row_count()), done)
+
+    def search_condition(self, condition: Condition, direction: int = 1) -> None:
+        """Go to the next seq past the cursor where ``condition`` turns true
+        (the scan runs in a worker; n / N then step through its answers)."""
+        self.condition = condition
+        self.turn_seqs = None
+        self.find_turns(condition, self._cursor_seq(), direction)
+        self.refresh_status()
 
     def _index_of_seq(self, seq: int) -> int:
         """Line index of ``seq``: line seq-1 in a valid ledger, else searched nearby."""
@@ -875,11 +1156,53 @@ class ReplayApp(App[int]):
         if self.filter_text:
             self.apply_filter("")
 
+    def action_escape(self) -> None:
+        """Esc: stop watching; else forget the condition and clear the filter."""
+        if self.watched is not None:
+            self.stop_watch()
+            return
+        if self.condition is not None:
+            self.workers.cancel_group(self, "turns")
+            self.condition = None
+            self.turn_seqs = None
+            self.refresh_status()
+        self.action_clear_filter()
+
     def action_match(self, direction: int) -> None:
+        if self.condition is not None:
+            self._next_turn(direction)
+            return
         if not self.filter_text or self.matches is None:
-            self.notify("no filter: press / to filter rows", severity="information")
+            self.notify(
+                "nothing to repeat: : takes a condition, / a filter", severity="information"
+            )
             return
         self.action_step(direction)
+
+    def _next_turn(self, direction: int) -> None:
+        assert self.condition is not None
+        seqs = self.turn_seqs
+        if seqs is None:
+            self.notify("still searching…", timeout=2)
+            return
+        if self.replay.valid > self._turns_until:  # the run grew: search it all again
+            self.search_condition(self.condition, direction)
+            return
+        if not seqs:
+            self.notify(f"never: {self.condition.text}", severity="warning", markup=False)
+            return
+        here = self._cursor_seq()
+        if direction > 0:
+            ahead = [s for s in seqs if s > here]
+            seq, wrapped = (ahead[0], False) if ahead else (seqs[0], True)
+        else:
+            behind = [s for s in seqs if s < here]
+            seq, wrapped = (behind[-1], False) if behind else (seqs[-1], True)
+        if wrapped:
+            end = "start" if direction > 0 else "end"
+            self.notify(f"wrapped to the {end}: seq {seq}", timeout=2)
+        self._go_to_seq(seq)
+        self.refresh_status()
 
     def action_play(self) -> None:
         self.playing = not self.playing

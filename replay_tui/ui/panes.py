@@ -15,6 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.containers import VerticalScroll
 from textual.geometry import Region, Size
+from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -104,8 +105,17 @@ class StatePane(ScrollView, can_focus=True):
         Binding("end", "cursor_to(-1)", "Bottom", show=False),
         Binding("enter,right", "open_close(1)", "Open", show=False),
         Binding("left", "open_close(0)", "Close", show=False),
+        Binding("w", "watch", "Watch this path", show=False),
     ]
     COMPONENT_CLASSES = {"state-pane--cursor"}
+
+    class Watch(Message):
+        """Watch the value at ``path`` across the run (``w``); None: no
+        path at the cursor."""
+
+        def __init__(self, path: Path | None) -> None:
+            super().__init__()
+            self.path = path
 
     cursor: reactive[int] = reactive(0, repaint=False, init=False)
 
@@ -123,6 +133,9 @@ class StatePane(ScrollView, can_focus=True):
         self.closed: set[Path] = set()
         self._shown: tuple[Any, ...] | None = None  # what the text was made from
         self._tree_key: Any = None
+        #: The state path of a line above the tree (a change line), by line.
+        self._line_paths: dict[int, Path] = {}
+        self._head_row_paths: list[Path | None] = []
 
     # -- what to show -----------------------------------------------------
     def show(
@@ -141,6 +154,7 @@ class StatePane(ScrollView, can_focus=True):
             self._tree is not None and self._shown is not None and (self._shown[1:4] == key[1:4])
         )
         self._shown = key
+        self._line_paths = {}
         head, tree_value, marks, tail = self.compose_view(
             view, full=full, reveal=reveal, expand=expand, pending_note=pending_note
         )
@@ -212,7 +226,11 @@ class StatePane(ScrollView, can_focus=True):
                 lines.append(Text("state after this event (● changed):", style=DIM))
                 return lines, step.after, [c.path for c in step.changes], []
             if step.changes:
+                first = len(lines)
                 lines.extend(change_lines(step.changes, reveal=reveal, limit=limit))
+                self._line_paths.update(
+                    (first + i, change.path) for i, change in enumerate(step.changes)
+                )
             else:
                 lines.append(Text("no change to the state", style=DIM))
             lines.append(Text(""))
@@ -299,6 +317,10 @@ class StatePane(ScrollView, can_focus=True):
         width = max(1, self.scrollable_content_region.width)
         if width != self._rows_width:
             self._head_rows = self._wrap(self._head, width)
+            self._head_row_paths = []
+            for i, line in enumerate(self._head):
+                rows = len(line.wrap(self.app.console, width, overflow="fold"))
+                self._head_row_paths.extend([self._line_paths.get(i)] * rows)
             self._tail_rows = self._wrap(self._tail, width)
             self._rows_width = width
         self._cache.clear()
@@ -375,6 +397,12 @@ class StatePane(ScrollView, can_focus=True):
         top = self.scroll_offset.y
         if not self._row_visible(self.cursor):
             self.cursor = top
+        if self.path_at_cursor() is None:  # start on the first change: what w watches
+            first = next(
+                (row for row, path in enumerate(self._head_row_paths) if path is not None), None
+            )
+            if first is not None and self._row_visible(first):
+                self.cursor = first
         self.refresh()
 
     def on_blur(self) -> None:
@@ -388,6 +416,20 @@ class StatePane(ScrollView, can_focus=True):
 
     def action_cursor_to(self, row: int) -> None:
         self.cursor = max(0, self._total() - 1) if row < 0 else row
+
+    def path_at_cursor(self) -> Path | None:
+        """The state path of the row at the cursor: a change line's, or a
+        tree line's (None for text and the state itself)."""
+        row = self.cursor
+        if row < len(self._head_rows):
+            return self._head_row_paths[row] if row < len(self._head_row_paths) else None
+        row -= len(self._head_rows)
+        if self._tree is not None and row < len(self._tree):
+            return self._tree.line(row).path or None
+        return None
+
+    def action_watch(self) -> None:
+        self.post_message(self.Watch(self.path_at_cursor()))
 
     def action_open_close(self, want_open: int) -> None:
         """Open (1) or close (0) the container at the cursor; closing a

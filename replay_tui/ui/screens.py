@@ -11,25 +11,71 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
+from replay_tui.condition import Condition, ConditionError, looks_like_seq, parse_condition
+from replay_tui.safe_text import escape_controls
 
-class GotoScreen(ModalScreen[int | None]):
-    """``:`` asks for a seq number."""
+
+class GotoScreen(ModalScreen[int | Condition | None]):
+    """``:`` asks for a seq number or a condition on the state (the next
+    seq after the cursor where it turns true). A condition that does not
+    parse is explained under the input, with a caret at its column."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
 
-    def __init__(self, last_seq: int) -> None:
+    def __init__(self, last_seq: int, current: str = "") -> None:
         super().__init__()
         self.last_seq = last_seq
+        self.current = current
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(Text(f"Go to seq (1..{self.last_seq}; 0: the initial state)"))
-            yield Input(placeholder="seq", type="integer", id="goto-input")
+            yield Label(
+                Text(
+                    f"Go to a seq (1..{self.last_seq}; 0: the initial state), or to where a "
+                    'condition turns true, e.g. phase == "retrying" (n / N: again)'
+                )
+            )
+            yield Input(
+                value=self.current,
+                placeholder='seq, or e.g. calls.call-003.status == "denied"',
+                id="goto-input",
+            )
+            yield Static(id="goto-error")
 
     @on(Input.Submitted, "#goto-input")
     def _submitted(self, event: Input.Submitted) -> None:
         value = event.value.strip()
-        self.dismiss(int(value) if value.lstrip("-").isdigit() else None)
+        if not value:
+            self.dismiss(None)
+            return
+        if looks_like_seq(value):
+            self.dismiss(int(value))
+            return
+        try:
+            self.dismiss(parse_condition(value))
+        except ConditionError as exc:
+            offset = len(event.value) - len(event.value.lstrip())
+            self._explain(event.value, exc.column, exc.message, offset)
+
+    @on(Input.Changed, "#goto-input")
+    def _changed(self) -> None:
+        self.query_one("#goto-error", Static).remove_class("-shown")
+
+    def _explain(self, text: str, column: int, message: str, offset: int) -> None:
+        """The condition, a caret under the column, and what is wrong there."""
+        error = self.query_one("#goto-error", Static)
+        caret = " " * (column - 1 + offset) + "^"
+        error.update(
+            Text.assemble(
+                (escape_controls(text), "bold"),
+                "\n",
+                (caret, "bold"),
+                "\n",
+                f"column {column + offset}: ",
+                escape_controls(message),
+            )
+        )
+        error.add_class("-shown")
 
 
 class FilterScreen(ModalScreen[str | None]):

@@ -63,6 +63,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         "timeline--offset",
         "timeline--summary",
         "timeline--warning",
+        "timeline--mark",
     }
 
     cursor: reactive[int] = reactive(0, repaint=False, init=False)
@@ -85,6 +86,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self.clicked = False
         #: Prefix 0 is shown: the cursor is before the first row.
         self.before_first = False
+        #: Ledger indexes marked in the gutter (where a watched path changed).
+        self.marks: frozenset[int] = frozenset()
 
     # -- rows and positions ---------------------------------------------
     @property
@@ -118,6 +121,12 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             self.move_to(pos or 0, force=True)
             # the new virtual size is applied on the next layout: scroll after it
             self.call_after_refresh(self._scroll_cursor_visible)
+
+    def set_marks(self, marks: frozenset[int]) -> None:
+        """Mark these ledger indexes in the gutter (none: an empty set)."""
+        if marks != self.marks:
+            self.marks = marks
+            self.rows_changed()
 
     def rows_changed(self) -> None:
         """Row count or row looks changed (new lines, verdict, filter)."""
@@ -223,9 +232,14 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             marker = "≠" if relation else "▶"
         elif index in self.source.warning_indexes():
             marker = "!" if relation else "▶"
+        elif index in self.marks:
+            marker = "•" if relation else "▶"
         seq = str(row.seq) if row.seq is not None else "?"
         text = Text(no_wrap=True, overflow="ellipsis", end="")
-        text.append(f"{marker}", style=get("timeline--error") if is_error else None)
+        marker_style = get("timeline--error") if is_error else None
+        if marker == "•":
+            marker_style = get("timeline--mark")
+        text.append(f"{marker}", style=marker_style)
         text.append(f"{seq:>{seq_width}} ", style=get("timeline--seq"))
         text.append(f"{offset:>10} ", style=get("timeline--offset"))
         kind_style = FAMILY_STYLES.get(row.family, FAMILY_STYLES["other"])

@@ -1,0 +1,146 @@
+"""The watch pane: every seq at which a watched state path changed.
+
+On the Line API like the timeline: a path that changes at every other event
+of a million-event run is a long list, and only the rows on screen are drawn.
+Enter asks the app to go to the row's seq; the app stops the watch on Esc.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from rich.segment import Segment
+from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from replay_tui import canonical
+from replay_tui.across import PathChange
+from replay_tui.condition import ABSENT
+from replay_tui.safe_text import clip, escape_controls, mask_secrets
+
+OP_STYLES = {"added": "bold #a6d189", "removed": "bold #e78284", "changed": "bold #e5c890"}
+#: Characters of a value shown in a row (the state pane shows it whole).
+SHOWN = 60
+
+
+def _shown(value: Any, reveal: bool) -> str:
+    if value is ABSENT:
+        return "absent"
+    data = canonical.dumps(value if reveal else mask_secrets(value)).decode()
+    return escape_controls(clip(data, SHOWN))
+
+
+class WatchPane(ScrollView, can_focus=True):
+    """``seq  kind  old → new`` for each change of the watched path."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "cursor_page(-1)", "Page up", show=False),
+        Binding("pagedown", "cursor_page(1)", "Page down", show=False),
+        Binding("home", "cursor_to(0)", "Top", show=False),
+        Binding("end", "cursor_to(-1)", "Bottom", show=False),
+        Binding("enter", "jump", "Go there", show=False),
+    ]
+    COMPONENT_CLASSES = {"watch-pane--cursor", "watch-pane--seq"}
+
+    cursor: reactive[int] = reactive(0, repaint=False, init=False)
+
+    class Jump(Message):
+        """Go to ``seq`` (Enter on a row)."""
+
+        def __init__(self, seq: int) -> None:
+            super().__init__()
+            self.seq = seq
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.changes: list[PathChange] = []
+        #: The kind of the event at a seq (the app's rows know it).
+        self.kind_of: Callable[[int], str] = lambda seq: ""
+        self.reveal = False
+        self.note = ""
+
+    def set_changes(self, changes: list[PathChange], note: str) -> None:
+        """Show these changes (the same list, grown, while the scan runs)."""
+        self.changes = changes
+        self.note = note
+        self.virtual_size = Size(self.size.width, max(1, len(changes)))
+        self.cursor = min(self.cursor, max(0, len(changes) - 1))
+        self.refresh()
+
+    def select_seq(self, seq: int) -> None:
+        """Put the cursor on the change at ``seq``, or the last one before it."""
+        seqs = [c.seq for c in self.changes]
+        pos = bisect.bisect_right(seqs, seq) - 1
+        if pos >= 0:
+            self.cursor = pos
+
+    def render_line(self, y: int) -> Strip:
+        row = y + self.scroll_offset.y
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if not self.changes:
+            text = Text(self.note if y == 0 else "", style="dim")
+            return Strip(text.render(self.app.console)).crop_extend(0, width, base)
+        if row >= len(self.changes):
+            return Strip.blank(width, base)
+        change = self.changes[row]
+        seq_width = len(str(self.changes[-1].seq))
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        text.append(
+            f"{change.seq:>{seq_width}}  ", style=self.get_component_rich_style("watch-pane--seq")
+        )
+        text.append(escape_controls(self.kind_of(change.seq)) + "  ")
+        text.append(_shown(change.old, self.reveal), style="dim" if change.old is ABSENT else None)
+        text.append(" → ", style=OP_STYLES[change.op])
+        text.append(_shown(change.new, self.reveal), style="dim" if change.new is ABSENT else None)
+        text.truncate(width, overflow="ellipsis", pad=True)
+        strip = Strip(text.render(self.app.console), text.cell_len).crop_extend(0, width, base)
+        if row == self.cursor:
+            style = self.get_component_rich_style("watch-pane--cursor")
+            if not self.has_focus:
+                style = style + self.get_component_rich_style("watch-pane--seq")
+            strip = Strip(Segment.apply_style(iter(strip), post_style=style), width)
+        return strip
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self.refresh()
+        self.scroll_to_region(Region(0, new, 1, 1), animate=False, immediate=True)
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        row = offset.y + self.scroll_offset.y
+        if 0 <= row < len(self.changes):
+            self.cursor = row
+            if event.chain >= 2:
+                self.action_jump()
+
+    def action_cursor(self, delta: int) -> None:
+        self.cursor = max(0, min(self.cursor + delta, len(self.changes) - 1))
+
+    def action_cursor_page(self, direction: int) -> None:
+        self.action_cursor(direction * max(1, self.scrollable_content_region.height - 1))
+
+    def action_cursor_to(self, row: int) -> None:
+        self.cursor = max(0, len(self.changes) - 1) if row < 0 else row
+
+    def action_jump(self) -> None:
+        if 0 <= self.cursor < len(self.changes):
+            self.post_message(self.Jump(self.changes[self.cursor].seq))
