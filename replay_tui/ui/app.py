@@ -774,7 +774,7 @@ class ReplayApp(App[int]):
         else:
             pane.border_title = f"watch {escape_controls(where)} · {count:,} so far…"
             note = "searching…"
-        pane.border_subtitle = f"Enter: go there · Esc: stop · {seconds:.2f} s"
+        pane.border_subtitle = "Enter: go there · Esc: stop"
         pane.reveal = self.reveal
         pane.set_changes(self.watch_changes, escape_controls(note))
 

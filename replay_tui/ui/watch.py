@@ -90,7 +90,9 @@ class WatchPane(ScrollView, can_focus=True):
         base = self.rich_style
         if not self.changes:
             text = Text(self.note if y == 0 else "", style="dim")
-            return Strip(text.render(self.app.console)).crop_extend(0, width, base)
+            return (
+                Strip(text.render(self.app.console)).apply_style(base).crop_extend(0, width, base)
+            )
         if row >= len(self.changes):
             return Strip.blank(width, base)
         change = self.changes[row]
@@ -104,7 +106,8 @@ class WatchPane(ScrollView, can_focus=True):
         text.append(" → ", style=OP_STYLES[change.op])
         text.append(_shown(change.new, self.reveal), style="dim" if change.new is ABSENT else None)
         text.truncate(width, overflow="ellipsis", pad=True)
-        strip = Strip(text.render(self.app.console), text.cell_len).crop_extend(0, width, base)
+        strip = Strip(text.render(self.app.console), text.cell_len).apply_style(base)
+        strip = strip.crop_extend(0, width, base)
         if row == self.cursor:
             style = self.get_component_rich_style("watch-pane--cursor")
             if not self.has_focus:
