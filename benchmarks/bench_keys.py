@@ -121,7 +121,7 @@ class Screen:
         """The digits typed into the go-to-seq prompt, None when it is not open."""
         lines = self.lines
         for i, line in enumerate(lines):
-            if "Go to seq (" in line:
+            if "Go to a seq (" in line:
                 for below in lines[i + 1 : i + 6]:
                     m = GOTO_INPUT.search(below)
                     if m:

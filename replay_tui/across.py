@@ -163,25 +163,42 @@ def _shown(seen: Any) -> Any:
     return seen
 
 
+class TooBigToWatch(Exception):
+    """A watched value is an object too big to compare after every event:
+    ask the patch log instead (it costs what changed)."""
+
+
+#: Bytes of an object compared after every event of a forward pass, at most.
+WATCH_BYTES = 4096
+
+
 class StateWatcher:
     """Watches paths in each state of a forward pass (see ``Replay.observer``).
 
     Give it the initial state with :meth:`start`, then each state in order
-    with :meth:`see`; it returns what changed at the paths, or ``None``.
+    with :meth:`see`; it returns what changed at the paths, or ``None``. An
+    object compared whole costs its size an event: past :data:`WATCH_BYTES`
+    it raises :class:`TooBigToWatch`.
     """
 
     def __init__(self, needs: Mapping[StatePath, str]) -> None:
         self.needs = dict(needs)
         self._seen: dict[StatePath, Any] = {}
 
+    def _observe(self, value: Any, need: str) -> Any:
+        seen = _observe(value, need)
+        if isinstance(seen, _Snap) and len(seen.data) > WATCH_BYTES:
+            raise TooBigToWatch(f"{len(seen.data):,} bytes")
+        return seen
+
     def start(self, state: Any) -> None:
-        self._seen = {p: _observe(lookup(state, p), need) for p, need in self.needs.items()}
+        self._seen = {p: self._observe(lookup(state, p), need) for p, need in self.needs.items()}
 
     def see(self, state: Any) -> Moves | None:
         moves: Moves | None = None
         seen = self._seen
         for path, need in self.needs.items():
-            now = _observe(lookup(state, path), need)
+            now = self._observe(lookup(state, path), need)
             was = seen[path]
             if now != was:
                 if moves is None:
@@ -210,6 +227,15 @@ class WhenSearch:
             self.turns.append(Turn(0, ()))
             self.done = not self.every
 
+    def from_replay(self, replay: Replay) -> None:
+        """Answer from a finished replay instead (its patch log, if it has one)."""
+        self.turns = []
+        for turn in iter_turns(replay, self.condition, replay.valid):
+            self.turns.append(turn)
+            if not self.every:
+                break
+        self.done = bool(self.turns) and not self.every
+
     def see(self, seq: int, state: Any) -> None:
         moves = self.watcher.see(state)
         if moves is None:
@@ -232,6 +258,10 @@ class HistorySearch:
 
     def start(self, state: Any) -> None:
         self.watcher.start(state)
+
+    def from_replay(self, replay: Replay) -> None:
+        """Answer from a finished replay instead (its patch log, if it has one)."""
+        self.changes = list(iter_path_changes(replay, self.path, replay.valid))
 
     def see(self, seq: int, state: Any) -> None:
         moves = self.watcher.see(state)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from replay_tui import canonical
-from replay_tui.across import HistorySearch, PathChange, Turn, WhenSearch
+from replay_tui.across import HistorySearch, PathChange, TooBigToWatch, Turn, WhenSearch
 from replay_tui.condition import ABSENT, ConditionError, format_path, parse_condition, parse_path
 from replay_tui.envelope import Event
 from replay_tui.errors import CannotRun
@@ -68,18 +68,31 @@ def _watch(
     search: WhenSearch | HistorySearch,
     stop: Callable[[], bool],
 ) -> tuple[Replay, Any]:
+    """Run the forward pass with ``search`` watching it. A watched object too
+    big to compare after every event: run it again keeping the patch log
+    (the app's engine), and ask that."""
     from replay_tui.replay import CHECK_CHECKPOINT_BUDGET
 
     replay, dog = open_replay(
         args.run, args.reducer, args.rules_timeout, args.format, budget=CHECK_CHECKPOINT_BUDGET
     )
     try:
-        search.start(replay.state_at(0))
-        if not stop():
-            replay.observer = search.see
-            replay.advance(cancelled=stop)
+        try:
+            search.start(replay.state_at(0))
             if not stop():
-                replay.finish()
+                replay.observer = search.see
+                replay.advance(cancelled=stop)
+                if not stop():
+                    replay.finish()
+        except TooBigToWatch:
+            if dog is not None:
+                dog.stop()
+            replay.close()
+            replay, dog = open_replay(
+                args.run, args.reducer, args.rules_timeout, args.format, history=True
+            )
+            replay.verify()
+            search.from_replay(replay)
     except BaseException:
         if dog is not None:
             dog.stop()

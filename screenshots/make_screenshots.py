@@ -71,6 +71,13 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
     ),
     ("help.svg", SAMPLES / "demo-001", (140, 40), ["question_mark"], "the key help"),
     (
+        "watch-path.svg",
+        SAMPLES / "demo-001",
+        (140, 40),
+        ["colon", "1", "4", "enter", "tab", "w", "up"],
+        "w on a change: every seq where calls.call-003.status changed, marked in the gutter",
+    ),
+    (
         "temporal-research.svg",
         SAMPLES / "temporal" / "sdk-python--research-workflow-history.json",
         (140, 40),
@@ -111,6 +118,7 @@ async def settle(app: ReplayApp, pilot: object) -> None:
             and app._line_view is not None
             and app._line_view.index == app.timeline.cursor_index
             and (not app.filter_text or app.matches is not None)
+            and (app.watched is None or app._watch_done)
         ):
             break
     await pilot.pause()  # type: ignore[attr-defined]

@@ -504,3 +504,20 @@ def test_a_watched_list_cut_and_grown_is_followed_through_the_patch_log(tmp_path
             assert [t.seq for t in condition_turns(replay, cond, replay.valid)] == turns, text
     finally:
         replay.close()
+
+
+def test_a_big_object_is_watched_through_the_patch_log(capsys: pytest.CaptureFixture[str]) -> None:
+    """Comparing all of ``calls`` after every event would cost its size an
+    event: past a few KB the CLI answers from the patch log instead."""
+    run = SAMPLES / "long-300"
+    full = _replay(run, history=True).verify()
+    try:
+        states = [thaw(full.frozen_at(k)) for k in range(full.valid + 1)]
+        assert len(orjson.dumps(states[-1]["calls"])) > 4096
+        moved = [k for k in range(1, len(states)) if states[k]["calls"] != states[k - 1]["calls"]]
+    finally:
+        full.close()
+    code, out, _ = run_cli(capsys, "history", str(run), "calls", "--json")
+    assert code == 0 and [c["seq"] for c in json.loads(out)] == moved
+    code, out, _ = run_cli(capsys, "when", str(run), "--json", "--all", "calls == {}")
+    assert json.loads(out)["seqs"] == [0]

@@ -232,7 +232,7 @@ async def test_help_and_quit() -> None:
         await settle(app, pilot)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        assert "Go to seq" in screen_text(app)
+        assert "Go to a seq (0: the initial" in screen_text(app)
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
         await pilot.press("q")

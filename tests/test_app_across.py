@@ -86,7 +86,7 @@ async def test_a_condition_never_true_says_so_and_does_not_move() -> None:
         await until(pilot, lambda: app.turn_seqs is not None)
         await pilot.pause()
         assert seq_at_cursor(app) == 3
-        assert any("never: phase == \"succeeded\"" in m for m in said(app))
+        assert any('never: phase == "succeeded"' in m for m in said(app))
         assert ": never" in status(app)
 
 
