@@ -255,13 +255,22 @@ class HistorySearch:
         self.path = path
         self.watcher = StateWatcher({path: "value"})
         self.changes: list[PathChange] = []
+        self.replay: Replay | None = None
 
     def start(self, state: Any) -> None:
         self.watcher.start(state)
 
     def from_replay(self, replay: Replay) -> None:
-        """Answer from a finished replay instead (its patch log, if it has one)."""
+        """Answer from a finished replay instead (its patch log, if it has
+        one): old and new may then be :class:`Later`, read with :meth:`value`."""
+        self.replay = replay
         self.changes = list(iter_path_changes(replay, self.path, replay.valid))
+
+    def value(self, value: Any, *, frozen: bool = False) -> Any:
+        """A change's old or new value, read from the replay if left there."""
+        if self.replay is None:
+            return value
+        return resolve(self.replay, self.path, value, frozen=frozen)
 
     def see(self, seq: int, state: Any) -> None:
         moves = self.watcher.see(state)
@@ -546,15 +555,125 @@ def iter_turns(
         yield from search.turns[count:]
 
 
+class Later:
+    """The value at the watched path after ``seq`` events, not copied out of
+    the state store (an object changed inside): :func:`resolve` reads it."""
+
+    __slots__ = ("seq",)
+
+    def __init__(self, seq: int) -> None:
+        self.seq = seq
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Later) and other.seq == self.seq
+
+    def __hash__(self) -> int:
+        return self.seq
+
+    def __repr__(self) -> str:
+        return f"Later({self.seq})"
+
+
+def resolve(replay: Replay, path: StatePath, value: Any, *, frozen: bool = False) -> Any:
+    """A change's old or new value: itself, or (a :class:`Later`) the value
+    read from the state store, frozen (cheap: shared, for its size or a
+    glance) or as plain JSON."""
+    if not isinstance(value, Later):
+        return value
+    found = lookup(replay.frozen_at(value.seq), path)
+    return found if frozen or found is ABSENT else thaw(found)
+
+
+class PathScan:
+    """Every change of the value at one path, from a replay's patch log.
+
+    Nothing is copied or kept but whether the path is there: an event whose
+    patches touch the path changed it (a patch is only recorded for a
+    change), one above it changed it if the value under it differs. Old and
+    new come from the patch itself where it holds them, else as
+    :class:`Later` (an object changed inside: read it from the state store if
+    it is shown), so watching a big object costs what changed, not its size.
+    """
+
+    def __init__(self, history: History, path: StatePath, start: int = 0) -> None:
+        self.history = history
+        self.path = path
+        self.spec = _Spec(path, "value")
+        self.present = lookup(history.state_at(start), path) is not ABSENT
+        self.seq = start
+        self._needles, _ = _needles(path, "value")
+
+    def advance(self, until: int, cancelled: threading.Event | None = None) -> Iterator[PathChange]:
+        log = self.history.patches
+        until = min(until, len(log))
+        while self.seq < until:
+            if cancelled is not None and cancelled.is_set():
+                return
+            first = self.seq + 1
+            last = min(until, self.seq + PatchScan.CHUNK_EVENTS)
+            data, starts = log.span(first, last)
+            hits: set[int] = set()
+            for needle in self._needles:
+                at = data.find(needle)
+                while at != -1:
+                    k = bisect.bisect_right(starts, at) - 1
+                    hits.add(k)
+                    at = data.find(needle, starts[k + 1])
+            for k in sorted(hits):
+                change = self._event(orjson.loads(data[starts[k] : starts[k + 1]]), first + k)
+                self.seq = first + k
+                if change is not None:
+                    yield change
+            self.seq = last
+
+    def _event(self, rows: list[list[Any]], seq: int) -> PathChange | None:
+        spec = self.spec
+        m = spec.m
+        first: Any = _UNSET
+        last: Any = _UNSET
+        present = self.present
+        for row in rows:
+            q = row[0]
+            n = len(q)
+            if n <= m:
+                if q != spec.prefixes[n]:
+                    continue
+                op = row[1]
+                old = row[2] if op != 1 else MISSING
+                new = row[3] if op == 0 else (row[2] if op == 1 else MISSING)
+                rest = spec.path[n:]
+                was = ABSENT if old is MISSING else lookup(old, rest)
+                now = ABSENT if new is MISSING else lookup(new, rest)
+                if n < m and _same(was, now):
+                    continue  # above the path, but the value under it is the same
+            elif q[:m] != spec.whole:
+                continue
+            else:  # inside the watched object: it is there, and it changed
+                was, now = Later(seq - 1), Later(seq)
+            if first is _UNSET:
+                first = was
+            last = now
+            present = now is not ABSENT
+        if first is _UNSET:
+            return None
+        before = self.present
+        self.present = present
+        op = "added" if not before else ("removed" if not present else "changed")
+        if isinstance(first, Later) and not before:
+            first = ABSENT
+        return PathChange(seq, op, first, last)
+
+
+_UNSET: Any = object()
+
+
 def iter_path_changes(
     replay: Replay, path: StatePath, until: int, cancelled: threading.Event | None = None
 ) -> Iterator[PathChange]:
-    """Each seq in 1..until at which the value at ``path`` changed, in order."""
+    """Each seq in 1..until at which the value at ``path`` changed, in order.
+    From the patch log, old and new may be :class:`Later`: see :func:`resolve`."""
     if replay.history is not None:
-        scan = PatchScan(replay.history, {path: "value"})
-        for seq, moves in scan.advance(until, cancelled):
-            old, new = moves[path]
-            yield PathChange(seq, _op(old, new), old, new)
+        yield from PathScan(replay.history, path).advance(until, cancelled)
         return
     search = HistorySearch(path)
     states = replay.iter_states(until, cancelled.is_set if cancelled is not None else None)
@@ -577,5 +696,9 @@ def condition_turns(
 def path_changes(
     replay: Replay, path: StatePath, until: int, cancelled: threading.Event | None = None
 ) -> list[PathChange]:
-    """Every seq in 1..until at which the value at ``path`` changed (the app's way)."""
-    return list(iter_path_changes(replay, path, until, cancelled))
+    """Every seq in 1..until at which the value at ``path`` changed (the
+    app's way), with old and new read out (:func:`resolve`)."""
+    return [
+        PathChange(c.seq, c.op, resolve(replay, path, c.old), resolve(replay, path, c.new))
+        for c in iter_path_changes(replay, path, until, cancelled)
+    ]

@@ -10,7 +10,7 @@ the first answer.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -20,6 +20,7 @@ from replay_tui.across import HistorySearch, PathChange, TooBigToWatch, Turn, Wh
 from replay_tui.condition import ABSENT, ConditionError, format_path, parse_condition, parse_path
 from replay_tui.envelope import Event
 from replay_tui.errors import CannotRun
+from replay_tui.persistent import thaw
 from replay_tui.safe_text import clip, escape_controls
 
 if TYPE_CHECKING:
@@ -31,10 +32,20 @@ if TYPE_CHECKING:
 SHOWN = 80
 
 
+#: An object or list with more items than this is shown by its size.
+BRIEF_ITEMS = 20
+
+
 def _shown(value: Any) -> str:
+    """A value for people: JSON cut to :data:`SHOWN` characters, a big object
+    or list by its size (it may be frozen, read from the state store)."""
     if value is ABSENT:
         return "absent"
-    return clip(canonical.dumps(value).decode(), SHOWN)
+    if isinstance(value, Mapping) and len(value) > BRIEF_ITEMS:
+        return f"{{…}} {len(value):,} keys"
+    if isinstance(value, Sequence) and not isinstance(value, str) and len(value) > BRIEF_ITEMS:
+        return f"[…] {len(value):,} items"
+    return clip(canonical.dumps(thaw(value)).decode(), SHOWN)
 
 
 def _kind(replay: Replay, seq: int) -> str | None:
@@ -169,12 +180,19 @@ def cmd_history(args: argparse.Namespace, open_replay: Callable[..., tuple[Repla
     try:
         changes: list[PathChange] = search.changes
         if args.json:
-            rows = [c.to_json(_kind(replay, c.seq)) for c in changes]
+            rows = [
+                PathChange(c.seq, c.op, search.value(c.old), search.value(c.new)).to_json(
+                    _kind(replay, c.seq)
+                )
+                for c in changes
+            ]
             sys.stdout.buffer.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2) + b"\n")
         else:
             for c in changes:
                 kind = _kind(replay, c.seq) or "?"
-                _out(f"{c.seq}  {kind}  {_shown(c.old)} → {_shown(c.new)}")
+                old = _shown(search.value(c.old, frozen=True))
+                new = _shown(search.value(c.new, frozen=True))
+                _out(f"{c.seq}  {kind}  {old} → {new}")
         note = _searched_note(replay)
         if note:
             _err(note)

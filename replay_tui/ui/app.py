@@ -31,7 +31,7 @@ from textual.worker import get_current_worker
 from watchfiles import awatch
 
 from replay_tui import canonical
-from replay_tui.across import PathChange, iter_path_changes, iter_turns
+from replay_tui.across import PathChange, iter_path_changes, iter_turns, resolve
 from replay_tui.condition import Condition, StatePath, format_path
 from replay_tui.errors import CannotRun
 from replay_tui.ledger import LedgerRewritten
@@ -798,6 +798,8 @@ class ReplayApp(App[int]):
         self.watching = True
         pane = self.query_one(WatchPane)
         pane.kind_of = self._kind_of
+        replay = self.replay
+        pane.resolve = lambda value: resolve(replay, path, value, frozen=True)
         pane.cursor = 0
         self._show_watch(self.replay.valid, 0.0)
         self.timeline.set_marks(frozenset())

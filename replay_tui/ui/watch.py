@@ -8,7 +8,7 @@ Enter asks the app to go to the row's seq; the app stops the watch on Esc.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from rich.segment import Segment
@@ -24,6 +24,7 @@ from textual.strip import Strip
 from replay_tui import canonical
 from replay_tui.across import PathChange
 from replay_tui.condition import ABSENT
+from replay_tui.persistent import thaw
 from replay_tui.safe_text import clip, escape_controls, mask_secrets
 
 OP_STYLES = {"added": "bold #a6d189", "removed": "bold #e78284", "changed": "bold #e5c890"}
@@ -31,10 +32,21 @@ OP_STYLES = {"added": "bold #a6d189", "removed": "bold #e78284", "changed": "bol
 SHOWN = 60
 
 
+#: An object or list with more items than this is shown by its size.
+BRIEF_ITEMS = 20
+
+
 def _shown(value: Any, reveal: bool) -> str:
+    """A value in a row: JSON cut to :data:`SHOWN` characters, a big object
+    or list by its size (it may be frozen, straight from the state store)."""
     if value is ABSENT:
         return "absent"
-    data = canonical.dumps(value if reveal else mask_secrets(value)).decode()
+    if isinstance(value, Mapping) and len(value) > BRIEF_ITEMS:
+        return f"{{…}} {len(value):,} keys"
+    if isinstance(value, Sequence) and not isinstance(value, str) and len(value) > BRIEF_ITEMS:
+        return f"[…] {len(value):,} items"
+    plain = thaw(value)
+    data = canonical.dumps(plain if reveal else mask_secrets(plain)).decode()
     return escape_controls(clip(data, SHOWN))
 
 
@@ -66,6 +78,8 @@ class WatchPane(ScrollView, can_focus=True):
         self.changes: list[PathChange] = []
         #: The kind of the event at a seq (the app's rows know it).
         self.kind_of: Callable[[int], str] = lambda seq: ""
+        #: Reads a value left in the state store (``across.Later``), frozen.
+        self.resolve: Callable[[Any], Any] = lambda value: value
         self.reveal = False
         self.note = ""
 
@@ -102,9 +116,10 @@ class WatchPane(ScrollView, can_focus=True):
             f"{change.seq:>{seq_width}}  ", style=self.get_component_rich_style("watch-pane--seq")
         )
         text.append(escape_controls(self.kind_of(change.seq)) + "  ")
-        text.append(_shown(change.old, self.reveal), style="dim" if change.old is ABSENT else None)
+        old, new = self.resolve(change.old), self.resolve(change.new)
+        text.append(_shown(old, self.reveal), style="dim" if old is ABSENT else None)
         text.append(" → ", style=OP_STYLES[change.op])
-        text.append(_shown(change.new, self.reveal), style="dim" if change.new is ABSENT else None)
+        text.append(_shown(new, self.reveal), style="dim" if new is ABSENT else None)
         text.truncate(width, overflow="ellipsis", pad=True)
         strip = Strip(text.render(self.app.console), text.cell_len).apply_style(base)
         strip = strip.crop_extend(0, width, base)
