@@ -113,6 +113,7 @@ def bench_terminal(run_dir: Path) -> dict[str, float]:
             tmux.keys("g")
             tmux.keys(":")
             tmux.wait(lambda s: "Go to a seq (" in s.text, "the prompt", time.perf_counter())
+            time.sleep(0.3)  # the input takes focus just after the prompt is drawn
             tmux.keys(text, literal=True)
             tmux.wait(
                 lambda s, t=text: t[:20] in s.text, "the typed condition", time.perf_counter()
@@ -120,12 +121,17 @@ def bench_terminal(run_dir: Path) -> dict[str, float]:
             t = time.perf_counter()
             tmux.keys("Enter")
             seconds, _ = tmux.wait(
-                lambda s: "(n/N)" in s.status or ": never" in s.status,
+                lambda s, t=text: t in s.status and ("(n/N)" in s.status or ": never" in s.status),
                 f"the answer to {text}",
                 t,
             )
             out[f":{label}"] = seconds
-            tmux.keys("Escape")
+            time.sleep(0.2)
+            tmux.keys("Escape")  # forget it (alone: Esc then a key reads as Alt+key)
+            tmux.wait(
+                lambda s, t=text: t not in s.status, "the condition forgotten", time.perf_counter()
+            )
+            time.sleep(0.2)
         tmux.keys(":")
         tmux.wait(lambda s: "Go to a seq (" in s.text, "the prompt", time.perf_counter())
         tmux.keys("500000" if "1000000" in str(run_dir) else "100000", literal=True)
