@@ -50,7 +50,7 @@ ENGINE = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[2])
 from pathlib import Path
-from replay_tui.across import condition_turns, path_changes
+from replay_tui.across import condition_turns, iter_path_changes
 from replay_tui.condition import parse_condition, parse_path
 from replay_tui.reducers import rules_for_run
 from replay_tui.replay import Replay
@@ -65,7 +65,7 @@ for text in json.loads(sys.argv[3]):
     t = time.perf_counter(); found = condition_turns(replay, cond, replay.valid)
     out["conditions"][text] = [(time.perf_counter() - t) * 1e3, len(found)]
 for text in json.loads(sys.argv[4]):
-    t = time.perf_counter(); found = path_changes(replay, parse_path(text), replay.valid)
+    t = time.perf_counter(); found = list(iter_path_changes(replay, parse_path(text), replay.valid))
     out["watches"][text] = [(time.perf_counter() - t) * 1e3, len(found)]
 print(json.dumps(out))
 """

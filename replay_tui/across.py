@@ -303,7 +303,7 @@ def _needles(path: StatePath, need: str) -> tuple[list[bytes], re.Pattern[bytes]
         return [b"[[" + b",".join(keys), *above[:-1]], None
     if need == "exists":
         return above, None
-    child = rb"\[\[" + re.escape(b",".join(keys)) + rb',(?:"(?:[^"\\]|\\.)*"|\d+)\],[12],'
+    child = rb"\[\[" + re.escape(b",".join(keys)) + rb',(?:"(?:[^"\\]++|\\.)*+"|\d++)\],[12],'
     return above, re.compile(child)
 
 
@@ -414,6 +414,11 @@ class PatchScan:
             if pattern is not None:
                 self._patterns.append(pattern)
         self._needles = sorted(needles)
+        self._finder = re.compile(b"|".join(re.escape(n) for n in self._needles))
+        #: One value watched at a leaf: rows exactly at it take the short way.
+        self._leaf: tuple[StatePath, list[Any]] | None = None
+        if len(self._specs) == 1 and self._specs[0].need == "value":
+            self._leaf = (self._specs[0].path, self._specs[0].whole)
 
     def advance(
         self, until: int, cancelled: threading.Event | None = None
@@ -426,23 +431,43 @@ class PatchScan:
             first = self.seq + 1
             last = min(until, self.seq + self.CHUNK_EVENTS)
             data, starts = log.span(first, last)
-            hits: set[int] = set()
-            for needle in self._needles:
-                at = data.find(needle)
-                while at != -1:
-                    k = bisect.bisect_right(starts, at) - 1  # event first + k
-                    hits.add(k)
-                    at = data.find(needle, starts[k + 1])  # on from the next event
+            where = bisect.bisect_right
+            found = {where(starts, m.start()) - 1 for m in self._finder.finditer(data)}
             for pattern in self._patterns:
-                hits.update(
-                    bisect.bisect_right(starts, m.start()) - 1 for m in pattern.finditer(data)
-                )
-            for k in sorted(hits):
-                moves = self._apply(orjson.loads(data[starts[k] : starts[k + 1]]))
-                self.seq = first + k
+                found.update(where(starts, m.start()) - 1 for m in pattern.finditer(data))
+            apply = self._apply_leaf if self._leaf is not None else self._apply
+            for k in sorted(found):
+                moves = apply(orjson.loads(data[starts[k] : starts[k + 1]]))
                 if moves:
+                    self.seq = first + k
                     yield first + k, moves
             self.seq = last
+
+    def _apply_leaf(self, rows: list[list[Any]]) -> Moves | None:
+        """:meth:`_apply` for one watched value at a path and rows exactly at
+        it holding scalars (a counter, a status): the common case, made cheap."""
+        path, whole = self._leaf  # type: ignore[misc]
+        m = len(whole)
+        found: Any = _UNSET
+        for row in rows:
+            q = row[0]
+            if q == whole:
+                op = row[1]
+                new = row[3] if op == 0 else (row[2] if op == 1 else ABSENT)
+                if not isinstance(new, _SCALARS) and new is not ABSENT:
+                    return self._apply(rows)
+                found = new
+            else:
+                n = len(q)
+                if (n < m and q == whole[:n]) or (n > m and q[:m] == whole):
+                    return self._apply(rows)  # above or under it: the general way
+        if found is _UNSET:
+            return self._apply(rows)
+        old = self.values[path]
+        if type(old) is type(found) and old == found:
+            return None
+        self.values[path] = found
+        return {path: (old, found)}
 
     def _apply(self, rows: list[list[Any]]) -> Moves | None:
         """One event's patch rows ``[path, op, old/new...]`` (see patchlog)."""

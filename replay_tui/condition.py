@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 StatePath = tuple[str | int, ...]
@@ -186,17 +187,21 @@ def json_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _ordered(op: str, a: Any, b: Any) -> bool:
-    """``<`` and friends: numbers with numbers, strings with strings; else false."""
-    if not ((_is_number(a) and _is_number(b)) or (isinstance(a, str) and isinstance(b, str))):
-        return False
-    if op == "<":
-        return bool(a < b)
-    if op == "<=":
-        return bool(a <= b)
-    if op == ">":
-        return bool(a > b)
-    return bool(a >= b)
+def _tester(op: str, value: Any) -> Callable[[Any], bool]:
+    """``got OP value`` as one function, with the common cases (a number or
+    a string against a value present) made cheap."""
+    if op in ("==", "!="):
+        want = op == "=="
+        if isinstance(value, str) or value is None or isinstance(value, bool):
+            kind = type(value)
+            return lambda got: (type(got) is kind and got == value) is want
+        return lambda got: json_equal(got, value) is want
+    compare = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}[op]
+    if _is_number(value):
+        return lambda got: type(got) in (int, float) and compare(got, value)
+    if isinstance(value, str):
+        return lambda got: type(got) is str and compare(got, value)
+    return lambda got: False  # nothing orders against true, null, an object or a list
 
 
 def _length(value: Any) -> Any:
@@ -218,6 +223,11 @@ class Compare:
     length: bool  # len(PATH)
     op: str
     value: Any
+    #: The comparison made once (a scan asks it at every change of the path).
+    test: Callable[[Any], bool] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "test", _tester(self.op, self.value))
 
     def holds(self, values: Mapping[StatePath, Any]) -> bool:
         got = values.get(self.path, ABSENT)
@@ -225,11 +235,7 @@ class Compare:
             got = _length(got)
         if got is ABSENT:
             return False
-        if self.op == "==":
-            return json_equal(got, self.value)
-        if self.op == "!=":
-            return not json_equal(got, self.value)
-        return _ordered(self.op, got, self.value)
+        return self.test(got)
 
     def text(self) -> str:
         left = f"len({format_path(self.path)})" if self.length else format_path(self.path)
