@@ -3,6 +3,8 @@ and watching a state path with ``w`` (driven headless with Pilot)."""
 
 from __future__ import annotations
 
+import re
+
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
@@ -101,7 +103,7 @@ async def test_a_bad_condition_is_explained_under_the_input() -> None:
         shown = screen_text(app)
         assert "phase == retrying" in shown and "column 10:" in shown
         lines = shown.splitlines()
-        at = next(i for i, ln in enumerate(lines) if ln.strip(" │▌▐").endswith("^"))
+        at = next(i for i, ln in enumerate(lines) if re.search(r"│ +\^ +│", ln))
         assert lines[at].index("^") == lines[at - 1].index("phase == retrying") + 9
         app.screen.query_one(Input).value = "10"
         await pilot.press("enter")
