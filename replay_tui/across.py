@@ -419,6 +419,7 @@ class PatchScan:
         self._leaf: tuple[StatePath, list[Any]] | None = None
         if len(self._specs) == 1 and self._specs[0].need == "value":
             self._leaf = (self._specs[0].path, self._specs[0].whole)
+        self._sized = len(self._specs) == 1 and self._specs[0].need == "len"
 
     def advance(
         self, until: int, cancelled: threading.Event | None = None
@@ -435,13 +436,43 @@ class PatchScan:
             found = {where(starts, m.start()) - 1 for m in self._finder.finditer(data)}
             for pattern in self._patterns:
                 found.update(where(starts, m.start()) - 1 for m in pattern.finditer(data))
-            apply = self._apply_leaf if self._leaf is not None else self._apply
+            apply = (
+                self._apply_leaf
+                if self._leaf is not None
+                else (self._apply_sized if self._sized else self._apply)
+            )
             for k in sorted(found):
                 moves = apply(orjson.loads(data[starts[k] : starts[k + 1]]))
                 if moves:
                     self.seq = first + k
                     yield first + k, moves
             self.seq = last
+
+    def _apply_sized(self, rows: list[list[Any]]) -> Moves | None:
+        """:meth:`_apply` for one object or list whose length alone is
+        watched, and rows right under it that add or remove (a call proposed)."""
+        spec = self._specs[0]
+        whole, m, path = spec.whole, spec.m, spec.path
+        kept = self.values[path]
+        if not isinstance(kept, _Sized):
+            return self._apply(rows)
+        size = kept.n
+        for row in rows:
+            q = row[0]
+            n = len(q)
+            if n == m + 1 and q[:m] == whole:
+                op = row[1]
+                if op == 1:
+                    size += 1
+                elif op == 2:
+                    last = q[-1]
+                    size = min(size, last) if isinstance(last, int) else size - 1
+            elif n <= m and q == spec.prefixes[n]:
+                return self._apply(rows)  # the object itself replaced: the general way
+        if size == kept.n:
+            return None
+        self.values[path] = _Sized(size)
+        return {path: (kept.n, size)}
 
     def _apply_leaf(self, rows: list[list[Any]]) -> Moves | None:
         """:meth:`_apply` for one watched value at a path and rows exactly at
@@ -631,50 +662,53 @@ class PathScan:
     def advance(self, until: int, cancelled: threading.Event | None = None) -> Iterator[PathChange]:
         log = self.history.patches
         until = min(until, len(log))
+        finder = re.compile(b"|".join(re.escape(n) for n in self._needles))
+        where = bisect.bisect_right
         while self.seq < until:
             if cancelled is not None and cancelled.is_set():
                 return
             first = self.seq + 1
             last = min(until, self.seq + PatchScan.CHUNK_EVENTS)
             data, starts = log.span(first, last)
-            hits: set[int] = set()
-            for needle in self._needles:
-                at = data.find(needle)
-                while at != -1:
-                    k = bisect.bisect_right(starts, at) - 1
-                    hits.add(k)
-                    at = data.find(needle, starts[k + 1])
-            for k in sorted(hits):
+            found = {where(starts, m.start()) - 1 for m in finder.finditer(data)}
+            for k in sorted(found):
                 change = self._event(orjson.loads(data[starts[k] : starts[k + 1]]), first + k)
-                self.seq = first + k
                 if change is not None:
+                    self.seq = first + k
                     yield change
             self.seq = last
 
     def _event(self, rows: list[list[Any]], seq: int) -> PathChange | None:
         spec = self.spec
+        whole = spec.whole
         m = spec.m
         first: Any = _UNSET
         last: Any = _UNSET
         present = self.present
         for row in rows:
             q = row[0]
-            n = len(q)
-            if n <= m:
-                if q != spec.prefixes[n]:
-                    continue
+            if q == whole:  # the value itself
                 op = row[1]
-                old = row[2] if op != 1 else MISSING
-                new = row[3] if op == 0 else (row[2] if op == 1 else MISSING)
-                rest = spec.path[n:]
-                was = ABSENT if old is MISSING else lookup(old, rest)
-                now = ABSENT if new is MISSING else lookup(new, rest)
-                if n < m and _same(was, now):
-                    continue  # above the path, but the value under it is the same
-            elif q[:m] != spec.whole:
-                continue
-            else:  # inside the watched object: it is there, and it changed
-                was, now = Later(seq - 1), Later(seq)
+                was = ABSENT if op == 1 else row[2]
+                now = row[3] if op == 0 else (row[2] if op == 1 else ABSENT)
+            else:
+                n = len(q)
+                if n > m:
+                    if q[:m] != whole:
+                        continue
+                    if last is not _UNSET and isinstance(last, Later):
+                        continue  # inside it again: already known to have changed
+                    was, now = Later(seq - 1), Later(seq)  # inside it: it is there, changed
+                elif q == spec.prefixes[n]:  # above it
+                    op = row[1]
+                    rest = spec.path[n:]
+                    was = ABSENT if op == 1 else lookup(row[2], rest)
+                    new = row[3] if op == 0 else (row[2] if op == 1 else MISSING)
+                    now = ABSENT if new is MISSING else lookup(new, rest)
+                    if _same(was, now):
+                        continue  # the value under it is the same
+                else:
+                    continue
             if first is _UNSET:
                 first = was
             last = now
