@@ -46,6 +46,8 @@ class Turn:
 
     seq: int
     moves: tuple[tuple[StatePath, Any, Any], ...]
+    #: The event's kind, when the search saw it (a forward pass does).
+    kind: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,8 @@ class PathChange:
     op: str
     old: Any  # ABSENT when added
     new: Any  # ABSENT when removed
+    #: The event's kind, when the search saw it (a forward pass does).
+    kind: str | None = None
 
     def to_json(self, kind: str | None) -> dict[str, Any]:
         out: dict[str, Any] = {"seq": self.seq, "kind": kind, "op": self.op}
@@ -135,6 +139,7 @@ class _Len:
 
 
 _SCALARS = (str, int, float, bool, type(None))
+_SCALAR_TYPES = frozenset(_SCALARS)
 
 
 def _observe(value: Any, need: str) -> Any:
@@ -198,8 +203,15 @@ class StateWatcher:
         moves: Moves | None = None
         seen = self._seen
         for path, need in self.needs.items():
-            now = self._observe(lookup(state, path), need)
+            value = lookup(state, path)
             was = seen[path]
+            if need == "value" and type(value) in _SCALAR_TYPES:
+                # the common case, a counter or a status: compared as it is
+                if type(was) is tuple and was[0] is type(value) and was[1] == value:
+                    continue
+                now: Any = (type(value), value)
+            else:
+                now = self._observe(value, need)
             if now != was:
                 if moves is None:
                     moves = {}
@@ -236,13 +248,13 @@ class WhenSearch:
                 break
         self.done = bool(self.turns) and not self.every
 
-    def see(self, seq: int, state: Any) -> None:
+    def see(self, seq: int, state: Any, kind: str | None = None) -> None:
         moves = self.watcher.see(state)
         if moves is None:
             return
         holds = self.condition.evaluate(state)
         if holds and not self._holds and not self.done:
-            self.turns.append(Turn(seq, tuple((p, o, n) for p, (o, n) in moves.items())))
+            self.turns.append(Turn(seq, tuple((p, o, n) for p, (o, n) in moves.items()), kind))
             self.done = not self.every
         self._holds = holds
 
@@ -272,11 +284,11 @@ class HistorySearch:
             return value
         return resolve(self.replay, self.path, value, frozen=frozen)
 
-    def see(self, seq: int, state: Any) -> None:
+    def see(self, seq: int, state: Any, kind: str | None = None) -> None:
         moves = self.watcher.see(state)
         if moves is not None:
             old, new = moves[self.path]
-            self.changes.append(PathChange(seq, _op(old, new), old, new))
+            self.changes.append(PathChange(seq, _op(old, new), old, new, kind))
 
 
 # -- reading the patch log ------------------------------------------------------

@@ -10,7 +10,7 @@ the first answer.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 SHOWN = 80
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 #: An object or list with more items than this is shown by its size.
 BRIEF_ITEMS = 20
 
@@ -41,6 +42,8 @@ def _shown(value: Any) -> str:
     or list by its size (it may be frozen, read from the state store)."""
     if value is ABSENT:
         return "absent"
+    if type(value) in _SCALARS:  # most values: a count, a status
+        return clip(canonical.dumps(value).decode(), SHOWN)
     if isinstance(value, Mapping) and len(value) > BRIEF_ITEMS:
         return f"{{…}} {len(value):,} keys"
     if isinstance(value, Sequence) and not isinstance(value, str) and len(value) > BRIEF_ITEMS:
@@ -71,6 +74,18 @@ def _err(text: str) -> None:
 
 def _out(text: str) -> None:
     sys.stdout.write(escape_controls(text) + "\n")
+
+
+def _out_lines(lines: Iterable[str]) -> None:
+    """Many lines for people, escaped, written in blocks."""
+    block: list[str] = []
+    for line in lines:
+        block.append(escape_controls(line))
+        if len(block) >= 4096:
+            sys.stdout.write("\n".join(block) + "\n")
+            block = []
+    if block:
+        sys.stdout.write("\n".join(block) + "\n")
 
 
 def _watch(
@@ -146,7 +161,9 @@ def cmd_when(args: argparse.Namespace, open_replay: Callable[..., tuple[Replay, 
             out = {
                 "condition": args.condition,
                 "seqs": [t.seq for t in search.turns],
-                "turns": [_turn_json(t, _kind(replay, t.seq), needs) for t in search.turns],
+                "turns": [
+                    _turn_json(t, t.kind or _kind(replay, t.seq), needs) for t in search.turns
+                ],
                 "searched": replay.valid,
                 "complete": replay.error is None or search.done,
                 "error": replay.error.to_json() if replay.error and not search.done else None,
@@ -154,7 +171,7 @@ def cmd_when(args: argparse.Namespace, open_replay: Callable[..., tuple[Replay, 
             sys.stdout.buffer.write(orjson.dumps(out, option=orjson.OPT_INDENT_2) + b"\n")
         else:
             for turn in search.turns:
-                kind = _kind(replay, turn.seq) or "(initial state)"
+                kind = turn.kind or _kind(replay, turn.seq) or "(initial state)"
                 moves = "; ".join(_move_text(p, needs[p], o, n) for p, o, n in turn.moves)
                 _out(f"{turn.seq}  {kind}  {moves}".rstrip())
         if note:
@@ -182,17 +199,18 @@ def cmd_history(args: argparse.Namespace, open_replay: Callable[..., tuple[Repla
         if args.json:
             rows = [
                 PathChange(c.seq, c.op, search.value(c.old), search.value(c.new)).to_json(
-                    _kind(replay, c.seq)
+                    c.kind or _kind(replay, c.seq)
                 )
                 for c in changes
             ]
             sys.stdout.buffer.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2) + b"\n")
         else:
-            for c in changes:
-                kind = _kind(replay, c.seq) or "?"
-                old = _shown(search.value(c.old, frozen=True))
-                new = _shown(search.value(c.new, frozen=True))
-                _out(f"{c.seq}  {kind}  {old} → {new}")
+            value = search.value
+            _out_lines(
+                f"{c.seq}  {c.kind or _kind(replay, c.seq) or '?'}  "
+                f"{_shown(value(c.old, frozen=True))} → {_shown(value(c.new, frozen=True))}"
+                for c in changes
+            )
         note = _searched_note(replay)
         if note:
             _err(note)

@@ -193,11 +193,11 @@ class Replay:
             initial, every=checkpoint_every, budget_bytes=checkpoint_budget
         )
         self._final: tuple[int, str, str] | None = None  # (valid, summary, digest)
-        #: Called with (seq, state) after each event of the forward pass, in
-        #: order, with the state in place (plain or frozen; do not change it
-        #: and copy what you keep): how ``when`` and ``history`` watch a run
-        #: at the cost of ``check``.
-        self.observer: Callable[[int, State], None] | None = None
+        #: Called with (seq, state, kind) after each event of the forward
+        #: pass, in order, with the state in place (plain or frozen; do not
+        #: change it and copy what you keep): how ``when`` and ``history``
+        #: watch a run at the cost of ``check``.
+        self.observer: Callable[[int, State, str], None] | None = None
 
     # -- reading forward --------------------------------------------------
     def advance(
@@ -515,7 +515,7 @@ class Replay:
                     self.history.record(item.seq, self.history.head, [])
                 self.valid = item.seq
             if self.observer is not None:
-                self.observer(item.seq, self._live_state())
+                self.observer(item.seq, self._live_state(), item.kind)
             return
         cid = item.payload.get("call_id")
         if isinstance(cid, str):
@@ -580,7 +580,7 @@ class Replay:
                     self._fail_not_json(str(exc))
         self._rule_warnings(item)
         if self.observer is not None and self.error is None:
-            self.observer(item.seq, new)
+            self.observer(item.seq, new, item.kind)
 
     def _next_in_history(self, item: Event) -> None:
         """Apply ``item`` and record the frozen state it makes and its patches."""
@@ -607,7 +607,7 @@ class Replay:
             self.valid = item.seq
         self._rule_warnings(item)
         if self.observer is not None:
-            self.observer(item.seq, frozen)  # type: ignore[arg-type]
+            self.observer(item.seq, frozen, item.kind)  # type: ignore[arg-type]
 
     def _rule_warnings(self, item: Event) -> None:
         """What the rules said with ``ctx.warn`` about ``item``, as warnings."""
