@@ -126,7 +126,7 @@ FOOTER_ORDER = [
 
 #: Keys of the focused pane (its own bindings), for the help screen.
 PANE_KEYS: list[tuple[str, str]] = [
-    ("Tab / Shift+Tab", "Move focus: timeline, state, receipt (the focused border is lit)"),
+    ("Tab / Shift+Tab", "Move focus: timeline, state, watch list, receipt (the lit border)"),
     ("↑ ↓ PgUp PgDn Home End", "In the receipt pane: scroll it"),
     ("↑ ↓ PgUp PgDn Home End", "In the state pane: move its row cursor (j / k still step)"),
     ("Enter / → , ←", "In the state pane: open / close the container at the cursor"),
