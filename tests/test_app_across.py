@@ -50,7 +50,7 @@ async def test_a_condition_goes_where_it_turns_true_and_n_repeats_it() -> None:
         await settle(app, pilot)
         assert seq_at_cursor(app) == 14  # turns true at 1 and 14; the next after 1
         assert app.turn_seqs == [1, 14]
-        assert "2 of 2 (n/N)" in status(app)
+        assert "turn 2 of 2 (n/N)" in status(app)
         await pilot.press("n")  # no turn after 14: back to the first, with a word
         await settle(app, pilot)
         assert seq_at_cursor(app) == 1
@@ -66,6 +66,30 @@ async def test_a_condition_goes_where_it_turns_true_and_n_repeats_it() -> None:
         await pilot.press("n")
         await pilot.pause()
         assert seq_at_cursor(app) == 1
+
+
+async def test_keys_typed_in_one_burst_after_colon_are_not_lost() -> None:
+    """A terminal sends ``:12`` Enter at once: the prompt is not up yet when
+    1, 2 and Enter arrive; they are still its answer, not lost or run."""
+    from textual import events
+
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        for key, char in [("colon", ":"), ("1", "1"), ("2", "2"), ("enter", "\r")]:
+            app.post_message(events.Key(key, char))
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 12
+        burst = [("colon", ":"), *((c, c) for c in "phase"), ("space", " ")]
+        burst += [("equals_sign", "="), ("equals_sign", "="), ("space", " ")]
+        burst += [("quotation_mark", '"'), *((c, c) for c in "retrying")]
+        burst += [("quotation_mark", '"'), ("enter", "\r")]
+        for key, char in burst:
+            app.post_message(events.Key(key, char))
+        await until(pilot, lambda: app.turn_seqs is not None and seq_at_cursor(app) == 10)
+        assert app.condition is not None and app.condition.text == 'phase == "retrying"'
+        assert seq_at_cursor(app) == 10
+        assert app._typed_ahead is None  # nothing held back for the next prompt
 
 
 async def test_a_condition_true_from_the_start_goes_to_prefix_0() -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -315,6 +315,8 @@ class ReplayApp(App[int]):
         self.watched: StatePath | None = None
         self.watch_changes: list[PathChange] = []
         self._watch_done = False
+        #: Keys typed after ``:`` before its prompt was up (see on_key).
+        self._typed_ahead: list[str] | None = None
 
     # -- layout -------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -940,13 +942,14 @@ class ReplayApp(App[int]):
             else:
                 seq = self._cursor_seq()
                 done = sum(1 for s in self.turn_seqs if s <= seq)
-                mark = "" if seq in self.turn_seqs else "after "
-                text.append(
-                    f": {mark}{done} of {len(self.turn_seqs)} (n/N)"
-                    if self.turn_seqs
-                    else ": never",
-                    style="#e5c890",
-                )
+                total = len(self.turn_seqs)
+                if not total:
+                    said = ": never"
+                elif seq in self.turn_seqs:
+                    said = f": turn {done} of {total} (n/N)"
+                else:
+                    said = f": turns true {total}x, {done} up to here (n/N)"
+                text.append(said, style="#e5c890")
         if self.watched is not None:
             shown = f"{len(self.watch_changes):,}" + ("" if self._watch_done else "…")
             text.append(
@@ -1091,6 +1094,7 @@ class ReplayApp(App[int]):
 
     def action_goto(self) -> None:
         def done(answer: int | Condition | None) -> None:
+            self._typed_ahead = None
             if answer is None:
                 return
             self._person_moved = True
@@ -1103,7 +1107,30 @@ class ReplayApp(App[int]):
             if not self.timeline.move_to_index(self._index_of_seq(answer)):
                 self.notify(f"seq {answer} is not in the timeline", severity="warning")
 
-        self.push_screen(GotoScreen(self.view.row_count()), done)
+        self._typed_ahead = []
+        screen = GotoScreen(self.view.row_count(), typed=self._typed_ahead)
+        self.push_screen(screen, done)
+
+    def on_key(self, event: events.Key) -> None:
+        """Keys typed in the same burst as ``:`` (``:12`` Enter, as fast as a
+        terminal sends them) reach the app, not the prompt's input, which
+        was not up yet when they were sent: they are the start of the answer,
+        not keys to run here."""
+        typed = self._typed_ahead
+        if typed is None:
+            return
+        if event.key == "enter":
+            char = "\n"
+        elif event.is_printable and event.character:
+            char = event.character
+        else:
+            return
+        event.stop()
+        screen = self.screen
+        if isinstance(screen, GotoScreen):
+            screen.type_ahead(char)
+        else:
+            typed.append(char)  # the prompt takes them when it is up
 
     def search_condition(self, condition: Condition, direction: int = 1) -> None:
         """Go to the next seq past the cursor where ``condition`` turns true

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.table import Table
 from rich.text import Text
 from textual import on
@@ -22,10 +24,37 @@ class GotoScreen(ModalScreen[int | Condition | None]):
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
 
-    def __init__(self, last_seq: int, current: str = "") -> None:
+    def __init__(self, last_seq: int, current: str = "", typed: list[str] | None = None) -> None:
         super().__init__()
         self.last_seq = last_seq
         self.current = current
+        #: Keys typed in the same burst as ``:``, before this screen was up
+        #: (the app collects them): they are the start of the answer.
+        self.typed = typed if typed is not None else []
+        self.is_dismissed = False
+
+    def on_mount(self) -> None:
+        if self.typed:
+            self.call_after_refresh(self.type_ahead, "")
+
+    def dismiss(self, result: int | Condition | None = None) -> Any:
+        """Answer once (an Enter typed ahead and the input's own can both come)."""
+        self.is_dismissed = True
+        return super().dismiss(result)
+
+    def type_ahead(self, chars: str) -> None:
+        """Keys typed before the input had focus: into it (an Enter submits)."""
+        self.typed.append(chars)
+        found = self.query("#goto-input")
+        if self.is_dismissed or not found:
+            return
+        field = found.first(Input)
+        text = "".join(self.typed)
+        self.typed.clear()
+        first, enter, _ = text.partition("\n")
+        field.insert_text_at_cursor(first)
+        if enter:
+            field.post_message(Input.Submitted(field, field.value))
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -44,6 +73,8 @@ class GotoScreen(ModalScreen[int | Condition | None]):
 
     @on(Input.Submitted, "#goto-input")
     def _submitted(self, event: Input.Submitted) -> None:
+        if self.is_dismissed:
+            return
         value = event.value.strip()
         if not value:
             self.dismiss(None)
