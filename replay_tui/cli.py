@@ -112,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
             "exit codes: 0 verified/same, 1 violation/different, 2 cannot run.\n"
             "examples:\n"
             "  replay-tui sample_runs/demo-001\n"
+            "  replay-tui sample_runs/demo-001@10   (open at seq 10; or --at 10)\n"
             "  replay-tui --follow runs/live-run\n"
             "  replay-tui check sample_runs/demo-001 --json\n"
             "  replay-tui state sample_runs/refund-180 --at 2\n"
@@ -127,7 +128,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="{open,check,state,when,history,compare}")
 
     p_open = sub.add_parser("open", help="open the app on a run (the default command)")
-    p_open.add_argument("run", nargs="?", help="run folder or events.jsonl (default: bundled demo)")
+    p_open.add_argument(
+        "run",
+        nargs="?",
+        help="run folder or events.jsonl (default: bundled demo); RUN@SEQ opens at SEQ",
+    )
+    p_open.add_argument(
+        "--at",
+        type=int,
+        metavar="SEQ",
+        help="open with the cursor on SEQ (0: the initial state; past the end: the last event)",
+    )
     p_open.add_argument("--reducer", help=_reducer_help())
     _timeout_option(p_open)
     _format_option(p_open)
@@ -389,11 +400,30 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1
 
 
+def split_link(run: str | None) -> tuple[str | None, int | None]:
+    """``RUN@SEQ`` as (RUN, SEQ). A path that exists as given is a path,
+    even with an ``@`` in it."""
+    if run is None or Path(run).exists():
+        return run, None
+    head, at, tail = run.rpartition("@")
+    if at and head and tail.isdigit():
+        return head, int(tail)
+    return run, None
+
+
 def cmd_open(args: argparse.Namespace) -> int:
     from replay_tui.ui.launch import open_app  # textual is imported only here
 
+    run, seq = split_link(args.run)
+    if args.at is not None:
+        if seq is not None and seq != args.at:
+            raise CannotRun(f"{args.run} and --at {args.at} name two seqs: give one")
+        seq = args.at
+    if seq is not None and seq < 0:
+        raise CannotRun(f"--at {seq}: seqs are 0 (the initial state) and up")
     return open_app(
-        args.run,
+        run,
+        at=seq,
         reducer=args.reducer,
         follow=args.follow,
         watch_rules=args.watch_rules,

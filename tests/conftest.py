@@ -76,3 +76,12 @@ def run_factory(tmp_path: Path) -> Callable[..., Path]:
         return make_run(tmp_path / f"run{next(counter)}", lines, **kw)
 
     return factory
+
+
+@pytest.fixture(autouse=True)
+def _state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Bookmarks live in the user's state directory: every test gets its own,
+    so none reads or writes the real one."""
+    state = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    return state

@@ -32,6 +32,7 @@ from watchfiles import awatch
 
 from replay_tui import canonical
 from replay_tui.across import PathChange, iter_path_changes, iter_turns, resolve
+from replay_tui.bookmarks import Bookmarks
 from replay_tui.condition import Condition, StatePath, format_path
 from replay_tui.errors import CannotRun
 from replay_tui.ledger import LedgerRewritten
@@ -42,7 +43,7 @@ from replay_tui.rules_diff import first_difference
 from replay_tui.runview import LineView, RunView
 from replay_tui.safe_text import escape_controls
 from replay_tui.ui.panes import ReceiptPane, StatePane
-from replay_tui.ui.screens import FilterScreen, GotoScreen, HelpScreen
+from replay_tui.ui.screens import FilterScreen, GotoScreen, HelpScreen, NoteScreen
 from replay_tui.ui.tail import TailRider
 from replay_tui.ui.timeline import Timeline
 from replay_tui.ui.watch import WatchPane
@@ -96,6 +97,10 @@ KEYS: list[tuple[str, str, str, str, str]] = [
     ("r", "toggle_reveal", "Reveal / mask secret-looking values", "r", "Secrets"),
     ("x", "toggle_expand", "Expand / cut long values", "x", ""),
     ("y", "copy_state", "Copy the state at the cursor as JSON", "y", "Copy"),
+    ("c", "copy_link", "Copy a link to this seq (RUN@SEQ: replay-tui opens it there)", "c", ""),
+    ("b", "bookmark", "Bookmark this event, or remove its bookmark", "b", "Bookmark"),
+    ("B", "next_bookmark", "Next bookmark (Ctrl+P lists them with their notes)", "B", ""),
+    ("a", "annotate", "Attach a one-line note to this event (bookmarks it)", "a", ""),
     (
         "escape",
         "escape",
@@ -120,6 +125,7 @@ FOOTER_ORDER = [
     "filter",
     "play",
     "follow",
+    "bookmark",
     "toggle_reveal",
     "copy_state",
 ]
@@ -233,6 +239,19 @@ class WatchFound(Message):
         self.seconds = seconds
 
 
+class BookmarksLoaded(Message):
+    def __init__(self, ledger: Path, bookmarks: Bookmarks) -> None:
+        super().__init__()
+        self.ledger = ledger
+        self.bookmarks = bookmarks
+
+
+class BookmarksFailed(Message):
+    def __init__(self, why: str) -> None:
+        super().__init__()
+        self.why = why
+
+
 class FilterReady(Message):
     def __init__(self, query: str, found: array[int]) -> None:
         super().__init__()
@@ -275,8 +294,13 @@ class ReplayApp(App[int]):
         label: str | None = None,
         reducer_spec: str | None = None,
         watch_rules: bool = False,
+        start_seq: int | None = None,
     ) -> None:
         super().__init__()
+        #: Open at this seq (a RUN@SEQ link), once the run is read that far.
+        self._start_seq = start_seq
+        #: The person's bookmarks of this ledger (loaded in a worker).
+        self.bookmarks: Bookmarks | None = None
         self.replay = replay
         self.view = RunView(replay)
         self.label = label or replay.paths.name
@@ -350,6 +374,7 @@ class ReplayApp(App[int]):
         self.live = self.following
         self.set_interval(0.5, self._watch_rules_clock)
         self.request_advance()
+        self.load_bookmarks()
         if self.following:
             self.watch_run()
         if self.watch_rules:
@@ -524,6 +549,20 @@ class ReplayApp(App[int]):
             done = time.perf_counter() - started
             self.post_message(WatchFound(path, batch, True, until, done))
 
+    @work(thread=True, exclusive=True, group="bookmarks-load", exit_on_error=False)
+    def load_bookmarks(self) -> None:
+        """The person's bookmarks of this ledger (hashing its recorded prefix)."""
+        ledger = self.replay.paths.events
+        self.post_message(BookmarksLoaded(ledger, Bookmarks.load(ledger)))
+
+    @work(thread=True, group="bookmarks-save", exit_on_error=False)
+    def save_bookmarks(self, bookmarks: Bookmarks) -> None:
+        """Write them to the state directory (never the run folder)."""
+        try:
+            bookmarks.save()
+        except OSError as exc:
+            self.post_message(BookmarksFailed(f"bookmarks not saved: {exc}"))
+
     @work(thread=True, exclusive=True, group="filter", exit_on_error=False)
     def run_filter(self, query: str) -> None:
         worker = get_current_worker()
@@ -582,6 +621,12 @@ class ReplayApp(App[int]):
         if self.replay.finished and self.following:
             self.following = self.live = False
         self._rows_grew()
+        if self._start_seq is not None and (
+            self.replay.valid >= self._start_seq or self.replay.finished or self.replay.error
+        ):
+            seq, self._start_seq = self._start_seq, None
+            self._person_moved = True  # a link is the person's choice: errors wait
+            self.call_after_refresh(self._open_at, seq)  # after the first row's own move
         err_index = self.view.error_index()
         if err_index is not None and not self._jumped_to_error:
             self._jumped_to_error = True
@@ -591,6 +636,19 @@ class ReplayApp(App[int]):
             else:
                 self.timeline.move_to_index(err_index)
         self.refresh_status()
+
+    def _open_at(self, seq: int) -> None:
+        """Go to the seq a link named: the last event if it is past the end."""
+        last = self.view.row(self.view.row_count() - 1).seq if self.view.row_count() else 0
+        if last is not None and seq > last:
+            self.notify(
+                f"seq {seq} is past the end of this run ({last} events): at the last one",
+                severity="warning",
+                timeout=6,
+            )
+            seq = last
+        self._go_to_seq(seq)
+        self._person_moved = True
 
     def _recheck_receipts(self) -> None:
         if self.following and self.replay.pending is not None:
@@ -727,6 +785,88 @@ class ReplayApp(App[int]):
             self._line_view = None
             self.render_panes()
             self.notify(f"no rows match {message.query!r}", severity="warning", markup=False)
+
+    def on_bookmarks_loaded(self, message: BookmarksLoaded) -> None:
+        if self._widgets_gone() or message.ledger != self.replay.paths.events:
+            return
+        found = message.bookmarks
+        self.bookmarks = found
+        self._show_bookmarks()
+        if found.problem:
+            self.notify(found.problem, severity="warning", timeout=8, markup=False)
+        if found.earlier:
+            self.notify(
+                f"{len(found.earlier)} bookmark(s) {found.why_earlier} (Ctrl+P lists them)",
+                severity="warning",
+                timeout=8,
+                markup=False,
+            )
+
+    def on_bookmarks_failed(self, message: BookmarksFailed) -> None:
+        if not self._widgets_gone():
+            self.notify(message.why, severity="error", timeout=8, markup=False)
+
+    def _show_bookmarks(self) -> None:
+        marks = self.bookmarks.marks if self.bookmarks is not None else {}
+        self.timeline.set_bookmarks(frozenset(seq - 1 for seq in marks))
+        self.refresh_status()
+
+    def _bookmark_target(self) -> int | None:
+        """The seq the cursor is on, if bookmarks are ready and it has one."""
+        if self.bookmarks is None:
+            self.notify("bookmarks are still loading", timeout=2)
+            return None
+        index = self.timeline.cursor_index
+        seq = self.view.row(index).seq if index is not None and not self.at_initial else None
+        if seq is None:
+            self.notify("no event here to bookmark", severity="warning", timeout=3)
+        return seq
+
+    def action_bookmark(self) -> None:
+        seq = self._bookmark_target()
+        if seq is None or self.bookmarks is None:
+            return
+        marked = self.bookmarks.toggle(seq)
+        self.save_bookmarks(self.bookmarks)
+        self._show_bookmarks()
+        self.notify(f"seq {seq} {'bookmarked' if marked else 'no longer bookmarked'}", timeout=2)
+
+    def action_annotate(self) -> None:
+        seq = self._bookmark_target()
+        if seq is None or self.bookmarks is None:
+            return
+        bookmarks = self.bookmarks
+
+        def done(note: str | None) -> None:
+            if note is None:
+                return
+            bookmarks.annotate(seq, note)
+            self.save_bookmarks(bookmarks)
+            self._show_bookmarks()
+
+        self.push_screen(NoteScreen(seq, bookmarks.marks.get(seq, "")), done)
+
+    def action_next_bookmark(self) -> None:
+        marks = sorted(self.bookmarks.marks) if self.bookmarks is not None else []
+        if not marks:
+            self.notify("no bookmarks: b bookmarks the event at the cursor", timeout=3)
+            return
+        here = self._cursor_seq()
+        ahead = [s for s in marks if s > here]
+        if not ahead:
+            self.notify(f"wrapped to the first bookmark: seq {marks[0]}", timeout=2)
+        self._go_to_seq(ahead[0] if ahead else marks[0])
+
+    def action_copy_link(self) -> None:
+        link = self.link()
+        self.copy_to_clipboard(link)
+        self.notify(f"copied {link}", timeout=3, markup=False)
+
+    def link(self) -> str:
+        """``RUN@SEQ`` for the cursor: ``replay-tui RUN@SEQ`` opens it there."""
+        paths = self.replay.paths
+        run = paths.dir if paths.format == "jsonl" and not paths.compressed else paths.events
+        return f"{run}@{self._cursor_seq()}"
 
     def on_turn_found(self, message: TurnFound) -> None:
         if self._widgets_gone() or message.condition is not self.condition:
@@ -935,6 +1075,13 @@ class ReplayApp(App[int]):
             text.append(
                 f"  filter {escape_controls(self.filter_text)!r}: {shown} rows", style="#e5c890"
             )
+        if self.bookmarks is not None and index is not None and not self.at_initial:
+            seq_here = self.view.row(index).seq
+            if seq_here is not None and seq_here in self.bookmarks.marks:
+                note = self.bookmarks.marks[seq_here]
+                text.append("  ◆ ", style="bold #ef9f76")
+                if note:
+                    text.append(escape_controls(note), style="#ef9f76")
         if self.condition is not None:
             text.append(f"  {escape_controls(self.condition.text)}", style="#e5c890")
             if self.turn_seqs is None:
@@ -1301,3 +1448,15 @@ class ReplayApp(App[int]):
         yield from super().get_system_commands(screen)
         for _, action, desc, shown, _ in KEYS:
             yield SystemCommand(desc, f"key: {shown}", partial(self.run_action, action))
+        if self.bookmarks is not None:
+            for seq, note in self.bookmarks.ordered():
+                title = f"◆ seq {seq}" + (f": {escape_controls(note)}" if note else "")
+                yield SystemCommand(title, "bookmark: go there", partial(self._go_to_seq, seq))
+            for seq, note in sorted(self.bookmarks.earlier.items()):
+                title = f"◇ seq {seq}" + (f": {escape_controls(note)}" if note else "")
+                yield SystemCommand(
+                    title,
+                    "bookmark of an earlier version of this ledger: the seq may not be "
+                    "the same event",
+                    partial(self._go_to_seq, seq),
+                )

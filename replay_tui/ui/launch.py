@@ -25,13 +25,14 @@ def make_app(
     watch_rules: bool = False,
     rules_timeout: float = DEFAULT_TIMEOUT,
     fmt: str = "auto",
+    at: int | None = None,
 ) -> ReplayApp:
     """An app over ``run`` (the bundled demo when None); raises CannotRun.
 
     ``follow`` keeps the view in step with a growing ledger; ``watch_rules``
     re-evaluates every prefix when a ``--reducer path.py:NAME`` file changes;
     rules not built in that run longer than ``rules_timeout`` seconds on one
-    event are stopped (0: never).
+    event are stopped (0: never). ``at``: the seq to open at (a link).
     """
     paths = locate_run(run if run is not None else BUNDLED_DEMO, may_be_empty=follow, fmt=fmt)
     if watch_rules and not (reducer and reducer.rpartition(":")[0].endswith(".py")):
@@ -43,7 +44,9 @@ def make_app(
         raise CannotRun(f"{paths.events}: {exc.strerror or exc}") from None
     replay.watch.timeout = rules_timeout if rules_timeout > 0 else None
     label = "demo-001 (bundled)" if run is None else paths.name
-    return ReplayApp(replay, label=label, reducer_spec=reducer, watch_rules=watch_rules)
+    return ReplayApp(
+        replay, label=label, reducer_spec=reducer, watch_rules=watch_rules, start_seq=at
+    )
 
 
 def open_app(
@@ -54,6 +57,7 @@ def open_app(
     watch_rules: bool = False,
     rules_timeout: float = DEFAULT_TIMEOUT,
     fmt: str = "auto",
+    at: int | None = None,
 ) -> int:
     """Run the app in this terminal; the exit code for the CLI."""
     app = make_app(
@@ -63,6 +67,7 @@ def open_app(
         watch_rules=watch_rules,
         rules_timeout=rules_timeout,
         fmt=fmt,
+        at=at,
     )
     if not sys.stdout.isatty() or not sys.stdin.isatty():
         raise CannotRun("the app needs a terminal; for scripts use 'replay-tui check RUN'")

@@ -109,6 +109,35 @@ class GotoScreen(ModalScreen[int | Condition | None]):
         error.add_class("-shown")
 
 
+class NoteScreen(ModalScreen[str | None]):
+    """``a`` asks for a one-line note on an event (kept with its bookmark)."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, seq: int, current: str) -> None:
+        super().__init__()
+        self.seq = seq
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(
+                Text(
+                    f"A note on seq {self.seq} (it bookmarks the event; kept in your state "
+                    "directory, never in the run folder)"
+                )
+            )
+            yield Input(
+                value=self.current,
+                placeholder="e.g. denied, but the policy allows it",
+                id="note-input",
+            )
+
+    @on(Input.Submitted, "#note-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+
 class FilterScreen(ModalScreen[str | None]):
     """``/`` asks for text to keep rows by (kind, call_id or payload text)."""
 

@@ -88,6 +88,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self.before_first = False
         #: Ledger indexes marked in the gutter (where a watched path changed).
         self.marks: frozenset[int] = frozenset()
+        #: Ledger indexes of the person's bookmarks (marked ◆ in the gutter).
+        self.bookmarks: frozenset[int] = frozenset()
 
     # -- rows and positions ---------------------------------------------
     @property
@@ -121,6 +123,12 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             self.move_to(pos or 0, force=True)
             # the new virtual size is applied on the next layout: scroll after it
             self.call_after_refresh(self._scroll_cursor_visible)
+
+    def set_bookmarks(self, marks: frozenset[int]) -> None:
+        """Mark the person's bookmarks (ledger indexes) in the gutter."""
+        if marks != self.bookmarks:
+            self.bookmarks = marks
+            self.rows_changed()
 
     def set_marks(self, marks: frozenset[int]) -> None:
         """Mark these ledger indexes in the gutter (none: an empty set)."""
@@ -232,12 +240,14 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             marker = "≠" if relation else "▶"
         elif index in self.source.warning_indexes():
             marker = "!" if relation else "▶"
+        elif index in self.bookmarks:
+            marker = "◆" if relation else "▶"
         elif index in self.marks:
             marker = "•" if relation else "▶"
         seq = str(row.seq) if row.seq is not None else "?"
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         marker_style = get("timeline--error") if is_error else None
-        if marker == "•":
+        if marker in ("•", "◆"):
             marker_style = get("timeline--mark")
         text.append(f"{marker}", style=marker_style)
         text.append(f"{seq:>{seq_width}} ", style=get("timeline--seq"))

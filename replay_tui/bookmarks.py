@@ -1,0 +1,161 @@
+"""Bookmarks and notes on a run's events, kept for the person, not the run.
+
+A support engineer marks where a run went wrong (``b``), writes a line about
+it (``a``), and finds it again tomorrow. Nothing is ever written under the
+run folder (a customer's run may be read-only, and is evidence): bookmarks
+live in the user's state directory, ``$XDG_STATE_HOME/replay-tui/bookmarks/``
+(default ``~/.local/state/replay-tui/``), one file per ledger, named after
+the ledger's path.
+
+Each file also records how many bytes the ledger had and their sha256. A
+ledger only grows (append-only), so when its first that-many bytes still
+hash the same, the bookmarks are of this history; when they do not (the file
+was rewritten, or replaced by another run at the same path), they are kept
+but shown as from an earlier version of the ledger.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+_CHUNK = 1 << 20
+
+
+def state_dir() -> Path:
+    """``$XDG_STATE_HOME/replay-tui`` (default ``~/.local/state/replay-tui``)."""
+    base = os.environ.get("XDG_STATE_HOME")
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".local" / "state"
+    return root / "replay-tui"
+
+
+def prefix_sha256(path: Path, size: int) -> str | None:
+    """sha256 of the first ``size`` bytes of ``path``; None if it has fewer."""
+    hasher = hashlib.sha256()
+    done = 0
+    try:
+        with open(path, "rb") as fh:
+            while done < size:
+                chunk = fh.read(min(_CHUNK, size - done))
+                if not chunk:
+                    return None
+                hasher.update(chunk)
+                done += len(chunk)
+    except OSError:
+        return None
+    return hasher.hexdigest()
+
+
+def _file_for(ledger: Path, root: Path) -> Path:
+    key = hashlib.sha256(str(ledger).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return root / "bookmarks" / f"{key}.json"
+
+
+def _marks(raw: Any) -> dict[int, str]:
+    """``{"12": "note"}`` as ``{12: "note"}``, whatever else the file holds."""
+    out: dict[int, str] = {}
+    if isinstance(raw, dict):
+        for key, note in raw.items():
+            if isinstance(key, str) and key.isdigit() and isinstance(note, str):
+                out[int(key)] = note
+    return out
+
+
+@dataclass
+class Bookmarks:
+    """The bookmarks of one ledger: ``marks`` (seq → note, "" for none) of
+    the ledger as it is, and ``earlier`` ones made on an earlier version of
+    it (its bytes changed since), kept and shown as such."""
+
+    ledger: Path
+    file: Path
+    marks: dict[int, str] = field(default_factory=dict)
+    earlier: dict[int, str] = field(default_factory=dict)
+    #: Why the earlier ones are earlier (for the person), if there are any.
+    why_earlier: str = ""
+    #: A problem reading the file (shown, never fatal): bookmarks then start empty.
+    problem: str = ""
+
+    @classmethod
+    def load(cls, ledger: Path, root: Path | None = None) -> Bookmarks:
+        """The bookmarks kept for ``ledger`` (none yet: empty). Reads the
+        ledger's recorded prefix to tell whether it is still that history."""
+        ledger = ledger.resolve()
+        file = _file_for(ledger, root if root is not None else state_dir())
+        found = cls(ledger, file)
+        try:
+            data = orjson.loads(file.read_bytes())
+        except FileNotFoundError:
+            return found
+        except (OSError, orjson.JSONDecodeError) as exc:
+            found.problem = f"bookmarks file {file} unreadable: {exc}"
+            return found
+        if not isinstance(data, dict):
+            found.problem = f"bookmarks file {file} is not an object"
+            return found
+        found.earlier = _marks(data.get("earlier"))
+        size = data.get("bytes")
+        digest = data.get("sha256")
+        marks = _marks(data.get("marks"))
+        same = isinstance(size, int) and prefix_sha256(ledger, size) == digest
+        if same:
+            found.marks = marks
+        else:
+            found.earlier.update(marks)
+        if found.earlier:
+            found.why_earlier = (
+                "made on an earlier version of this ledger (its bytes changed since): "
+                "the seqs may not be the same events"
+            )
+        return found
+
+    def toggle(self, seq: int) -> bool:
+        """Bookmark ``seq``, or remove its bookmark (and note); True if now marked."""
+        if seq in self.marks:
+            del self.marks[seq]
+            return False
+        self.marks[seq] = ""
+        return True
+
+    def annotate(self, seq: int, note: str) -> None:
+        """Attach a one-line note to ``seq`` (bookmarking it)."""
+        self.marks[seq] = " ".join(note.split())
+
+    def forget_earlier(self) -> None:
+        self.earlier.clear()
+        self.why_earlier = ""
+
+    def ordered(self) -> list[tuple[int, str]]:
+        return sorted(self.marks.items())
+
+    def save(self) -> None:
+        """Write atomically (temp file and rename) in the state directory;
+        raises OSError (the app says so; the run folder is never touched)."""
+        size = os.stat(self.ledger).st_size
+        digest = prefix_sha256(self.ledger, size)
+        data = {
+            "ledger": str(self.ledger),
+            "bytes": size,
+            "sha256": digest,
+            "marks": {str(k): v for k, v in sorted(self.marks.items())},
+            "earlier": {str(k): v for k, v in sorted(self.earlier.items())},
+        }
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".bookmarks.", suffix=".tmp", dir=self.file.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.file)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise

@@ -1,0 +1,178 @@
+"""Handing a run over, in the app: RUN@SEQ links and bookmarks with notes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input
+
+from replay_tui.bookmarks import Bookmarks
+from replay_tui.cli import split_link
+from replay_tui.ui.launch import make_app
+from replay_tui.ui.screens import NoteScreen
+from tests.conftest import SAMPLES
+from tests.test_app import screen_text, seq_at_cursor, settle, status
+from tests.test_app_across import said, until
+
+DEMO = SAMPLES / "demo-001"
+
+
+def test_links_split_at_the_last_at_sign_unless_the_path_exists(tmp_path: Path) -> None:
+    assert split_link(f"{DEMO}@10") == (str(DEMO), 10)
+    assert split_link("runs/a@b@7") == ("runs/a@b", 7)
+    assert split_link("runs/x@") == ("runs/x@", None)
+    assert split_link(None) == (None, None)
+    odd = tmp_path / "run@3"
+    odd.mkdir()
+    assert split_link(str(odd)) == (str(odd), None)  # a real folder named so
+
+
+async def test_a_link_opens_at_its_seq() -> None:
+    app = make_app(DEMO, at=10)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await until(pilot, lambda: seq_at_cursor(app) == 10)
+        assert seq_at_cursor(app) == 10
+        assert app.link() == f"{DEMO}@10"
+        await pilot.press("c")
+        assert any(f"copied {DEMO}@10" in m for m in said(app))
+
+
+async def test_a_link_past_the_end_opens_at_the_last_event_and_says_so() -> None:
+    app = make_app(DEMO, at=99)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await until(pilot, lambda: seq_at_cursor(app) == 14)
+        assert seq_at_cursor(app) == 14
+        assert any("seq 99 is past the end of this run (14 events)" in m for m in said(app))
+
+
+async def test_a_link_to_0_opens_at_the_initial_state() -> None:
+    app = make_app(DEMO, at=0)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await until(pilot, lambda: app.at_initial)
+        assert app.at_initial
+
+
+async def test_a_link_before_an_error_is_not_pulled_to_it() -> None:
+    app = make_app(SAMPLES / "broken-divergence", at=4)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.pause(0.2)
+        assert seq_at_cursor(app) == 4
+
+
+async def _bookmark(app, pilot, seq: int, note: str | None = None) -> None:  # type: ignore[no-untyped-def]
+    await pilot.press("colon", *str(seq), "enter")
+    await settle(app, pilot)
+    if note is None:
+        await pilot.press("b")
+    else:
+        await pilot.press("a")
+        await pilot.pause()
+        assert isinstance(app.screen, NoteScreen)
+        app.screen.query_one(Input).value = note
+        await pilot.press("enter")
+    await pilot.pause()
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[bytes, int, int]]:
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        st = path.stat()
+        data = path.read_bytes() if path.is_file() else b""
+        out[str(path.relative_to(folder))] = (data, stat.S_IMODE(st.st_mode), st.st_mtime_ns)
+    st = folder.stat()
+    out["."] = (b"", stat.S_IMODE(st.st_mode), st.st_mtime_ns)
+    return out
+
+
+async def test_bookmarks_survive_a_restart_and_never_touch_a_read_only_run(
+    tmp_path: Path, _state_dir: Path
+) -> None:
+    run = tmp_path / "demo"
+    shutil.copytree(DEMO, run)
+    for path in [run, *run.rglob("*")]:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    before = _snapshot(run)
+    try:
+        app = make_app(run)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await settle(app, pilot)
+            await until(pilot, lambda: app.bookmarks is not None)
+            await _bookmark(app, pilot, 8)
+            await _bookmark(app, pilot, 12, "a second attempt with no check")
+            await until(pilot, lambda: any(_state_dir.rglob("*.json")))
+            await pilot.pause(0.2)
+            assert app.timeline.bookmarks == frozenset({7, 11})
+            assert "◆ a second attempt with no check" in status(app)
+            assert "◆  8" in screen_text(app) or "◆ 8" in screen_text(app)
+            titles = [c.title for c in app.get_system_commands(app.screen)]
+            assert "◆ seq 12: a second attempt with no check" in titles
+            await pilot.press("g", "B")  # from seq 1 to the first bookmark
+            await settle(app, pilot)
+            assert seq_at_cursor(app) == 8
+            await pilot.press("B")
+            await settle(app, pilot)
+            assert seq_at_cursor(app) == 12
+        assert _snapshot(run) == before  # bytes, modes and mtimes: untouched
+        kept = Bookmarks.load(run / "events.jsonl")
+        assert kept.marks == {8: "", 12: "a second attempt with no check"}
+        assert not kept.earlier
+        assert all(not str(p).startswith(str(run)) for p in _state_dir.rglob("*"))
+        again = make_app(run)
+        async with again.run_test(size=(140, 40)) as pilot:
+            await settle(again, pilot)
+            await until(pilot, lambda: again.bookmarks is not None)
+            await pilot.pause()
+            assert again.timeline.bookmarks == frozenset({7, 11})
+            await pilot.press("colon", "8", "enter")
+            await settle(again, pilot)
+            await pilot.press("b")  # off again
+            await pilot.pause(0.2)
+            assert again.timeline.bookmarks == frozenset({11})
+    finally:
+        for path in [run, *run.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+async def test_a_changed_ledger_shows_its_old_bookmarks_as_earlier(tmp_path: Path) -> None:
+    run = tmp_path / "demo"
+    shutil.copytree(DEMO, run)
+    marks = Bookmarks.load(run / "events.jsonl")
+    marks.annotate(10, "tests failed here")
+    marks.save()
+    grown = Bookmarks.load(run / "events.jsonl")
+    with open(run / "events.jsonl", "ab") as fh:  # appended: the same history, longer
+        fh.write(b"")
+    assert grown.marks == {10: "tests failed here"} and not grown.earlier
+    data = (run / "events.jsonl").read_bytes().replace(b'"passed":false', b'"passed":true ')
+    (run / "events.jsonl").write_bytes(data)  # rewritten: another history
+    app = make_app(run)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await until(pilot, lambda: app.bookmarks is not None)
+        await pilot.pause()
+        assert app.bookmarks is not None
+        assert app.bookmarks.marks == {} and app.bookmarks.earlier == {10: "tests failed here"}
+        assert app.timeline.bookmarks == frozenset()  # not marked as if they were these events
+        assert any("earlier version of this ledger" in m for m in said(app))
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "◇ seq 10: tests failed here" in titles
+
+
+def test_bookmarks_follow_xdg_state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from replay_tui.bookmarks import state_dir
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    assert state_dir() == tmp_path / "xdg" / "replay-tui"
+    monkeypatch.delenv("XDG_STATE_HOME")
+    assert state_dir() == Path.home() / ".local" / "state" / "replay-tui"
+    monkeypatch.setenv("XDG_STATE_HOME", "relative/ignored")  # the spec: absolute only
+    assert state_dir() == Path.home() / ".local" / "state" / "replay-tui"
+    assert os.environ["XDG_STATE_HOME"] == "relative/ignored"
