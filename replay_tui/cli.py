@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from replay_tui import __version__, canonical, cli_across
+from replay_tui import __version__, canonical, cli_across, cli_report
 from replay_tui.batch import check_many, expand_runs
 from replay_tui.errors import CannotRun
 from replay_tui.reducers import DEFAULT, available, rules_for_run
@@ -40,7 +40,7 @@ from replay_tui.rules_guard import (
 from replay_tui.run import FORMATS, locate_run
 from replay_tui.safe_text import escape_controls
 
-SUBCOMMANDS = ("open", "check", "state", "when", "history", "compare")
+SUBCOMMANDS = ("open", "check", "state", "when", "history", "report", "compare")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -118,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
             "  replay-tui state sample_runs/refund-180 --at 2\n"
             "  replay-tui when sample_runs/demo-001 'phase == \"retrying\"'\n"
             "  replay-tui history sample_runs/demo-001 calls.call-003.status\n"
+            "  replay-tui report sample_runs/demo-001 --at 10 --out ticket.md\n"
             "  replay-tui compare old_report.json new_report.json\n"
             "  replay-tui history.json   (a Temporal history: temporal workflow show "
             "--output json)"
@@ -125,7 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"replay-tui {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{open,check,state,when,history,compare}")
+    sub = parser.add_subparsers(
+        dest="command", metavar="{open,check,state,when,history,report,compare}"
+    )
 
     p_open = sub.add_parser("open", help="open the app on a run (the default command)")
     p_open.add_argument(
@@ -232,6 +235,18 @@ def build_parser() -> argparse.ArgumentParser:
     p_hist.add_argument("--reducer", help=_reducer_help())
     _timeout_option(p_hist)
     _format_option(p_hist)
+
+    p_report = sub.add_parser(
+        "report",
+        help="write a document about a run for a support ticket (Markdown or HTML)",
+        description=cli_report.DESCRIPTION,
+        epilog=cli_report.EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cli_report.add_arguments(p_report)
+    p_report.add_argument("--reducer", help=_reducer_help())
+    _timeout_option(p_report)
+    _format_option(p_report)
 
     p_cmp = sub.add_parser("compare", help="compare two replay reports field by field")
     p_cmp.add_argument("a", type=Path, help="first replay_report.json")
@@ -449,10 +464,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "state": cmd_state,
         "when": lambda a: cli_across.cmd_when(a, _open_replay),
         "history": lambda a: cli_across.cmd_history(a, _open_replay),
+        "report": lambda a: cli_report.cmd_report(a, _open_replay),
         "compare": cmd_compare,
     }[args.command]
     if (
-        args.command in ("check", "state", "when", "history")
+        args.command in ("check", "state", "when", "history", "report")
         and args.reducer
         and args.rules_timeout > 0
     ):

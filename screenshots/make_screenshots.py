@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -144,10 +145,40 @@ def big_run(path: Path) -> None:
         write_agent_run(path, 2400, seed=5)
 
 
+def report_in_a_browser() -> Path | None:
+    """``report --html`` of broken-divergence, as headless Chromium (Debian's
+    ``chromium``) draws it; skipped, saying so, where there is none."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        print("no chromium: report-broken-divergence.png not redrawn")
+        return None
+    work = Path(tempfile.gettempdir()) / "replay-tui-shots"
+    work.mkdir(parents=True, exist_ok=True)
+    page = work / "report-broken-divergence.html"
+    run = SAMPLES / "broken-divergence"
+    subprocess.run(
+        [sys.executable, "-m", "replay_tui", "report", str(run), "--at", "8", "--out", str(page)],
+        check=True,
+        capture_output=True,
+    )
+    shot = HERE / "report-broken-divergence.png"
+    subprocess.run(
+        [
+            browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+            "--window-size=1100,1400", f"--screenshot={shot}", page.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )  # fmt: skip
+    return shot
+
+
 async def main() -> None:
     big_run(Path(tempfile.gettempdir()) / "replay-tui-shots" / "synth-2400")
     for name, run, size, keys, _ in SHOTS:
         print(await shoot(name, run, size, keys))
+    print(report_in_a_browser())
 
 
 if __name__ == "__main__":

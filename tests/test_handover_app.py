@@ -176,3 +176,33 @@ def test_bookmarks_follow_xdg_state_home(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("XDG_STATE_HOME", "relative/ignored")  # the spec: absolute only
     assert state_dir() == Path.home() / ".local" / "state" / "replay-tui"
     assert os.environ["XDG_STATE_HOME"] == "relative/ignored"
+
+
+async def test_x_writes_the_report_of_the_bookmarks_and_the_cursor_seq(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _state_dir: Path
+) -> None:
+    run = tmp_path / "demo"
+    shutil.copytree(DEMO, run)
+    marks = Bookmarks.load(run / "events.jsonl")
+    marks.annotate(8, "denied: rm -rf needs a human")
+    marks.save()
+    here = tmp_path / "tickets"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    app = make_app(run, at=10)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await until(pilot, lambda: app.bookmarks is not None and seq_at_cursor(app) == 10)
+        await pilot.press("X")
+        await until(pilot, lambda: any(m.startswith("wrote ") for m in said(app)))
+        (written,) = list(here.glob("demo-report-*.md"))
+        assert any(f"wrote {written}" in m for m in said(app))
+        text = written.read_text()
+        assert "## Seq 8" in text and "denied: rm -rf needs a human" in text
+        assert "## Seq 10" in text
+        monkeypatch.chdir(run)  # inside the run folder: never there
+        await pilot.press("X")
+        await until(pilot, lambda: len([m for m in said(app) if m.startswith("wrote ")]) == 2)
+        second = [m for m in said(app) if m.startswith("wrote ")][-1].removeprefix("wrote ")
+        assert Path(second).parent == _state_dir / "replay-tui" / "reports"
+        assert not list(run.glob("*report*"))

@@ -18,6 +18,8 @@ CORE = [
     "replay_tui.replay",
     "replay_tui.diff",
     "replay_tui.report",
+    "replay_tui.handover",
+    "replay_tui.cli_report",
 ]
 
 

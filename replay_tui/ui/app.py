@@ -32,9 +32,10 @@ from watchfiles import awatch
 
 from replay_tui import canonical
 from replay_tui.across import PathChange, iter_path_changes, iter_turns, resolve
-from replay_tui.bookmarks import Bookmarks
+from replay_tui.bookmarks import Bookmarks, state_dir
 from replay_tui.condition import Condition, StatePath, format_path
 from replay_tui.errors import CannotRun
+from replay_tui.handover import refuse_inside_run, write_report
 from replay_tui.ledger import LedgerRewritten
 from replay_tui.receipts import FRESH_SECONDS
 from replay_tui.reducers import load_reducer
@@ -101,6 +102,13 @@ KEYS: list[tuple[str, str, str, str, str]] = [
     ("b", "bookmark", "Bookmark this event, or remove its bookmark", "b", "Bookmark"),
     ("B", "next_bookmark", "Next bookmark (Ctrl+P lists them with their notes)", "B", ""),
     ("a", "annotate", "Attach a one-line note to this event (bookmarks it)", "a", ""),
+    (
+        "X",
+        "write_report",
+        "Write a report (Markdown) of the bookmarks and this seq into the current folder",
+        "X",
+        "",
+    ),
     (
         "escape",
         "escape",
@@ -237,6 +245,13 @@ class WatchFound(Message):
         self.done = done
         self.until = until
         self.seconds = seconds
+
+
+class ReportDone(Message):
+    def __init__(self, path: Path | None, why: str) -> None:
+        super().__init__()
+        self.path = path
+        self.why = why
 
 
 class BookmarksLoaded(Message):
@@ -563,6 +578,16 @@ class ReplayApp(App[int]):
         except OSError as exc:
             self.post_message(BookmarksFailed(f"bookmarks not saved: {exc}"))
 
+    @work(thread=True, exclusive=True, group="report", exit_on_error=False)
+    def report_worker(self, seqs: list[int], notes: dict[int, str], folder: Path) -> None:
+        """Write the report (it reads the whole ledger for its sha256)."""
+        try:
+            path = write_report(self.replay, seqs, notes, html=False, folder=folder)
+        except (CannotRun, OSError) as exc:
+            self.post_message(ReportDone(None, str(exc)))
+            return
+        self.post_message(ReportDone(path, ""))
+
     @work(thread=True, exclusive=True, group="filter", exit_on_error=False)
     def run_filter(self, query: str) -> None:
         worker = get_current_worker()
@@ -856,6 +881,29 @@ class ReplayApp(App[int]):
         if not ahead:
             self.notify(f"wrapped to the first bookmark: seq {marks[0]}", timeout=2)
         self._go_to_seq(ahead[0] if ahead else marks[0])
+
+    def action_write_report(self) -> None:
+        """``X``: the bookmarks (with their notes) and the cursor's seq, as a
+        Markdown report in the current folder; never in the run folder (then
+        in the state directory, and the path says so)."""
+        notes = dict(self.bookmarks.marks) if self.bookmarks is not None else {}
+        seqs = sorted({*notes, self._cursor_seq()})
+        folder = Path.cwd()
+        try:
+            refuse_inside_run(self.replay.paths, folder)
+        except CannotRun:
+            folder = state_dir() / "reports"
+            folder.mkdir(parents=True, exist_ok=True)
+        self.notify(f"writing the report of seq {', '.join(map(str, seqs))}…", timeout=2)
+        self.report_worker(seqs, notes, folder)
+
+    def on_report_done(self, message: ReportDone) -> None:
+        if self._widgets_gone():
+            return
+        if message.path is None:
+            self.notify(f"report not written: {message.why}", severity="error", markup=False)
+            return
+        self.notify(f"wrote {message.path}", timeout=8, markup=False)
 
     def action_copy_link(self) -> None:
         link = self.link()
