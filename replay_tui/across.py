@@ -613,14 +613,26 @@ def iter_turns(
         yield from scan_turns(scan, condition, until, holds, cancelled)
         return
     search = WhenSearch(condition)
+    yield from _rerun(replay, search, search.turns, until, cancelled)
+
+
+def _rerun(
+    replay: Replay,
+    search: WhenSearch | HistorySearch,
+    found: list[Any],
+    until: int,
+    cancelled: threading.Event | None,
+) -> Iterator[Any]:
+    """``search`` over the states of the rules run again, yielding what it
+    adds to ``found`` as it goes (no patch log to read)."""
     states = replay.iter_states(until, cancelled.is_set if cancelled is not None else None)
     for seq, state in states:
-        count = len(search.turns)
+        count = len(found)
         if seq == 0:
             search.start(state)
         else:
             search.see(seq, state)
-        yield from search.turns[count:]
+        yield from found[count:]
 
 
 class Later:
@@ -747,14 +759,7 @@ def iter_path_changes(
         yield from PathScan(replay.history, path).advance(until, cancelled)
         return
     search = HistorySearch(path)
-    states = replay.iter_states(until, cancelled.is_set if cancelled is not None else None)
-    for seq, state in states:
-        count = len(search.changes)
-        if seq == 0:
-            search.start(state)
-        else:
-            search.see(seq, state)
-        yield from search.changes[count:]
+    yield from _rerun(replay, search, search.changes, until, cancelled)
 
 
 def condition_turns(

@@ -22,7 +22,6 @@ import errno
 import html as _html
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,9 +35,9 @@ from replay_tui.envelope import Event
 from replay_tui.errors import CannotRun
 from replay_tui.persistent import json_default, thaw
 from replay_tui.replay import Replay
-from replay_tui.report import build_report, human_summary
+from replay_tui.report import build_report, human_summary, write_temp
 from replay_tui.run import JSONL, RunPaths
-from replay_tui.runview import LineView, ReceiptView, RunView
+from replay_tui.runview import PIN_WORDS, LineView, ReceiptView, RunView
 from replay_tui.safe_text import _UNSAFE, MASK, clip, escape_controls, is_secret_key, mask_secrets
 
 #: Timeline rows shown on each side of a chosen seq.
@@ -49,18 +48,6 @@ WINDOW = 5
 BLOCK_LIMIT = 200_000
 #: Longest value in a change line.
 VALUE_LIMIT = 2_000
-
-#: The receipt pane's words for a pin status (the app's, without its styles).
-PIN_WORDS = {
-    "matches": "pin ✓ matches receipt_sha256",
-    "tampered": "pin ✗ TAMPERED: file differs from receipt_sha256",
-    "missing": "receipt ✗ missing",
-    "not pinned": "pin: not pinned (no receipt_sha256)",
-    "none yet": "no receipt for this call yet (none is needed so far)",
-    "denied": "the host denied this call: it was never made, so it has no receipt",
-    "pending": "receipt pending: not written yet (following: it is waited for)",
-}
-
 
 # -- run text made inert -----------------------------------------------------------
 
@@ -924,18 +911,8 @@ def write_report(
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     base = f"{_file_stem(replay.paths.name)}-report-{stamp}"
     suffix = ".html" if html else ".md"
+    tmp = write_temp(folder, data, folder)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".replay_report.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise CannotRun(f"{folder}: cannot write there ({exc.strerror})") from None
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # a report is for sharing, not 0600
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
         for n in range(1, 1000):
             target = folder / f"{base}{'' if n == 1 else f'-{n}'}{suffix}"
             if _publish(tmp, target):

@@ -83,18 +83,8 @@ def write_atomic(path: Path, data: bytes, *, protect: list[Path] | None = None) 
     folder = target.parent
     if not folder.is_dir():
         raise CannotRun(f"{path}: no such folder for the report")
+    tmp = write_temp(folder, data, path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".replay_report.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise CannotRun(f"{path}: cannot write there ({exc.strerror})") from None
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # a report is for sharing, not 0600
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
         os.replace(tmp, target)
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -104,6 +94,33 @@ def write_atomic(path: Path, data: bytes, *, protect: list[Path] | None = None) 
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def write_temp(folder: Path, data: bytes, name: Path) -> str:
+    """``data`` in a new temp file in ``folder``, synced, readable as the umask
+    allows (a report is for sharing, not 0600): the caller renames it into
+    place. Raises :class:`CannotRun` naming ``name``."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".replay_report.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise CannotRun(f"{name}: cannot write there ({exc.strerror})") from None
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise CannotRun(f"{name}: cannot write the report ({exc.strerror})") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
 
 
 def load_report(path: Path) -> dict[str, Any]:

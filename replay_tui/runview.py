@@ -24,6 +24,17 @@ from replay_tui.replay import LedgerChanged, Replay, Step
 from replay_tui.rows import Row, make_row
 from replay_tui.safe_text import escape_controls
 
+#: A receipt's pin status in words (the receipt pane and the report say the same).
+PIN_WORDS = {
+    "matches": "pin ✓ matches receipt_sha256",
+    "tampered": "pin ✗ TAMPERED: file differs from receipt_sha256",
+    "missing": "receipt ✗ missing",
+    "not pinned": "pin: not pinned (no receipt_sha256)",
+    "none yet": "no receipt for this call yet (none is needed so far)",
+    "denied": "the host denied this call: it was never made, so it has no receipt",
+    "pending": "receipt pending: not written yet (following: it is waited for)",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class ReceiptView:

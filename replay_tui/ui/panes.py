@@ -22,7 +22,7 @@ from textual.strip import Strip
 from textual.widgets import Static
 
 from replay_tui.diff import Change, Path, path_str
-from replay_tui.runview import LineView, ReceiptView
+from replay_tui.runview import PIN_WORDS, LineView, ReceiptView
 from replay_tui.safe_text import MASK, clip, escape_controls, is_secret_key, mask_secrets
 from replay_tui.ui.jsontree import JsonTree
 from replay_tui.ui.jsonview import MAX_DEPTH, json_text, scalar_text
@@ -555,16 +555,7 @@ class ReceiptPane(VerticalScroll, can_focus=True):
             "denied": DIM,
             "pending": CHANGED,
         }
-        pin_words = {
-            "matches": "pin ✓ matches receipt_sha256",
-            "tampered": "pin ✗ TAMPERED: file differs from receipt_sha256",
-            "missing": "receipt ✗ missing",
-            "not pinned": "pin: not pinned (no receipt_sha256)",
-            "none yet": "no receipt for this call yet (none is needed so far)",
-            "denied": "the host denied this call: it was never made, so it has no receipt",
-            "pending": "receipt pending: not written yet (following: it is waited for)",
-        }
-        lines.append(Text(pin_words[rv.pin], style=pin_styles[rv.pin]))
+        lines.append(Text(PIN_WORDS[rv.pin], style=pin_styles[rv.pin]))
         if rv.receipt is None:
             if rv.problem and rv.pin not in ("none yet", "denied", "pending"):
                 lines.append(Text(escape_controls(rv.problem), style=DIM))
