@@ -260,3 +260,33 @@ async def test_a_receipt_that_arrives_refreshes_both_panes(tmp_path: Path) -> No
         await until(pilot, lambda: app.replay.valid == 6, seconds=5)
         await until(pilot, lambda: "seq 6 · tool_finished" in pane_text(app, "state"), seconds=0.5)
         assert "matches receipt_sha256" in pane_text(app, "receipt")
+
+
+async def test_a_watch_grows_with_a_followed_run(tmp_path: Path) -> None:
+    """Watching a path while the run is written: its changes in the new
+    events join the list and the gutter, scanned on from where it stopped."""
+    from replay_tui.across import path_changes
+    from replay_tui.ui.watch import WatchPane
+
+    src, lines = _source(tmp_path, n=160, seed=7)
+    live = tmp_path / "live"
+    live.mkdir()
+    shutil.copy(src / "budget.json", live)
+    shutil.copytree(src / "receipts", live / "receipts")
+    (live / "events.jsonl").write_bytes(b"".join(lines[:60]))
+    app = make_app(live, follow=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.replay.valid == 60)
+        app.start_watch(("spent", "tokens"))
+        await until(pilot, lambda: app._watch_done)
+        first = len(app.watch_changes)
+        assert first and app.query_one(WatchPane).display
+        with open(live / "events.jsonl", "ab") as out:
+            out.write(b"".join(lines[60:]))
+        await until(pilot, lambda: app.replay.valid == len(lines))
+        await until(pilot, lambda: app._watch_done and app._watch_until == len(lines))
+        whole = Replay(locate_run(live), load_reducer(None), history=True).verify()
+        expected = [c.seq for c in path_changes(whole, ("spent", "tokens"), whole.valid)]
+        whole.close()
+        assert [c.seq for c in app.watch_changes] == expected and len(expected) > first
+        assert app.timeline.marks == frozenset(s - 1 for s in expected)

@@ -31,7 +31,7 @@ from textual.worker import get_current_worker
 from watchfiles import awatch
 
 from replay_tui import canonical
-from replay_tui.across import PathChange, iter_path_changes, iter_turns, resolve
+from replay_tui.across import PathChange, PathScan, iter_path_changes, iter_turns, resolve
 from replay_tui.bookmarks import Bookmarks, state_dir
 from replay_tui.condition import Condition, StatePath, format_path
 from replay_tui.errors import CannotRun
@@ -350,8 +350,10 @@ class ReplayApp(App[int]):
         self.condition: Condition | None = None
         self.turn_seqs: list[int] | None = None
         self._turns_until = 0
-        #: The watched path, and where it changed (grows while scanning).
+        #: The watched path, and where it changed (grows while scanning, and
+        #: as a followed run grows: scanned up to seq ``_watch_until``).
         self.watched: StatePath | None = None
+        self._watch_until = 0
         self.watch_changes: list[PathChange] = []
         self._watch_done = False
         #: Keys typed after ``:`` before its prompt was up (see on_key).
@@ -547,14 +549,19 @@ class ReplayApp(App[int]):
         self.post_message(TurnsReady(condition, seqs, until, time.perf_counter() - started))
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
-    def scan_watch(self, path: StatePath) -> None:
-        """Every seq where the value at ``path`` changed, posted in batches."""
+    def scan_watch(self, path: StatePath, start: int = 0) -> None:
+        """Every seq after ``start`` where the value at ``path`` changed,
+        posted in batches (from a later ``start``: a run that grew)."""
         worker = get_current_worker()
         replay = self.replay
         until = replay.valid
         started = last = time.perf_counter()
         batch: list[PathChange] = []
-        for change in iter_path_changes(replay, path, until, _Cancelled(worker)):
+        if start and replay.history is not None:
+            found = PathScan(replay.history, path, start).advance(until, _Cancelled(worker))
+        else:
+            found = iter_path_changes(replay, path, until, _Cancelled(worker))
+        for change in found:
             batch.append(change)
             now = time.perf_counter()
             if now - last > 0.1:
@@ -646,6 +653,15 @@ class ReplayApp(App[int]):
         if self.replay.finished and self.following:
             self.following = self.live = False
         self._rows_grew()
+        watched = self.watched
+        if (
+            watched is not None
+            and self._watch_done
+            and self.replay.valid > self._watch_until
+            and self.replay.history is not None
+        ):
+            self._watch_done = False  # on from where it stopped: the run grew
+            self.scan_watch(watched, self._watch_until)
         if self._start_seq is not None and (
             self.replay.valid >= self._start_seq or self.replay.finished or self.replay.error
         ):
@@ -947,6 +963,8 @@ class ReplayApp(App[int]):
             return
         self.watch_changes.extend(message.changes)
         self._watch_done = message.done
+        if message.done:
+            self._watch_until = message.until
         self._show_watch(message.until, message.seconds)
         self.query_one(WatchPane).select_seq(self._cursor_seq())
         indexes = frozenset(c.seq - 1 for c in self.watch_changes)
@@ -985,6 +1003,7 @@ class ReplayApp(App[int]):
         self.watched = path
         self.watch_changes = []
         self._watch_done = False
+        self._watch_until = 0
         self.watching = True
         pane = self.query_one(WatchPane)
         pane.kind_of = self._kind_of
