@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from replay_tui import __version__, canonical, cli_across, cli_report
+from replay_tui import __version__, canonical, cli_across, cli_diff, cli_report
 from replay_tui.batch import check_many, expand_runs
 from replay_tui.errors import CannotRun
 from replay_tui.reducers import DEFAULT, available, rules_for_run
@@ -40,7 +40,7 @@ from replay_tui.rules_guard import (
 from replay_tui.run import FORMATS, locate_run
 from replay_tui.safe_text import escape_controls
 
-SUBCOMMANDS = ("open", "check", "state", "when", "history", "report", "compare")
+SUBCOMMANDS = ("open", "check", "state", "when", "history", "report", "diff", "compare")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"replay-tui {__version__}")
     sub = parser.add_subparsers(
-        dest="command", metavar="{open,check,state,when,history,report,compare}"
+        dest="command", metavar="{open,check,state,when,history,report,diff,compare}"
     )
 
     p_open = sub.add_parser("open", help="open the app on a run (the default command)")
@@ -191,6 +191,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_state.add_argument("run", help="run folder or its events.jsonl")
     p_state.add_argument("--at", type=int, required=True, metavar="N", help="prefix length (0..)")
     p_state.add_argument("--diff", action="store_true", help="print the change made by event N")
+    p_state.add_argument(
+        "--skip",
+        type=int,
+        action="append",
+        default=[],
+        metavar="SEQ",
+        help="the hypothetical branch without event SEQ (again for more); labelled on stderr",
+    )
     p_state.add_argument("--pretty", action="store_true", help="indent the JSON")
     p_state.add_argument("--reducer", help=_reducer_help())
     _timeout_option(p_state)
@@ -248,9 +256,24 @@ def build_parser() -> argparse.ArgumentParser:
     _timeout_option(p_report)
     _format_option(p_report)
 
-    p_cmp = sub.add_parser("compare", help="compare two replay reports field by field")
-    p_cmp.add_argument("a", type=Path, help="first replay_report.json")
-    p_cmp.add_argument("b", type=Path, help="second replay_report.json")
+    p_diff = sub.add_parser(
+        "diff",
+        help="where two runs (or one run under two rules, or a what-if branch) part",
+        description="Replay A and B and say the first seq whose events differ, the first "
+        "prefix whose states differ, both verdicts and what differs in the state there.",
+        epilog=cli_diff.DIFF_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cli_diff.add_arguments(p_diff)
+    _timeout_option(p_diff)
+    _format_option(p_diff)
+
+    p_cmp = sub.add_parser(
+        "compare",
+        help="compare two replay reports field by field (two runs: as diff)",
+    )
+    p_cmp.add_argument("a", type=Path, help="first replay_report.json, or a run")
+    p_cmp.add_argument("b", type=Path, help="second replay_report.json, or a run")
     return parser
 
 
@@ -359,6 +382,15 @@ def cmd_state(args: argparse.Namespace) -> int:
     replay, dog = _open_replay(
         args.run, args.reducer, args.rules_timeout, args.format, history=args.diff
     )
+    if args.skip:
+        if any(s < 1 for s in args.skip):
+            raise CannotRun("--skip: events are numbered from 1")
+        replay.skip = frozenset(args.skip)
+        seqs = ", ".join(str(s) for s in sorted(replay.skip))
+        sys.stderr.write(
+            f"replay-tui: hypothetical: without seq {seqs}: the branch of this run that "
+            "leaves them out, not what happened\n"
+        )
     try:
         replay.advance(limit=n)
         if replay.valid < n:
@@ -391,6 +423,10 @@ def cmd_state(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    if not (cli_diff.is_report_file(args.a) and cli_diff.is_report_file(args.b)):
+        # runs, not reports: where they part
+        diff_args = build_parser().parse_args(["diff", str(args.a), str(args.b)])
+        return cli_diff.cmd_diff(diff_args)
     a, b = load_report(args.a), load_report(args.b)
     diffs = compare_reports(a, b)
     if not diffs:
@@ -465,6 +501,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "when": lambda a: cli_across.cmd_when(a, _open_replay),
         "history": lambda a: cli_across.cmd_history(a, _open_replay),
         "report": lambda a: cli_report.cmd_report(a, _open_replay),
+        "diff": cli_diff.cmd_diff,
         "compare": cmd_compare,
     }[args.command]
     if (

@@ -19,7 +19,7 @@ import random
 import threading
 import zlib
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,8 +123,12 @@ class Replay:
         following: bool = False,
         watch: RulesWatch | None = None,
         history: bool = False,
+        skip: Iterable[int] = (),
     ) -> None:
         self.paths = paths
+        #: Seqs left out: a hypothetical branch of the run (``diff --skip``).
+        #: They are read and checked as lines, but the rules never see them.
+        self.skip = frozenset(skip)
         self.rules = rules
         self.reducer = rules.reducer
         #: While following a growing run, a line still being written and a
@@ -426,7 +430,9 @@ class Replay:
         at, data = self.checkpoints.nearest(n)
         state: State = orjson.loads(data)
         for index in range(at, n):
-            state = self.apply_rules(state, self._event_for_apply(index), ctx)
+            event = self._event_for_apply(index)
+            if not self.is_ignored(event):
+                state = self.apply_rules(state, event, ctx)
         return state
 
     def iter_states(
@@ -509,7 +515,8 @@ class Replay:
             )
         if self.run_id is None:
             self.run_id = item.run_id
-        if item.kind not in self._checker.kinds:  # passed only as ignorable: skipped
+        if item.seq in self.skip or item.kind not in self._checker.kinds:
+            # left out of this branch, or passed only as ignorable: skipped
             with self._lock:
                 if self.history is not None:
                     self.history.record(item.seq, self.history.head, [])
@@ -623,6 +630,8 @@ class Replay:
         state = orjson.loads(data)
         for index in range(start, self.valid):
             event = self._event_for_apply(index)
+            if self.is_ignored(event):
+                continue
             state = self.apply_rules(state, event, self.ctx)
             try:
                 canonical.dumps(state)
@@ -696,15 +705,20 @@ class Replay:
             after = self.history.state_at(seq)
             event = self._event_for_apply(seq - 1)
             changes = self.history.changes(seq)
-            if self.is_ignored(event):
-                explained: str | None = f"{event.kind}: ignored (workerMayIgnore), no change"
+            if event.seq in self.skip:
+                explained: str | None = f"{event.kind}: left out (hypothetical branch), no change"
+            elif self.is_ignored(event):
+                explained = f"{event.kind}: ignored (workerMayIgnore), no change"
             else:
                 explained = self.rules_call.explain(before, event, after)
             return Step(seq, event, before, after, changes, explained)
         before = self.state_at(seq - 1)
         before_bytes = canonical.dumps_fast(before)
         event = self._event_for_apply(seq - 1)
-        after = self.apply_rules(before, event, self._side_context())
+        if self.is_ignored(event):
+            after = before
+        else:
+            after = self.apply_rules(before, event, self._side_context())
         before = orjson.loads(before_bytes)
         return Step(
             seq,
@@ -726,8 +740,11 @@ class Replay:
                 raise LedgerRewritten(self.ledger.line_span(index)[0], f"line {index + 1} changed")
 
     def is_ignored(self, event: Event) -> bool:
-        """An event of a kind the rules do not know, which they let pass
-        unapplied (``workerMayIgnore``)."""
+        """An event the rules do not apply: left out of this branch
+        (``skip``), or of a kind they do not know but let pass
+        (``workerMayIgnore``)."""
+        if event.seq in self.skip:
+            return True
         return event.kind not in self._checker.kinds and self._checker.ignorable(event)
 
     def locate_rewrite(self, exc: LedgerRewritten) -> LedgerRewritten:

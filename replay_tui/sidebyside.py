@@ -1,0 +1,253 @@
+"""Two histories side by side: two runs, one run under two versions of its
+rules, or a run and a hypothetical branch of it that leaves events out.
+
+"Why did this run fail when the same task passed yesterday?" is answered with
+*where* they part, not only *that* they do: the first seq whose events differ
+and the first prefix whose states differ, with what differs there.
+
+Each side is replayed strictly in a process of its own (two cores: both at
+once), keeping the patch log. The side sends back, per event, an 8-byte
+digest of the event (its kind, payload and parent; ``run_id`` and ``ts`` only
+with ``strict_events``) and of its patches. Since both start from states
+that are compared first, and a patch is a function of the states around it,
+the first event whose patches differ is the first prefix whose states differ.
+The side then stays up to hand over the two states and events there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import multiprocessing
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+import orjson
+
+from replay_tui import canonical
+from replay_tui.diff import diff
+from replay_tui.envelope import Event
+from replay_tui.errors import CannotRun
+from replay_tui.persistent import thaw
+
+#: The digest of an event a branch leaves out: differs from any event's.
+LEFT_OUT = b"\xff" * 8
+_CHUNK = 65536
+
+
+@dataclass(frozen=True)
+class Side:
+    """What to replay on one side."""
+
+    run: str
+    reducer: str | None = None
+    fmt: str = "auto"
+    skip: tuple[int, ...] = ()
+    strict_events: bool = False
+    rules_timeout: float = 10.0
+
+    @property
+    def hypothetical(self) -> bool:
+        return bool(self.skip)
+
+    def label(self) -> str:
+        """``hypothetical: without seq 2`` for a branch, else empty."""
+        if not self.skip:
+            return ""
+        seqs = ", ".join(str(s) for s in sorted(self.skip))
+        return f"hypothetical: without seq {seqs}"
+
+
+@dataclass
+class Trace:
+    """One side, replayed: its report, verdict line and per-event digests."""
+
+    report: dict[str, Any]
+    verdict: str
+    valid: int
+    initial: str
+    events: bytes
+    patches: bytes
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _event_digest(raw: bytes, strict: bool) -> bytes:
+    """A line's event as compared: kind, payload, parent and version (the
+    whole line with ``strict``); a line that is not an event, its bytes."""
+    if strict:
+        return hashlib.blake2b(raw, digest_size=8).digest()
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        obj = None
+    if not isinstance(obj, dict):
+        return hashlib.blake2b(raw, digest_size=8).digest()
+    key = [obj.get("kind"), obj.get("payload", {}), obj.get("parent_seq"), obj.get("v", 1)]
+    return hashlib.blake2b(orjson.dumps(key, option=orjson.OPT_SORT_KEYS), digest_size=8).digest()
+
+
+def _side_main(side: Side, conn: Connection) -> None:
+    """In the side's own process: replay, send the :class:`Trace`, then answer
+    ``("state", n)`` and ``("event", seq)`` until ``None``."""
+    from replay_tui.cli import _open_replay
+    from replay_tui.report import build_report, human_summary
+
+    try:
+        replay, dog = _open_replay(
+            side.run, side.reducer, side.rules_timeout, side.fmt, history=True
+        )
+        replay.skip = frozenset(side.skip)
+    except CannotRun as exc:
+        conn.send({"cannot": str(exc)})
+        return
+    except Exception as exc:  # never a traceback across the pipe
+        conn.send({"cannot": f"{type(exc).__name__}: {exc}"})
+        return
+    try:
+        replay.verify()
+        report = build_report(replay)
+        verdict = human_summary(replay.paths.name, replay, report).splitlines()[0]
+        events = bytearray()  # every line: a rules failure does not change the events
+        for index in range(len(replay.ledger)):
+            if index + 1 in replay.skip:
+                events += LEFT_OUT
+            else:
+                events += _event_digest(replay.ledger.raw_line(index), side.strict_events)
+        patches = bytearray()
+        if replay.history is not None:
+            log = replay.history.patches
+            for first in range(1, replay.valid + 1, _CHUNK):
+                last = min(replay.valid, first + _CHUNK - 1)
+                data, starts = log.span(first, last)
+                for k in range(last - first + 1):
+                    record = data[starts[k] : starts[k + 1]]
+                    patches += hashlib.blake2b(record, digest_size=8).digest()
+        initial = canonical.digest(replay.frozen_at(0))
+        trace = Trace(report, verdict, replay.valid, initial, bytes(events), bytes(patches))
+        trace.extra["lines"] = len(replay.ledger)
+        conn.send(trace)
+        while True:
+            ask = conn.recv()
+            if ask is None:
+                break
+            what, n = ask
+            if what == "state":
+                conn.send(canonical.dumps(thaw(replay.frozen_at(n))))
+            else:
+                event = replay.event(n - 1)
+                conn.send(
+                    orjson.dumps(event.fields, default=str) if isinstance(event, Event) else b"null"
+                )
+    finally:
+        if dog is not None:
+            dog.stop()
+        replay.close()
+        conn.close()
+
+
+def _first_mismatch(a: bytes, b: bytes, width: int = 8) -> int | None:
+    """Index of the first ``width``-byte slot that differs in the common
+    length (binary search over C-level slice compares), else None."""
+    n = min(len(a), len(b)) // width
+    if a[: n * width] == b[: n * width]:
+        return None
+    lo, hi = 0, n  # the first difference is in slots lo..hi-1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[lo * width : mid * width] == b[lo * width : mid * width]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+class _Running:
+    """A side's process and the end of its pipe."""
+
+    def __init__(self, side: Side) -> None:
+        ctx = multiprocessing.get_context("spawn")  # no threads or locks carried over
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_side_main, args=(side, child), daemon=True)
+        self.process.start()
+        child.close()
+
+    def trace(self) -> Trace:
+        try:
+            got = self.conn.recv()
+        except EOFError:
+            raise CannotRun("a side's replay ended without an answer") from None
+        if isinstance(got, dict):
+            raise CannotRun(got["cannot"])
+        return got  # type: ignore[no-any-return]
+
+    def ask(self, what: str, n: int) -> Any:
+        self.conn.send((what, n))
+        return orjson.loads(self.conn.recv())
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.conn.send(None)
+        self.process.join(timeout=10)
+        if self.process.is_alive():
+            self.process.kill()
+
+
+def side_by_side(a: Side, b: Side) -> dict[str, Any]:
+    """Replay both (at once) and say where they part: see the module doc.
+
+    ``first_event_difference`` is ``{"seq", "a", "b"}`` (each side's event,
+    null where it has none), ``first_state_difference`` ``{"seq", "a_state",
+    "b_state"}`` (whether each side has a state there: a replay that stopped
+    has none); either is None when it never happens. ``changes`` are the
+    state's changes from A to B at that prefix.
+    """
+    left, right = _Running(a), _Running(b)
+    try:
+        ta, tb = left.trace(), right.trace()
+        lines_a, lines_b = ta.extra["lines"], tb.extra["lines"]
+        event_at = _first_mismatch(ta.events, tb.events)
+        if event_at is None and lines_a != lines_b:
+            event_at = min(lines_a, lines_b)  # one ledger ends there
+        first_event = None
+        if event_at is not None:
+            seq = event_at + 1
+            first_event = {
+                "seq": seq,
+                "a": left.ask("event", seq) if seq <= lines_a and seq not in a.skip else None,
+                "b": right.ask("event", seq) if seq <= lines_b and seq not in b.skip else None,
+            }
+        if ta.initial != tb.initial:
+            state_n: int | None = 0
+        else:
+            found = _first_mismatch(ta.patches, tb.patches)
+            state_n = found + 1 if found is not None else None
+            if state_n is None and ta.valid != tb.valid:
+                state_n = min(ta.valid, tb.valid) + 1
+        first_state = None
+        changes: list[dict[str, Any]] = []
+        if state_n is not None:
+            has_a, has_b = state_n <= ta.valid, state_n <= tb.valid
+            first_state = {"seq": state_n, "a_state": has_a, "b_state": has_b}
+            if has_a and has_b:
+                before = left.ask("state", state_n)
+                after = right.ask("state", state_n)
+                changes = [c.to_json() for c in diff(before, after)]
+        same_verdict = (ta.report.get("error") is None) == (tb.report.get("error") is None)
+        return {
+            "same": first_event is None and first_state is None and same_verdict,
+            "first_event_difference": first_event,
+            "first_state_difference": first_state,
+            "a": ta.report,
+            "b": tb.report,
+            "changes": changes,
+            "verdicts": {"a": ta.verdict, "b": tb.verdict},
+            **(
+                {"hypothetical": True, "skipped": sorted(set(a.skip) | set(b.skip))}
+                if a.hypothetical or b.hypothetical
+                else {}
+            ),
+        }
+    finally:
+        left.stop()
+        right.stop()
