@@ -146,6 +146,25 @@ def build_parser() -> argparse.ArgumentParser:
     _timeout_option(p_open)
     _format_option(p_open)
     p_open.add_argument(
+        "--against",
+        metavar="B",
+        help="compare mode: run B beside RUN, aligned by seq (] / [ go to where they part)",
+    )
+    p_open.add_argument(
+        "--rules-b", metavar="R", help="compare mode: B's rules (as --reducer); B is RUN if alone"
+    )
+    p_open.add_argument(
+        "--skip",
+        type=int,
+        action="append",
+        default=[],
+        metavar="SEQ",
+        help="compare mode: B is the what-if branch without event SEQ (again for more)",
+    )
+    p_open.add_argument(
+        "--strict-events", action="store_true", help="compare mode: also compare run_id and ts"
+    )
+    p_open.add_argument(
         "--follow",
         action="store_true",
         help="follow a growing ledger like tail -f (the run may not have started yet)",
@@ -472,9 +491,15 @@ def cmd_open(args: argparse.Namespace) -> int:
         seq = args.at
     if seq is not None and seq < 0:
         raise CannotRun(f"--at {seq}: seqs are 0 (the initial state) and up")
+    if any(s < 1 for s in args.skip):
+        raise CannotRun("--skip: events are numbered from 1")
     return open_app(
         run,
         at=seq,
+        against=args.against,
+        rules_b=args.rules_b,
+        skip=tuple(sorted(set(args.skip))),
+        strict_events=args.strict_events,
         reducer=args.reducer,
         follow=args.follow,
         watch_rules=args.watch_rules,

@@ -251,3 +251,78 @@ def side_by_side(a: Side, b: Side) -> dict[str, Any]:
     finally:
         left.stop()
         right.stop()
+
+
+# -- in the app: two replays in one process ------------------------------------
+
+
+def event_digest_at(replay: Any, index: int, strict: bool) -> bytes:
+    """Line ``index``'s event as compared (LEFT_OUT if the replay skips it)."""
+    if index + 1 in replay.skip:
+        return LEFT_OUT
+    return _event_digest(replay.ledger.raw_line(index), strict)
+
+
+def row_differences(a: Any, b: Any, *, strict: bool = False, cancelled: Any = None) -> list[int]:
+    """Line indexes where A and B part: their events differ, or what the
+    event changed differs (their patches), or only one of them replayed it."""
+    found: list[int] = []
+    lines = max(len(a.ledger), len(b.ledger))
+    for index in range(lines):
+        if cancelled is not None and index % 4096 == 0 and cancelled():
+            break
+        seq = index + 1
+        in_a, in_b = index < len(a.ledger), index < len(b.ledger)
+        if in_a != in_b or event_digest_at(a, index, strict) != event_digest_at(b, index, strict):
+            found.append(index)
+            continue
+        valid_a, valid_b = seq <= a.valid, seq <= b.valid
+        if valid_a != valid_b or (
+            valid_a
+            and a.history is not None
+            and b.history is not None
+            and a.history.patches.raw(seq) != b.history.patches.raw(seq)
+        ):
+            found.append(index)
+    return found
+
+
+@dataclass
+class CompareAt:
+    """B beside A at one seq: B's event if it differs, B's state word (or why
+    it has none), and the state's changes from A to B at that prefix."""
+
+    seq: int
+    events_differ: bool
+    b_event: Any  # the event's fields, None when B has no such line or skips it
+    b_left_out: bool
+    b_word: str | None
+    b_stopped: str | None  # B's first error, when B has no state here
+    changes: list[Any]
+    cut: int = 0  # changes not shown (more than ``limit``)
+
+
+def compare_at(a: Any, b: Any, seq: int, *, strict: bool = False, limit: int = 60) -> CompareAt:
+    """What the state pane shows of B at ``seq`` (0: the initial states)."""
+    index = seq - 1
+    differ = False
+    b_event = None
+    if seq >= 1:
+        in_b = index < len(b.ledger)
+        differ = (
+            not in_b
+            or index >= len(a.ledger)
+            or event_digest_at(a, index, strict) != event_digest_at(b, index, strict)
+        )
+        if in_b and seq not in b.skip:
+            parsed = b.event(index)
+            b_event = parsed.fields if isinstance(parsed, Event) else None
+    if seq > b.valid:
+        err = b.error.one_line() if b.error is not None else "not read that far yet"
+        return CompareAt(seq, differ, b_event, seq in b.skip, None, err, [])
+    b_word = b.summarize(b.frozen_at(seq))
+    changes: list[Any] = []
+    if seq <= a.valid:
+        changes = diff(thaw(a.frozen_at(seq)), thaw(b.frozen_at(seq)))
+    cut = max(0, len(changes) - limit)
+    return CompareAt(seq, differ, b_event, seq in b.skip, b_word, None, changes[:limit], cut)

@@ -43,7 +43,9 @@ from replay_tui.replay import Replay
 from replay_tui.rules_diff import first_difference
 from replay_tui.runview import LineView, RunView
 from replay_tui.safe_text import escape_controls
-from replay_tui.ui.panes import ReceiptPane, StatePane
+from replay_tui.sidebyside import compare_at, row_differences
+from replay_tui.ui.jsonview import json_text
+from replay_tui.ui.panes import ReceiptPane, StatePane, change_lines
 from replay_tui.ui.screens import FilterScreen, GotoScreen, HelpScreen, NoteScreen
 from replay_tui.ui.tail import TailRider
 from replay_tui.ui.timeline import Timeline
@@ -102,6 +104,15 @@ KEYS: list[tuple[str, str, str, str, str]] = [
     ("b", "bookmark", "Bookmark this event, or remove its bookmark", "b", "Bookmark"),
     ("B", "next_bookmark", "Next bookmark (Ctrl+P lists them with their notes)", "B", ""),
     ("a", "annotate", "Attach a one-line note to this event (bookmarks it)", "a", ""),
+    ("s", "skip_event", "What if this event had not happened: compare with that branch", "s", ""),
+    ("right_square_bracket", "difference(1)", "Compare mode: next row where A and B part", "]", ""),
+    (
+        "left_square_bracket",
+        "difference(-1)",
+        "Compare mode: previous row where they part",
+        "[",
+        "",
+    ),
     (
         "X",
         "write_report",
@@ -247,6 +258,20 @@ class WatchFound(Message):
         self.seconds = seconds
 
 
+class OtherSideDone(Message):
+    def __init__(self, b: Replay, why: str) -> None:
+        super().__init__()
+        self.b = b
+        self.why = why
+
+
+class Differences(Message):
+    def __init__(self, b: Replay, indexes: list[int]) -> None:
+        super().__init__()
+        self.b = b
+        self.indexes = indexes
+
+
 class ReportDone(Message):
     def __init__(self, path: Path | None, why: str) -> None:
         super().__init__()
@@ -310,8 +335,17 @@ class ReplayApp(App[int]):
         reducer_spec: str | None = None,
         watch_rules: bool = False,
         start_seq: int | None = None,
+        against: Replay | None = None,
+        strict_events: bool = False,
     ) -> None:
         super().__init__()
+        #: Compare mode: B beside this run (another run, other rules, or a
+        #: what-if branch: ``against.skip``), and where they part.
+        self.b: Replay | None = against
+        self.b_ready = False
+        self.strict_events = strict_events
+        self.differs: list[int] | None = None
+        self._compare_cache: tuple[int, int, list[Text]] | None = None
         #: Open at this seq (a RUN@SEQ link), once the run is read that far.
         self._start_seq = start_seq
         #: The person's bookmarks of this ledger (loaded in a worker).
@@ -392,6 +426,8 @@ class ReplayApp(App[int]):
         self.set_interval(0.5, self._watch_rules_clock)
         self.request_advance()
         self.load_bookmarks()
+        if self.b is not None:
+            self.advance_b(self.b)
         if self.following:
             self.watch_run()
         if self.watch_rules:
@@ -571,6 +607,30 @@ class ReplayApp(App[int]):
             done = time.perf_counter() - started
             self.post_message(WatchFound(path, batch, True, until, done))
 
+    @work(thread=True, exclusive=True, group="advance-b", exit_on_error=False)
+    def advance_b(self, b: Replay) -> None:
+        """Replay B strictly (compare mode), beside A's own worker."""
+        worker = get_current_worker()
+        try:
+            b.advance(cancelled=lambda: worker.is_cancelled)
+            if not worker.is_cancelled:
+                b.finish()
+        except Exception as exc:  # B unreadable: say so, A stays
+            self.post_message(OtherSideDone(b, f"B could not be replayed: {exc}"))
+            return
+        if not worker.is_cancelled:
+            self.post_message(OtherSideDone(b, ""))
+
+    @work(thread=True, exclusive=True, group="differences", exit_on_error=False)
+    def find_differences(self, a: Replay, b: Replay) -> None:
+        """Where A and B part, row by row (events, then what they changed)."""
+        worker = get_current_worker()
+        found = row_differences(
+            a, b, strict=self.strict_events, cancelled=lambda: worker.is_cancelled
+        )
+        if not worker.is_cancelled:
+            self.post_message(Differences(b, found))
+
     @work(thread=True, exclusive=True, group="bookmarks-load", exit_on_error=False)
     def load_bookmarks(self) -> None:
         """The person's bookmarks of this ledger (hashing its recorded prefix)."""
@@ -653,6 +713,7 @@ class ReplayApp(App[int]):
         if self.replay.finished and self.following:
             self.following = self.live = False
         self._rows_grew()
+        self._maybe_find_differences()
         watched = self.watched
         if (
             watched is not None
@@ -826,6 +887,137 @@ class ReplayApp(App[int]):
             self._line_view = None
             self.render_panes()
             self.notify(f"no rows match {message.query!r}", severity="warning", markup=False)
+
+    def on_other_side_done(self, message: OtherSideDone) -> None:
+        if self._widgets_gone() or message.b is not self.b:
+            return
+        if message.why:
+            self.notify(message.why, severity="error", timeout=10, markup=False)
+        self.b_ready = True
+        self._compare_cache = None
+        self._maybe_find_differences()
+        self.render_panes()
+        self.refresh_status()
+
+    def _maybe_find_differences(self) -> None:
+        if self.b is not None and self.b_ready and self.replay.finished and self.differs is None:
+            self.find_differences(self.replay, self.b)
+
+    def on_differences(self, message: Differences) -> None:
+        if self._widgets_gone() or message.b is not self.b:
+            return
+        self.differs = message.indexes
+        self.timeline.set_differs(frozenset(message.indexes))
+        self.refresh_status()
+
+    def action_difference(self, direction: int) -> None:
+        if self.b is None:
+            self.notify("not comparing: s compares with this event left out", timeout=3)
+            return
+        if self.differs is None:
+            self.notify("still comparing…", timeout=2)
+            return
+        here = self.timeline.cursor_index or 0
+        ahead = [i for i in self.differs if (i > here if direction > 0 else i < here)]
+        if not ahead:
+            self.notify("no more differences that way", timeout=2)
+            return
+        self._person_moved = True
+        self.timeline.move_to_index(ahead[0] if direction > 0 else ahead[-1])
+
+    def action_skip_event(self) -> None:
+        """``s``: what if this event had not happened? Compare the run with the
+        branch that leaves it out (and, in that view, the others skipped)."""
+        index = self.timeline.cursor_index
+        seq = self.view.row(index).seq if index is not None and not self.at_initial else None
+        if seq is None or seq > self.replay.valid:
+            self.notify("s leaves out an event the run replayed: not this row", timeout=3)
+            return
+        if self.b is not None and not self.b.skip:
+            self.notify("already comparing with another run: Esc first", timeout=3)
+            return
+        skip = {seq, *(self.b.skip if self.b is not None else ())}
+        self.open_compare(Replay(self.replay.paths, self.replay.rules, history=True, skip=skip))
+
+    def open_compare(self, b: Replay) -> None:
+        """Compare mode with B (closing any B before it)."""
+        self.close_compare()
+        self.b = b
+        self.b_ready = False
+        self.differs = None
+        self._compare_cache = None
+        self.advance_b(b)
+        self.render_panes()
+        self.refresh_status()
+
+    def close_compare(self) -> None:
+        if self.b is None:
+            return
+        self.workers.cancel_group(self, "advance-b")
+        self.workers.cancel_group(self, "differences")
+        old, self.b = self.b, None
+        self.differs = None
+        self._compare_cache = None
+        self.timeline.set_differs(frozenset())
+        old.close()
+        self.render_panes()
+        self.refresh_status()
+
+    def _compare_lines(self) -> list[Text] | None:
+        """B beside A at the cursor (compare mode), for the state pane."""
+        b = self.b
+        if b is None:
+            return None
+        seq = self._cursor_seq()
+        key = (seq, int(self.b_ready))
+        if self._compare_cache is not None and self._compare_cache[:2] == key:
+            return self._compare_cache[2]
+        head = Text.assemble(("B", "bold #ef9f76"), "  ", (escape_controls(self._b_name()), "bold"))
+        lines = [head]
+        if not self.b_ready:
+            lines.append(Text("B is being replayed…", style="dim"))
+        elif self.replay.valid > 50_000 and seq > 0:
+            lines.append(
+                Text(
+                    "states too big to compare here at each step: replay-tui diff A B says "
+                    "where they part",
+                    style="dim",
+                )
+            )
+        else:
+            at = compare_at(self.replay, b, seq, strict=self.strict_events)
+            if at.b_left_out:
+                lines.append(Text("B leaves this event out", style="bold #ef9f76"))
+            elif at.events_differ:
+                lines.append(Text("B's event here differs:", style="bold #ef9f76"))
+                lines.append(json_text(at.b_event, reveal=self.reveal, limit=400))
+            if at.b_stopped is not None:
+                lines.append(
+                    Text(f"B has no state here: {escape_controls(at.b_stopped)}", style="#e78284")
+                )
+            else:
+                word = escape_controls(at.b_word or "")
+                lines.append(Text.assemble(f"B after prefix {seq} → ", (word, "bold #a6d189")))
+                if at.changes:
+                    lines.append(Text(f"A → B at prefix {seq}:", style="dim"))
+                    lines.extend(change_lines(at.changes, reveal=self.reveal, limit=160))
+                    if at.cut:
+                        lines.append(Text(f"… and {at.cut} more", style="dim"))
+                elif seq <= self.replay.valid:
+                    lines.append(Text("A and B: the same state here", style="dim"))
+        lines.append(Text("─" * 40, style="dim"))
+        self._compare_cache = (seq, int(self.b_ready), lines)
+        return lines
+
+    def _b_name(self) -> str:
+        b = self.b
+        if b is None:
+            return ""
+        if b.skip:
+            seqs = ", ".join(str(s) for s in sorted(b.skip))
+            return f"HYPOTHETICAL: {b.paths.name} without seq {seqs}"
+        rules = f"{b.reducer.name} {b.reducer.version}"
+        return f"{b.paths.name} ({rules})"
 
     def on_bookmarks_loaded(self, message: BookmarksLoaded) -> None:
         if self._widgets_gone() or message.ledger != self.replay.paths.events:
@@ -1070,7 +1262,12 @@ class ReplayApp(App[int]):
         if self.filter_text and self.matches is not None and not len(self.matches):
             pending = f"no rows match {self.filter_text!r} (Esc clears the filter)"
         self.query_one(StatePane).show(
-            view, full=self.full_state, reveal=self.reveal, expand=self.expand, pending_note=pending
+            view,
+            full=self.full_state,
+            reveal=self.reveal,
+            expand=self.expand,
+            pending_note=pending,
+            compare=self._compare_lines(),
         )
         self.query_one(ReceiptPane).show(view, reveal=self.reveal, expand=self.expand)
         initial = view is not None and view.mode == "initial"
@@ -1107,6 +1304,21 @@ class ReplayApp(App[int]):
             text.append(f" validating {self._fraction:.0%} ", style="bold black on #e5c890")
         else:
             text.append(" ✓ verified ", style="bold black on #a6d189")
+        if self.b is not None:
+            b = self.b
+            text.append("  vs ", style="bold")
+            if b.skip:
+                text.append(" HYPOTHETICAL ", style="bold black on #ef9f76")
+                text.append(" ")
+            if not self.b_ready:
+                text.append(" B replaying… ", style="bold black on #e5c890")
+            elif b.error is not None:
+                where = f"seq {b.error.seq}" if b.error.seq is not None else "start"
+                text.append(f" B ✗ {where}: {b.error.code} ", style="bold white on #a03030")
+            else:
+                text.append(" B ✓ verified ", style="bold black on #a6d189")
+            if self.differs is not None:
+                text.append(f"  {len(self.differs)} rows part (] / [)", style="#ef9f76")
         total = self.view.row_count()
         timelines = self.query(Timeline)
         index = timelines.first().cursor_index if total and timelines else None
@@ -1403,6 +1615,9 @@ class ReplayApp(App[int]):
         """Esc: stop watching; else forget the condition and clear the filter."""
         if self.watched is not None:
             self.stop_watch()
+            return
+        if self.b is not None:
+            self.close_compare()
             return
         if self.condition is not None:
             self.workers.cancel_group(self, "turns")

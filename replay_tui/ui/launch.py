@@ -26,6 +26,10 @@ def make_app(
     rules_timeout: float = DEFAULT_TIMEOUT,
     fmt: str = "auto",
     at: int | None = None,
+    against: str | Path | None = None,
+    rules_b: str | None = None,
+    skip: tuple[int, ...] = (),
+    strict_events: bool = False,
 ) -> ReplayApp:
     """An app over ``run`` (the bundled demo when None); raises CannotRun.
 
@@ -33,6 +37,8 @@ def make_app(
     re-evaluates every prefix when a ``--reducer path.py:NAME`` file changes;
     rules not built in that run longer than ``rules_timeout`` seconds on one
     event are stopped (0: never). ``at``: the seq to open at (a link).
+    Compare mode: ``against`` a run B (or the same run with ``rules_b``, or
+    its what-if branch without the seqs in ``skip``).
     """
     paths = locate_run(run if run is not None else BUNDLED_DEMO, may_be_empty=follow, fmt=fmt)
     if watch_rules and not (reducer and reducer.rpartition(":")[0].endswith(".py")):
@@ -44,8 +50,25 @@ def make_app(
         raise CannotRun(f"{paths.events}: {exc.strerror or exc}") from None
     replay.watch.timeout = rules_timeout if rules_timeout > 0 else None
     label = "demo-001 (bundled)" if run is None else paths.name
+    other = None
+    if against is not None or rules_b is not None or skip:
+        if follow:
+            raise CannotRun("compare mode replays two finished runs: not with --follow")
+        b_paths = locate_run(against, fmt=fmt) if against is not None else paths
+        b_rules = rules_for_run(rules_b or reducer, b_paths.events, b_paths.format)
+        try:
+            other = Replay(b_paths, b_rules, history=True, skip=skip)
+        except OSError as exc:
+            raise CannotRun(f"{b_paths.events}: {exc.strerror or exc}") from None
+        other.watch.timeout = replay.watch.timeout
     return ReplayApp(
-        replay, label=label, reducer_spec=reducer, watch_rules=watch_rules, start_seq=at
+        replay,
+        label=label,
+        reducer_spec=reducer,
+        watch_rules=watch_rules,
+        start_seq=at,
+        against=other,
+        strict_events=strict_events,
     )
 
 
@@ -58,6 +81,10 @@ def open_app(
     rules_timeout: float = DEFAULT_TIMEOUT,
     fmt: str = "auto",
     at: int | None = None,
+    against: str | None = None,
+    rules_b: str | None = None,
+    skip: tuple[int, ...] = (),
+    strict_events: bool = False,
 ) -> int:
     """Run the app in this terminal; the exit code for the CLI."""
     app = make_app(
@@ -68,6 +95,10 @@ def open_app(
         rules_timeout=rules_timeout,
         fmt=fmt,
         at=at,
+        against=against,
+        rules_b=rules_b,
+        skip=skip,
+        strict_events=strict_events,
     )
     if not sys.stdout.isatty() or not sys.stdin.isatty():
         raise CannotRun("the app needs a terminal; for scripts use 'replay-tui check RUN'")

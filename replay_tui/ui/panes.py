@@ -146,8 +146,9 @@ class StatePane(ScrollView, can_focus=True):
         reveal: bool,
         expand: bool,
         pending_note: str = "",
+        compare: list[Text] | None = None,
     ) -> None:
-        key = (id(view), full, reveal, expand, pending_note)
+        key = (id(view), full, reveal, expand, pending_note, id(compare))
         if key == self._shown:
             return
         same_tree = (
@@ -158,6 +159,9 @@ class StatePane(ScrollView, can_focus=True):
         head, tree_value, marks, tail = self.compose_view(
             view, full=full, reveal=reveal, expand=expand, pending_note=pending_note
         )
+        if compare:  # compare mode: B beside A, on top
+            self._line_paths = {i + len(compare): p for i, p in self._line_paths.items()}
+            head = [*compare, *head]
         limit = CLIP_LONG if expand else CLIP_SHORT
         self._head, self._tail = head, tail
         self._tree = (

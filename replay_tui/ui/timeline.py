@@ -90,6 +90,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self.marks: frozenset[int] = frozenset()
         #: Ledger indexes of the person's bookmarks (marked ◆ in the gutter).
         self.bookmarks: frozenset[int] = frozenset()
+        #: Compare mode: ledger indexes where A and B part (marked ≠).
+        self.differs: frozenset[int] = frozenset()
 
     # -- rows and positions ---------------------------------------------
     @property
@@ -123,6 +125,12 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             self.move_to(pos or 0, force=True)
             # the new virtual size is applied on the next layout: scroll after it
             self.call_after_refresh(self._scroll_cursor_visible)
+
+    def set_differs(self, marks: frozenset[int]) -> None:
+        """Compare mode: mark where A and B part (ledger indexes)."""
+        if marks != self.differs:
+            self.differs = marks
+            self.rows_changed()
 
     def set_bookmarks(self, marks: frozenset[int]) -> None:
         """Mark the person's bookmarks (ledger indexes) in the gutter."""
@@ -236,7 +244,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         is_pending = index == self.source.pending_index()
         if is_error:
             marker = "✗" if relation else "▶"
-        elif index == self.source.difference_index:
+        elif index == self.source.difference_index or index in self.differs:
             marker = "≠" if relation else "▶"
         elif index in self.source.warning_indexes():
             marker = "!" if relation else "▶"
@@ -247,7 +255,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         seq = str(row.seq) if row.seq is not None else "?"
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         marker_style = get("timeline--error") if is_error else None
-        if marker in ("•", "◆"):
+        if marker in ("•", "◆", "≠"):
             marker_style = get("timeline--mark")
         text.append(f"{marker}", style=marker_style)
         text.append(f"{seq:>{seq_width}} ", style=get("timeline--seq"))
