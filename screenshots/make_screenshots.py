@@ -72,6 +72,13 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
     ),
     ("help.svg", SAMPLES / "demo-001", (140, 40), ["question_mark"], "the key help"),
     (
+        "compare-what-if.svg",
+        SAMPLES / "refund-180",
+        (140, 40),
+        ["j", "s", "right_square_bracket"],
+        "s on the approval: the run beside its branch without it, which fails at seq 3",
+    ),
+    (
         "watch-path.svg",
         SAMPLES / "demo-001",
         (140, 40),
@@ -120,6 +127,7 @@ async def settle(app: ReplayApp, pilot: object) -> None:
             and app._line_view.index == app.timeline.cursor_index
             and (not app.filter_text or app.matches is not None)
             and (app.watched is None or app._watch_done)
+            and (app.b is None or app.differs is not None)
         ):
             break
     await pilot.pause()  # type: ignore[attr-defined]

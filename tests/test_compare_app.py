@@ -74,3 +74,16 @@ async def test_the_same_run_compared_with_itself_parts_nowhere() -> None:
         await pilot.press("right_square_bracket")
         assert any("no more differences" in m for m in said(app))
         assert "A and B: the same state here" in pane_text(app, "state")
+
+
+def test_snapshot_what_if_without_the_approval(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def run(pilot: Pilot[int]) -> None:
+        app = pilot.app
+        assert isinstance(app, ReplayApp)
+        await settle(app, pilot)
+        await pilot.press("j", "s")
+        await compared(app, pilot)
+        await pilot.press("right_square_bracket")
+        await settle(app, pilot)
+
+    assert snap_compare(make_app(REFUND), terminal_size=(140, 40), run_before=run)
