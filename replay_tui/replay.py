@@ -436,16 +436,20 @@ class Replay:
         return state
 
     def iter_states(
-        self, until: int, cancelled: Callable[[], bool] | None = None
+        self, until: int, cancelled: Callable[[], bool] | None = None, start: int = 0
     ) -> Iterator[tuple[int, State]]:
-        """(n, state after n events) for n = 0..until, the rules run again on
-        plain states from the start: for questions across time when there is
-        no patch log (rules of one's own without drafts). The state is the
-        same object changed in place: copy what you keep."""
+        """(n, state after n events) for n = start..until, the rules run
+        again on plain states (from the nearest checkpoint): for questions
+        across time when there is no patch log (rules of one's own without
+        drafts), and ``diff`` walking on from where two runs' events part.
+        The state is the same object changed in place: copy what you keep."""
         ctx = self._side_context()
-        state: State = orjson.loads(self.checkpoints.nearest(0)[1])
-        yield 0, state
-        for index in range(min(until, self.valid)):
+        if start:
+            state: State = self._rebuild(start, ctx)
+        else:
+            state = orjson.loads(self.checkpoints.nearest(0)[1])
+        yield start, state
+        for index in range(start, min(until, self.valid)):
             if cancelled is not None and cancelled():
                 return
             event = self._event_for_apply(index)

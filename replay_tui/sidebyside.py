@@ -72,31 +72,62 @@ class Trace:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _event_digest(raw: bytes, strict: bool) -> bytes:
+def _event_digest(raw: bytes, strict: bool, reads: tuple[Any, ...] = ()) -> bytes:
     """A line's event as compared: kind, payload, parent and version (the
-    whole line with ``strict``); a line that is not an event, its bytes."""
+    whole line with ``strict``), and the receipts the rules read for it; a
+    line that is not an event, its bytes."""
     if strict:
-        return hashlib.blake2b(raw, digest_size=8).digest()
+        data = raw
+    else:
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            obj = None
+        if not isinstance(obj, dict):
+            return hashlib.blake2b(raw, digest_size=8).digest()
+        key = [obj.get("kind"), obj.get("payload", {}), obj.get("parent_seq"), obj.get("v", 1)]
+        data = orjson.dumps(key, option=orjson.OPT_SORT_KEYS)
+    if reads:
+        data += orjson.dumps(reads)
+    return hashlib.blake2b(data, digest_size=8).digest()
+
+
+def _state_digest(state: Any) -> bytes:
+    return hashlib.blake2b(canonical.dumps(state), digest_size=8).digest()
+
+
+def _budget_digest(replay: Any) -> str:
+    path = replay.paths.dir / "budget.json"
     try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        obj = None
-    if not isinstance(obj, dict):
-        return hashlib.blake2b(raw, digest_size=8).digest()
-    key = [obj.get("kind"), obj.get("payload", {}), obj.get("parent_seq"), obj.get("v", 1)]
-    return hashlib.blake2b(orjson.dumps(key, option=orjson.OPT_SORT_KEYS), digest_size=8).digest()
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+    except OSError:
+        return "unreadable"
 
 
-def _side_main(side: Side, conn: Connection) -> None:
+def _side_main(side: Side, conn: Connection, keep_patches: bool) -> None:
     """In the side's own process: replay, send the :class:`Trace`, then answer
-    ``("state", n)`` and ``("event", seq)`` until ``None``."""
+    ``("state", n)``, ``("event", seq)`` and ``("walk", n, count)`` until
+    ``None``.
+
+    Without ``keep_patches`` the replay is ``check``'s (plain states, as
+    fast); each event's digest then also holds the receipts the rules read,
+    so equal digests mean equal inputs to equal rules, and the parent walks
+    on from where the events part. With it, each event's patches are
+    digested too (rules that differ part anywhere)."""
     from replay_tui.cli import _open_replay
+    from replay_tui.replay import CHECK_CHECKPOINT_BUDGET
     from replay_tui.report import build_report, human_summary
 
     try:
-        replay, dog = _open_replay(
-            side.run, side.reducer, side.rules_timeout, side.fmt, history=True
-        )
+        if keep_patches:
+            replay, dog = _open_replay(
+                side.run, side.reducer, side.rules_timeout, side.fmt, history=True
+            )
+        else:
+            replay, dog = _open_replay(
+                side.run, side.reducer, side.rules_timeout, side.fmt,
+                budget=CHECK_CHECKPOINT_BUDGET,
+            )  # fmt: skip
         replay.skip = frozenset(side.skip)
     except CannotRun as exc:
         conn.send({"cannot": str(exc)})
@@ -105,35 +136,69 @@ def _side_main(side: Side, conn: Connection) -> None:
         conn.send({"cannot": f"{type(exc).__name__}: {exc}"})
         return
     try:
+        reads: dict[int, tuple[Any, ...]] = {}
+        log: list[tuple[str, str]] = []
+        replay.ctx.receipt_log = log
+
+        def observe(seq: int, state: Any, kind: str) -> None:
+            if log:
+                reads[seq] = tuple(log)
+                log.clear()
+
+        replay.observer = observe
         replay.verify()
         report = build_report(replay)
         verdict = human_summary(replay.paths.name, replay, report).splitlines()[0]
         events = bytearray()  # every line: a rules failure does not change the events
+        inputs = bytearray()  # and with the receipts the rules read for them
         for index in range(len(replay.ledger)):
             if index + 1 in replay.skip:
                 events += LEFT_OUT
-            else:
-                events += _event_digest(replay.ledger.raw_line(index), side.strict_events)
+                inputs += LEFT_OUT
+                continue
+            raw = replay.ledger.raw_line(index)
+            events += _event_digest(raw, side.strict_events)
+            read = reads.get(index + 1)
+            inputs += _event_digest(raw, False, read) if read else _event_digest(raw, False)
         patches = bytearray()
         if replay.history is not None:
-            log = replay.history.patches
+            patch_log = replay.history.patches
             for first in range(1, replay.valid + 1, _CHUNK):
                 last = min(replay.valid, first + _CHUNK - 1)
-                data, starts = log.span(first, last)
+                data, starts = patch_log.span(first, last)
                 for k in range(last - first + 1):
                     record = data[starts[k] : starts[k + 1]]
                     patches += hashlib.blake2b(record, digest_size=8).digest()
-        initial = canonical.digest(replay.frozen_at(0))
+        initial = canonical.digest(replay.state_at(0))
         trace = Trace(report, verdict, replay.valid, initial, bytes(events), bytes(patches))
-        trace.extra["lines"] = len(replay.ledger)
+        trace.extra.update(
+            inputs=bytes(inputs),
+            lines=len(replay.ledger),
+            rules=replay.rules.rules_sha256,
+            budget=_budget_digest(replay),
+        )
         conn.send(trace)
+        walk: Any = None
+        walk_at = -1
         while True:
             ask = conn.recv()
             if ask is None:
                 break
-            what, n = ask
+            what, n = ask[0], ask[1]
             if what == "state":
-                conn.send(canonical.dumps(thaw(replay.frozen_at(n))))
+                conn.send(canonical.dumps(replay.state_at(n)))
+            elif what == "walk":  # digests of the states after n+1 .. n+count
+                count = ask[2]
+                if walk is None or walk_at != n:
+                    walk = replay.iter_states(replay.valid, start=n)
+                    next(walk)
+                found = []
+                for _, state in walk:
+                    found.append(_state_digest(state))
+                    if len(found) == count:
+                        break
+                walk_at = n + len(found)
+                conn.send(b"".join(found))
             else:
                 event = replay.event(n - 1)
                 conn.send(
@@ -165,10 +230,10 @@ def _first_mismatch(a: bytes, b: bytes, width: int = 8) -> int | None:
 class _Running:
     """A side's process and the end of its pipe."""
 
-    def __init__(self, side: Side) -> None:
+    def __init__(self, side: Side, keep_patches: bool) -> None:
         ctx = multiprocessing.get_context("spawn")  # no threads or locks carried over
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_side_main, args=(side, child), daemon=True)
+        self.process = ctx.Process(target=_side_main, args=(side, child, keep_patches), daemon=True)
         self.process.start()
         child.close()
 
@@ -185,12 +250,25 @@ class _Running:
         self.conn.send((what, n))
         return orjson.loads(self.conn.recv())
 
+    def walk(self, n: int, count: int) -> None:
+        """Ask for the digests of this side's states after n+1 .. n+count."""
+        self.conn.send(("walk", n, count))
+
+    def walked(self) -> bytes:
+        return self.conn.recv()  # type: ignore[no-any-return]
+
     def stop(self) -> None:
         with contextlib.suppress(OSError, ValueError):
             self.conn.send(None)
         self.process.join(timeout=10)
         if self.process.is_alive():
             self.process.kill()
+
+
+#: States walked on from where two runs' inputs part, a step at a time, before
+#: ``diff`` gives up walking and replays both keeping patches instead.
+WALK_LIMIT = 8192
+_WALK = 256
 
 
 def side_by_side(a: Side, b: Side) -> dict[str, Any]:
@@ -201,56 +279,99 @@ def side_by_side(a: Side, b: Side) -> dict[str, Any]:
     "b_state"}`` (whether each side has a state there: a replay that stopped
     has none); either is None when it never happens. ``changes`` are the
     state's changes from A to B at that prefix.
+
+    With the same rules and budget on both sides, each is replayed as
+    ``check`` replays (as fast): until their inputs (events, and the
+    receipts the rules read) part, their states cannot, and from there the
+    two walk on together comparing state digests. Otherwise (other rules),
+    or when that walk runs long, both keep their patch logs, whose first
+    difference is the first state difference.
     """
-    left, right = _Running(a), _Running(b)
-    try:
-        ta, tb = left.trace(), right.trace()
-        lines_a, lines_b = ta.extra["lines"], tb.extra["lines"]
-        event_at = _first_mismatch(ta.events, tb.events)
-        if event_at is None and lines_a != lines_b:
-            event_at = min(lines_a, lines_b)  # one ledger ends there
-        first_event = None
-        if event_at is not None:
-            seq = event_at + 1
-            first_event = {
-                "seq": seq,
-                "a": left.ask("event", seq) if seq <= lines_a and seq not in a.skip else None,
-                "b": right.ask("event", seq) if seq <= lines_b and seq not in b.skip else None,
-            }
-        if ta.initial != tb.initial:
-            state_n: int | None = 0
-        else:
-            found = _first_mismatch(ta.patches, tb.patches)
-            state_n = found + 1 if found is not None else None
-            if state_n is None and ta.valid != tb.valid:
-                state_n = min(ta.valid, tb.valid) + 1
-        first_state = None
-        changes: list[dict[str, Any]] = []
-        if state_n is not None:
-            has_a, has_b = state_n <= ta.valid, state_n <= tb.valid
-            first_state = {"seq": state_n, "a_state": has_a, "b_state": has_b}
-            if has_a and has_b:
-                before = left.ask("state", state_n)
-                after = right.ask("state", state_n)
-                changes = [c.to_json() for c in diff(before, after)]
-        same_verdict = (ta.report.get("error") is None) == (tb.report.get("error") is None)
-        return {
-            "same": first_event is None and first_state is None and same_verdict,
-            "first_event_difference": first_event,
-            "first_state_difference": first_state,
-            "a": ta.report,
-            "b": tb.report,
-            "changes": changes,
-            "verdicts": {"a": ta.verdict, "b": tb.verdict},
-            **(
-                {"hypothetical": True, "skipped": sorted(set(a.skip) | set(b.skip))}
-                if a.hypothetical or b.hypothetical
-                else {}
-            ),
+    keep_patches = a.reducer != b.reducer
+    while True:
+        left, right = _Running(a, keep_patches), _Running(b, keep_patches)
+        try:
+            result = _compare(a, b, left, right, keep_patches)
+        finally:
+            left.stop()
+            right.stop()
+        if result is not None:
+            return result
+        keep_patches = True  # the fast way could not tell: the sure way
+
+
+def _compare(
+    a: Side, b: Side, left: _Running, right: _Running, keep_patches: bool
+) -> dict[str, Any] | None:
+    ta, tb = left.trace(), right.trace()
+    if not keep_patches and (
+        ta.extra["rules"] != tb.extra["rules"]
+        or ta.extra["budget"] != tb.extra["budget"]
+        or ta.initial != tb.initial
+    ):
+        return None
+    lines_a, lines_b = ta.extra["lines"], tb.extra["lines"]
+    event_at = _first_mismatch(ta.events, tb.events)
+    if event_at is None and lines_a != lines_b:
+        event_at = min(lines_a, lines_b)  # one ledger ends there
+    first_event = None
+    if event_at is not None:
+        seq = event_at + 1
+        first_event = {
+            "seq": seq,
+            "a": left.ask("event", seq) if seq <= lines_a and seq not in a.skip else None,
+            "b": right.ask("event", seq) if seq <= lines_b and seq not in b.skip else None,
         }
-    finally:
-        left.stop()
-        right.stop()
+    common = min(ta.valid, tb.valid)
+    state_n: int | None
+    if ta.initial != tb.initial:
+        state_n = 0
+    elif keep_patches:
+        found = _first_mismatch(ta.patches, tb.patches)
+        state_n = found + 1 if found is not None else None
+    else:
+        parted = _first_mismatch(ta.extra["inputs"][: common * 8], tb.extra["inputs"][: common * 8])
+        state_n = None
+        if parted is not None:  # the states are the same through seq `parted`
+            pos = parted
+            step = 1  # usually the very event where the inputs part: look there first
+            while pos < common and state_n is None:
+                if pos - parted >= WALK_LIMIT:
+                    return None
+                count = min(step, common - pos)
+                step = min(step * 2, _WALK)
+                left.walk(pos, count)
+                right.walk(pos, count)
+                differ = _first_mismatch(left.walked(), right.walked())
+                if differ is not None:
+                    state_n = pos + 1 + differ
+                pos += count
+    if state_n is None and ta.valid != tb.valid:
+        state_n = common + 1  # one side's replay stopped there
+    first_state = None
+    changes: list[dict[str, Any]] = []
+    if state_n is not None:
+        has_a, has_b = state_n <= ta.valid, state_n <= tb.valid
+        first_state = {"seq": state_n, "a_state": has_a, "b_state": has_b}
+        if has_a and has_b:
+            before = left.ask("state", state_n)
+            after = right.ask("state", state_n)
+            changes = [c.to_json() for c in diff(before, after)]
+    same_verdict = (ta.report.get("error") is None) == (tb.report.get("error") is None)
+    return {
+        "same": first_event is None and first_state is None and same_verdict,
+        "first_event_difference": first_event,
+        "first_state_difference": first_state,
+        "a": ta.report,
+        "b": tb.report,
+        "changes": changes,
+        "verdicts": {"a": ta.verdict, "b": tb.verdict},
+        **(
+            {"hypothetical": True, "skipped": sorted(set(a.skip) | set(b.skip))}
+            if a.hypothetical or b.hypothetical
+            else {}
+        ),
+    }
 
 
 # -- in the app: two replays in one process ------------------------------------

@@ -160,3 +160,57 @@ def test_a_single_changed_payload_is_found_at_its_seq(
     assert result["first_event_difference"]["seq"] == seq
     assert result["first_state_difference"]["seq"] == seq  # tokens are counted
     assert any(c["path"] == ["spent", "tokens"] for c in result["changes"])
+
+
+def test_receipts_that_differ_are_walked_past_when_the_rules_keep_nothing_of_them(
+    tmp_path: Path,
+) -> None:
+    """Two runs with the same events, but a receipt no event pins holds other
+    bytes: the events are the same, and so are the states."""
+    a = tmp_path / "a"
+    lines = [
+        {"seq": 1, "run_id": "r", "kind": "run_started", "payload": {"task": "t"}},
+        {"seq": 2, "run_id": "r", "kind": "attempt_started", "payload": {"attempt": 1}},
+        {"seq": 3, "run_id": "r", "kind": "model_proposed",
+         "payload": {"call_id": "c1", "tool": "read_file", "args": {}}},
+        {"seq": 4, "run_id": "r", "kind": "tool_allowed", "payload": {"call_id": "c1"}},
+        {"seq": 5, "run_id": "r", "kind": "tool_started", "payload": {"call_id": "c1"}},
+        {"seq": 6, "run_id": "r", "kind": "tool_finished",
+         "payload": {"call_id": "c1", "ok": True, "cost": 0.5}},
+    ]  # fmt: skip
+    (a / "receipts").mkdir(parents=True)
+    (a / "events.jsonl").write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
+    receipt = {"call_id": "c1", "tool": "read_file", "ok": True, "output": "x", "cost": 0.5}
+    (a / "receipts" / "c1.json").write_bytes(orjson.dumps(receipt))
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    (b / "receipts" / "c1.json").write_bytes(orjson.dumps({**receipt, "output": "y"}))
+    result = side_by_side(Side(str(a)), Side(str(b)))
+    # the inputs part at seq 6 (the receipt read there differs), so the two
+    # walk on from there comparing states: agent_run keeps the receipt's
+    # name, not its output, so the states never part
+    assert result["first_event_difference"] is None
+    assert result["first_state_difference"] is None and result["same"]
+    import replay_tui.sidebyside as sbs
+
+    assert sbs.WALK_LIMIT > 0
+
+
+def test_a_long_walk_falls_back_to_the_patch_logs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the fast way would walk too long, both sides replay keeping
+    their patches: the answer is the same."""
+    import replay_tui.sidebyside as sbs
+
+    b = tmp_path / "b"
+    shutil.copytree(DEMO, b)
+    data = (b / "events.jsonl").read_bytes().replace(b'"tokens":1490', b'"tokens":1491')
+    (b / "events.jsonl").write_bytes(data)
+    quick = side_by_side(Side(str(DEMO)), Side(str(b)))
+    monkeypatch.setattr(sbs, "WALK_LIMIT", 0)
+    sure = side_by_side(Side(str(DEMO)), Side(str(b)))
+    assert quick == sure
+    assert quick["first_event_difference"]["seq"] == 9
+    assert quick["first_state_difference"]["seq"] == 9
+    assert [c["path"] for c in quick["changes"]] == [["spent", "tokens"]]

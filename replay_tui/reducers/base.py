@@ -52,6 +52,9 @@ class Context:
         self._memo: dict[str, Any] = {}
         #: What the rules said with :meth:`warn` while applying one event.
         self.warnings: list[str] = []
+        #: When a list: each receipt the rules read, as (call_id, sha256), for
+        #: ``diff`` (two runs' events are the same only with the same receipts).
+        self.receipt_log: list[tuple[str, str]] | None = None
 
     def warn(self, message: str) -> None:
         """Say something odd but legal about the event being applied: a check
@@ -87,6 +90,8 @@ class Context:
         raises :class:`ReceiptPending` instead: the engine waits for it.
         """
         got = self._receipts.require(call_id, pinned_sha256, live=self.following)
+        if self.receipt_log is not None:
+            self.receipt_log.append((call_id, got.sha256))
         if self.fresh_receipts and got.data is not None:
             return dataclasses.replace(got, data=orjson.loads(got.raw))
         return got
