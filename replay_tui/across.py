@@ -610,10 +610,78 @@ def iter_turns(
         holds = condition.holds(scan.values)
         if holds:
             yield Turn(0, ())
-        yield from scan_turns(scan, condition, until, holds, cancelled)
+        root = condition.root
+        if isinstance(root, Compare) and not root.length and scan._leaf is not None:
+            yield from _leaf_turns(scan, root, until, holds, cancelled)
+        else:
+            yield from scan_turns(scan, condition, until, holds, cancelled)
         return
     search = WhenSearch(condition)
     yield from _rerun(replay, search, search.turns, until, cancelled)
+
+
+def _leaf_turns(
+    scan: PatchScan,
+    compare: Compare,
+    until: int,
+    holds: bool,
+    cancelled: threading.Event | None,
+) -> Iterator[Turn]:
+    """:func:`scan_turns` for the commonest question, one comparison of one
+    value (``spent.tokens > 1000``, ``phase == "retrying"``), in one loop:
+    the value carried forward and the comparison made only where a patch
+    at the path wrote a new one. Anything else in an event (an object above
+    the path replaced, a container value) goes the general way."""
+    log = scan.history.patches
+    until = min(until, len(log))
+    path, whole = scan._leaf  # type: ignore[misc]
+    m = len(whole)
+    test = compare.test
+    values = scan.values
+    where = bisect.bisect_right
+    loads = orjson.loads
+    while scan.seq < until:
+        if cancelled is not None and cancelled.is_set():
+            return
+        first = scan.seq + 1
+        last = min(until, scan.seq + PatchScan.CHUNK_EVENTS)
+        data, starts = log.span(first, last)
+        view = memoryview(data)
+        hits = sorted({where(starts, found.start()) - 1 for found in scan._finder.finditer(data)})
+        for k in hits:
+            rows = loads(view[starts[k] : starts[k + 1]])
+            new: Any = _UNSET
+            general = False
+            for row in rows:
+                q = row[0]
+                if q == whole:
+                    op = row[1]
+                    new = row[3] if op == 0 else (row[2] if op == 1 else ABSENT)
+                    if new is not ABSENT and type(new) not in _SCALAR_TYPES:
+                        general = True
+                        break
+                else:
+                    n = len(q)
+                    if (n < m and q == whole[:n]) or (n > m and q[:m] == whole):
+                        general = True
+                        break
+            if general:
+                moves = scan._apply(rows)
+                if not moves:
+                    continue
+                old, new = moves[path]
+            else:
+                if new is _UNSET:
+                    continue
+                old = values[path]
+                if type(old) is type(new) and old == new:
+                    continue
+                values[path] = new
+            now = new is not ABSENT and test(new)
+            if now and not holds:
+                yield Turn(first + k, ((path, old, new),))
+            holds = now
+        scan.seq = last
 
 
 def _rerun(
