@@ -20,6 +20,13 @@ CORE = [
     "replay_tui.report",
     "replay_tui.handover",
     "replay_tui.cli_report",
+    "replay_tui.condition",
+    "replay_tui.across",
+    "replay_tui.cli_across",
+    "replay_tui.bookmarks",
+    "replay_tui.sidebyside",
+    "replay_tui.cli_diff",
+    "replay_tui.reducers.temporal",
 ]
 
 
