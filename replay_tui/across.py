@@ -21,15 +21,16 @@ from __future__ import annotations
 import bisect
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from replay_tui import canonical
 from replay_tui.condition import ABSENT, Compare, Condition, Exists, StatePath, lookup
-from replay_tui.diff import MISSING
 from replay_tui.persistent import thaw
+from replay_tui.safe_text import clip, mask_secrets
 
 if TYPE_CHECKING:
     from replay_tui.history import History
@@ -68,6 +69,28 @@ class PathChange:
         if self.new is not ABSENT:
             out["new"] = self.new
         return out
+
+
+#: An object or list with more items than this is shown by its size.
+BRIEF_ITEMS = 20
+
+
+def shown_value(value: Any, limit: int, *, reveal: bool = True) -> str:
+    """A value of a change for people (``history``, the watch list): JSON cut
+    to ``limit`` characters, a big object or list by its size (it may be
+    frozen, read from the state store), ``absent`` where there is none, and
+    secret-looking values masked unless ``reveal``. Not yet escaped."""
+    if value is ABSENT:
+        return "absent"
+    if type(value) not in _SCALAR_TYPES:
+        if isinstance(value, Mapping) and len(value) > BRIEF_ITEMS:
+            return f"{{…}} {len(value):,} keys"
+        if isinstance(value, Sequence) and not isinstance(value, str) and len(value) > BRIEF_ITEMS:
+            return f"[…] {len(value):,} items"
+        value = thaw(value)
+        if not reveal:
+            value = mask_secrets(value)
+    return clip(canonical.dumps(value).decode(), limit)
 
 
 def _op(old: Any, new: Any) -> str:
@@ -353,14 +376,14 @@ def _set_inside(value: Any, rest: list[Any], new: Any) -> Any:
             return value
     last = rest[-1]
     if isinstance(node, list) and isinstance(last, int):
-        if new is MISSING:
+        if new is ABSENT:
             del node[last:]
         elif last >= len(node):
             node.append(_copy(new))
         else:
             node[last] = _copy(new)
     elif isinstance(node, dict) and isinstance(last, str):
-        if new is MISSING:
+        if new is ABSENT:
             node.pop(last, None)
         else:
             node[last] = _copy(new)
@@ -394,6 +417,34 @@ def _kept(value: Any, need: str) -> Any:
     if need == "len" and not isinstance(value, _SCALARS):
         return _Sized(len(value))
     return _copy(value)
+
+
+def _touching(
+    log: Any,
+    start: int,
+    until: int,
+    patterns: list[re.Pattern[bytes]],
+    cancelled: threading.Event | None,
+) -> Iterator[tuple[int, list[list[Any]] | None]]:
+    """Events ``start+1 .. until`` of a patch log whose record matches one of
+    ``patterns`` (see :func:`_needles`), as (seq, decoded rows), read a chunk
+    at a time; after each chunk (last seq, None): everything up to it is
+    read. Stops between chunks when ``cancelled``."""
+    where = bisect.bisect_right
+    seq = start
+    while seq < until:
+        if cancelled is not None and cancelled.is_set():
+            return
+        first, last = seq + 1, min(until, seq + PatchScan.CHUNK_EVENTS)
+        data, starts = log.span(first, last)
+        view = memoryview(data)
+        found: set[int] = set()
+        for pattern in patterns:
+            found.update(where(starts, m.start()) - 1 for m in pattern.finditer(data))
+        for k in sorted(found):
+            yield first + k, orjson.loads(view[starts[k] : starts[k + 1]])
+        yield last, None
+        seq = last
 
 
 class PatchScan:
@@ -438,27 +489,18 @@ class PatchScan:
     ) -> Iterator[tuple[int, Moves]]:
         log = self.history.patches
         until = min(until, len(log))
-        while self.seq < until:
-            if cancelled is not None and cancelled.is_set():
-                return
-            first = self.seq + 1
-            last = min(until, self.seq + self.CHUNK_EVENTS)
-            data, starts = log.span(first, last)
-            where = bisect.bisect_right
-            found = {where(starts, m.start()) - 1 for m in self._finder.finditer(data)}
-            for pattern in self._patterns:
-                found.update(where(starts, m.start()) - 1 for m in pattern.finditer(data))
-            apply = (
-                self._apply_leaf
-                if self._leaf is not None
-                else (self._apply_sized if self._sized else self._apply)
-            )
-            for k in sorted(found):
-                moves = apply(orjson.loads(data[starts[k] : starts[k + 1]]))
+        apply = (
+            self._apply_leaf
+            if self._leaf is not None
+            else (self._apply_sized if self._sized else self._apply)
+        )
+        patterns = [self._finder, *self._patterns]
+        for seq, rows in _touching(log, self.seq, until, patterns, cancelled):
+            self.seq = seq
+            if rows is not None:
+                moves = apply(rows)
                 if moves:
-                    self.seq = first + k
-                    yield first + k, moves
-            self.seq = last
+                    yield seq, moves
 
     def _apply_sized(self, rows: list[list[Any]]) -> Moves | None:
         """:meth:`_apply` for one object or list whose length alone is
@@ -536,12 +578,11 @@ class PatchScan:
                 if p not in before:
                     before[p] = values[p]
                 op = row[1]
-                new = row[3] if op == 0 else (row[2] if op == 1 else MISSING)
+                new = row[3] if op == 0 else (row[2] if op == 1 else ABSENT)
                 if rel == 1:
-                    values[p] = ABSENT if new is MISSING else _kept(new, need)
+                    values[p] = _kept(new, need)
                 elif rel == 2:
-                    inner = ABSENT if new is MISSING else lookup(new, spec.path[n:])
-                    values[p] = _kept(inner, need)
+                    values[p] = _kept(lookup(new, spec.path[n:]), need)  # absent: absent
                 elif values[p] is ABSENT or need == "exists":
                     continue  # something under it changed: it is still there
                 elif need == "len":
@@ -629,59 +670,22 @@ def _leaf_turns(
 ) -> Iterator[Turn]:
     """:func:`scan_turns` for the commonest question, one comparison of one
     value (``spent.tokens > 1000``, ``phase == "retrying"``), in one loop:
-    the value carried forward and the comparison made only where a patch
-    at the path wrote a new one. Anything else in an event (an object above
-    the path replaced, a container value) goes the general way."""
+    the comparison made once, only where a patch wrote a new value."""
     log = scan.history.patches
     until = min(until, len(log))
-    path, whole = scan._leaf  # type: ignore[misc]
-    m = len(whole)
+    path = compare.path
     test = compare.test
-    values = scan.values
-    where = bisect.bisect_right
-    loads = orjson.loads
-    while scan.seq < until:
-        if cancelled is not None and cancelled.is_set():
-            return
-        first = scan.seq + 1
-        last = min(until, scan.seq + PatchScan.CHUNK_EVENTS)
-        data, starts = log.span(first, last)
-        view = memoryview(data)
-        hits = sorted({where(starts, found.start()) - 1 for found in scan._finder.finditer(data)})
-        for k in hits:
-            rows = loads(view[starts[k] : starts[k + 1]])
-            new: Any = _UNSET
-            general = False
-            for row in rows:
-                q = row[0]
-                if q == whole:
-                    op = row[1]
-                    new = row[3] if op == 0 else (row[2] if op == 1 else ABSENT)
-                    if new is not ABSENT and type(new) not in _SCALAR_TYPES:
-                        general = True
-                        break
-                else:
-                    n = len(q)
-                    if (n < m and q == whole[:n]) or (n > m and q[:m] == whole):
-                        general = True
-                        break
-            if general:
-                moves = scan._apply(rows)
-                if not moves:
-                    continue
-                old, new = moves[path]
-            else:
-                if new is _UNSET:
-                    continue
-                old = values[path]
-                if type(old) is type(new) and old == new:
-                    continue
-                values[path] = new
-            now = new is not ABSENT and test(new)
-            if now and not holds:
-                yield Turn(first + k, ((path, old, new),))
-            holds = now
-        scan.seq = last
+    apply = scan._apply_leaf
+    for seq, rows in _touching(log, scan.seq, until, [scan._finder], cancelled):
+        scan.seq = seq
+        moves = apply(rows) if rows is not None else None
+        if not moves:
+            continue
+        old, new = moves[path]
+        now = new is not ABSENT and test(new)
+        if now and not holds:
+            yield Turn(seq, ((path, old, new),))
+        holds = now
 
 
 def _rerun(
@@ -755,20 +759,12 @@ class PathScan:
         log = self.history.patches
         until = min(until, len(log))
         finder = re.compile(b"|".join(re.escape(n) for n in self._needles))
-        where = bisect.bisect_right
-        while self.seq < until:
-            if cancelled is not None and cancelled.is_set():
-                return
-            first = self.seq + 1
-            last = min(until, self.seq + PatchScan.CHUNK_EVENTS)
-            data, starts = log.span(first, last)
-            found = {where(starts, m.start()) - 1 for m in finder.finditer(data)}
-            for k in sorted(found):
-                change = self._event(orjson.loads(data[starts[k] : starts[k + 1]]), first + k)
+        for seq, rows in _touching(log, self.seq, until, [finder], cancelled):
+            self.seq = seq
+            if rows is not None:
+                change = self._event(rows, seq)
                 if change is not None:
-                    self.seq = first + k
                     yield change
-            self.seq = last
 
     def _event(self, rows: list[list[Any]], seq: int) -> PathChange | None:
         spec = self.spec
@@ -795,8 +791,8 @@ class PathScan:
                     op = row[1]
                     rest = spec.path[n:]
                     was = ABSENT if op == 1 else lookup(row[2], rest)
-                    new = row[3] if op == 0 else (row[2] if op == 1 else MISSING)
-                    now = ABSENT if new is MISSING else lookup(new, rest)
+                    new = row[3] if op == 0 else (row[2] if op == 1 else ABSENT)
+                    now = lookup(new, rest)  # absent: absent
                     if _same(was, now):
                         continue  # the value under it is the same
                 else:

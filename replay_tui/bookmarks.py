@@ -82,6 +82,9 @@ class Bookmarks:
     why_earlier: str = ""
     #: A problem reading the file (shown, never fatal): bookmarks then start empty.
     problem: str = ""
+    #: The ledger's (size, mtime_ns, sha256) as last hashed: a save while the
+    #: ledger is as it was (a bookmark toggled, then another) hashes nothing.
+    _hashed: tuple[int, int, str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def load(cls, ledger: Path, root: Path | None = None) -> Bookmarks:
@@ -104,7 +107,7 @@ class Bookmarks:
         size = data.get("bytes")
         digest = data.get("sha256")
         marks = _marks(data.get("marks"))
-        same = isinstance(size, int) and prefix_sha256(ledger, size) == digest
+        same = isinstance(size, int) and found._digest(size) == digest
         if same:
             found.marks = marks
         else:
@@ -135,11 +138,26 @@ class Bookmarks:
     def ordered(self) -> list[tuple[int, str]]:
         return sorted(self.marks.items())
 
+    def _digest(self, size: int) -> str | None:
+        """sha256 of the ledger's first ``size`` bytes, hashed again only if
+        the ledger changed (size or mtime) since it last was."""
+        try:
+            st = os.stat(self.ledger)
+        except OSError:
+            return None
+        known = self._hashed
+        if known is not None and known[:2] == (st.st_size, st.st_mtime_ns) and size == st.st_size:
+            return known[2]
+        digest = prefix_sha256(self.ledger, size)
+        if digest is not None and size == st.st_size:
+            self._hashed = (st.st_size, st.st_mtime_ns, digest)
+        return digest
+
     def save(self) -> None:
         """Write atomically (temp file and rename) in the state directory;
         raises OSError (the app says so; the run folder is never touched)."""
         size = os.stat(self.ledger).st_size
-        digest = prefix_sha256(self.ledger, size)
+        digest = self._digest(size)
         data = {
             "ledger": str(self.ledger),
             "bytes": size,

@@ -39,6 +39,7 @@ from replay_tui.rules_guard import (
 )
 from replay_tui.run import FORMATS, locate_run
 from replay_tui.safe_text import escape_controls
+from replay_tui.sidebyside import skip_seqs, without
 
 SUBCOMMANDS = ("open", "check", "state", "when", "history", "report", "diff", "compare")
 
@@ -311,8 +312,10 @@ def _open_replay(
     *,
     budget: int | None = None,
     history: bool = False,
+    skip: Sequence[int] = (),
 ) -> tuple[Replay, Watchdog | None]:
-    """The replay, and the watchdog of user rules (stop it when done)."""
+    """The replay (of the branch without ``skip``, if any), and the watchdog
+    of user rules (stop it when done)."""
     paths = locate_run(run, fmt=fmt)
     watch = RulesWatch()
     # Started before the rules are even imported: a rules file can hang there too.
@@ -324,9 +327,9 @@ def _open_replay(
             rules = rules_for_run(reducer, paths.events, paths.format)
         try:
             if budget is not None:
-                replay = Replay(paths, rules, checkpoint_budget=budget, watch=watch)
+                replay = Replay(paths, rules, checkpoint_budget=budget, watch=watch, skip=skip)
             else:
-                replay = Replay(paths, rules, watch=watch, history=history)
+                replay = Replay(paths, rules, watch=watch, history=history, skip=skip)
         except PermissionError as exc:
             raise CannotRun(f"{paths.events}: {exc.strerror}") from None
         except OSError as exc:
@@ -397,17 +400,14 @@ def cmd_state(args: argparse.Namespace) -> int:
     n = args.at
     if n < 0 or (args.diff and n < 1):
         raise CannotRun(f"--at {n}: {'events are numbered from 1' if args.diff else 'N >= 0'}")
+    skip = skip_seqs(args.skip)
     # the patch log gives --diff the event's own change, not a diff of two states
     replay, dog = _open_replay(
-        args.run, args.reducer, args.rules_timeout, args.format, history=args.diff
+        args.run, args.reducer, args.rules_timeout, args.format, history=args.diff, skip=skip
     )
-    if args.skip:
-        if any(s < 1 for s in args.skip):
-            raise CannotRun("--skip: events are numbered from 1")
-        replay.skip = frozenset(args.skip)
-        seqs = ", ".join(str(s) for s in sorted(replay.skip))
+    if skip:
         sys.stderr.write(
-            f"replay-tui: hypothetical: without seq {seqs}: the branch of this run that "
+            f"replay-tui: hypothetical: {without(skip)}: the branch of this run that "
             "leaves them out, not what happened\n"
         )
     try:
@@ -482,7 +482,7 @@ def split_link(run: str | None) -> tuple[str | None, int | None]:
 
 
 def cmd_open(args: argparse.Namespace) -> int:
-    from replay_tui.ui.launch import open_app  # textual is imported only here
+    from replay_tui.ui.launch import make_app, open_app  # textual is imported only here
 
     run, seq = split_link(args.run)
     if args.at is not None:
@@ -491,14 +491,12 @@ def cmd_open(args: argparse.Namespace) -> int:
         seq = args.at
     if seq is not None and seq < 0:
         raise CannotRun(f"--at {seq}: seqs are 0 (the initial state) and up")
-    if any(s < 1 for s in args.skip):
-        raise CannotRun("--skip: events are numbered from 1")
-    return open_app(
+    app = make_app(
         run,
         at=seq,
         against=args.against,
         rules_b=args.rules_b,
-        skip=tuple(sorted(set(args.skip))),
+        skip=skip_seqs(args.skip),
         strict_events=args.strict_events,
         reducer=args.reducer,
         follow=args.follow,
@@ -506,6 +504,7 @@ def cmd_open(args: argparse.Namespace) -> int:
         rules_timeout=args.rules_timeout,
         fmt=args.format,
     )
+    return open_app(app)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,18 +10,23 @@ the first answer.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from replay_tui import canonical
-from replay_tui.across import HistorySearch, PathChange, TooBigToWatch, Turn, WhenSearch
+from replay_tui.across import (
+    HistorySearch,
+    PathChange,
+    TooBigToWatch,
+    Turn,
+    WhenSearch,
+    shown_value,
+)
 from replay_tui.condition import ABSENT, ConditionError, format_path, parse_condition, parse_path
 from replay_tui.envelope import Event
 from replay_tui.errors import CannotRun
-from replay_tui.persistent import thaw
-from replay_tui.safe_text import clip, escape_controls
+from replay_tui.safe_text import escape_controls
 
 if TYPE_CHECKING:
     import argparse
@@ -32,23 +37,8 @@ if TYPE_CHECKING:
 SHOWN = 80
 
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-#: An object or list with more items than this is shown by its size.
-BRIEF_ITEMS = 20
-
-
 def _shown(value: Any) -> str:
-    """A value for people: JSON cut to :data:`SHOWN` characters, a big object
-    or list by its size (it may be frozen, read from the state store)."""
-    if value is ABSENT:
-        return "absent"
-    if type(value) in _SCALARS:  # most values: a count, a status
-        return clip(canonical.dumps(value).decode(), SHOWN)
-    if isinstance(value, Mapping) and len(value) > BRIEF_ITEMS:
-        return f"{{…}} {len(value):,} keys"
-    if isinstance(value, Sequence) and not isinstance(value, str) and len(value) > BRIEF_ITEMS:
-        return f"[…] {len(value):,} items"
-    return clip(canonical.dumps(thaw(value)).decode(), SHOWN)
+    return shown_value(value, SHOWN)
 
 
 def _kind(replay: Replay, seq: int) -> str | None:

@@ -12,7 +12,7 @@ import orjson
 from replay_tui import canonical
 from replay_tui.errors import CannotRun
 from replay_tui.safe_text import clip, escape_controls
-from replay_tui.sidebyside import Side, side_by_side
+from replay_tui.sidebyside import Side, side_by_side, skip_seqs
 
 DIFF_HELP = """\
 A and B are replayed strictly, each in its own process, and aligned by seq.
@@ -54,13 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _sides(args: argparse.Namespace) -> tuple[Side, Side]:
     if args.b is None and not args.skip and not (args.rules_a or args.rules_b):
         raise CannotRun("diff needs a run B, --skip SEQ, or --rules-a/--rules-b")
-    if any(s < 1 for s in args.skip):
-        raise CannotRun("--skip: events are numbered from 1")
     common = {"fmt": args.format, "strict_events": args.strict_events}
     timeout = args.rules_timeout
     a = Side(args.a, args.rules_a, rules_timeout=timeout, **common)
     b = Side(
-        args.b or args.a, args.rules_b, skip=tuple(sorted(set(args.skip))), rules_timeout=timeout,
+        args.b or args.a, args.rules_b, skip=skip_seqs(args.skip), rules_timeout=timeout,
         **common,
     )  # fmt: skip
     return a, b

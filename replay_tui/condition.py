@@ -24,27 +24,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from replay_tui.diff import MISSING
+
 StatePath = tuple[str | int, ...]
 
 
-class _Absent:
-    """The value at a path that leads nowhere (not JSON ``null``)."""
-
-    _instance: _Absent | None = None
-
-    def __new__(cls) -> _Absent:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-ABSENT: Any = _Absent()
+#: The value at a path that leads nowhere (not JSON ``null``): the same
+#: marker as a change's missing side (:data:`replay_tui.diff.MISSING`), so a
+#: patch's old or new value needs no translation.
+ABSENT: Any = MISSING
 
 
 class ConditionError(ValueError):

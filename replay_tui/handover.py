@@ -336,6 +336,13 @@ def _error_doc(view: RunView, reveal: bool, marked: set[int]) -> dict[str, Any] 
     out: dict[str, Any] = {
         "seq": err.seq,
         "line": err.line,
+        "at": ", ".join(
+            [
+                *([f"seq {err.seq}"] if err.seq is not None else []),
+                *([f"line {err.line}"] if err.line is not None else []),
+            ]
+        )
+        or "before the first event",
         "kind": _text(err.kind),
         "code": escape_controls(err.code),
         "message": escape_controls(err.message),
@@ -531,12 +538,7 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
     err = doc["error"]
     if err is not None:
         parts.append(f"## Error: {md_code(err['code'])}")
-        where = []
-        if err["seq"] is not None:
-            where.append(f"seq {err['seq']}")
-        if err["line"] is not None:
-            where.append(f"line {err['line']}")
-        items = [f"- at: {', '.join(where) if where else 'before the first event'}"]
+        items = [f"- at: {err['at']}"]
         if err["kind"] is not None:
             items.append(f"- kind: {md_code(err['kind'])}")
         items.append(f"- code: {md_code(err['code'])}")
@@ -753,12 +755,7 @@ def render_html(doc: Mapping[str, Any]) -> str:
     err = doc["error"]
     if err is not None:
         body.append(f'<h2>Error: <span class="bad">{_code(err["code"])}</span></h2>')
-        where = []
-        if err["seq"] is not None:
-            where.append(f"seq {int(err['seq'])}")
-        if err["line"] is not None:
-            where.append(f"line {int(err['line'])}")
-        items = [f"<li>at: {', '.join(where) if where else 'before the first event'}</li>"]
+        items = [f"<li>at: {_e(err['at'])}</li>"]
         if err["kind"] is not None:
             items.append(f"<li>kind: {_code(err['kind'])}</li>")
         items.append(f"<li>code: {_code(err['code'])}</li>")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import multiprocessing
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
@@ -53,10 +54,20 @@ class Side:
 
     def label(self) -> str:
         """``hypothetical: without seq 2`` for a branch, else empty."""
-        if not self.skip:
-            return ""
-        seqs = ", ".join(str(s) for s in sorted(self.skip))
-        return f"hypothetical: without seq {seqs}"
+        return f"hypothetical: {without(self.skip)}" if self.skip else ""
+
+
+def without(skip: Iterable[int]) -> str:
+    """``without seq 2, 5``: how a branch is named wherever it is spoken of."""
+    return "without seq " + ", ".join(str(s) for s in sorted(skip))
+
+
+def skip_seqs(values: Iterable[int]) -> tuple[int, ...]:
+    """``--skip`` given as seqs: sorted, each once; raises CannotRun below 1."""
+    seqs = tuple(sorted(set(values)))
+    if seqs and seqs[0] < 1:
+        raise CannotRun("--skip: events are numbered from 1")
+    return seqs
 
 
 @dataclass
@@ -121,14 +132,14 @@ def _side_main(side: Side, conn: Connection, keep_patches: bool) -> None:
     try:
         if keep_patches:
             replay, dog = _open_replay(
-                side.run, side.reducer, side.rules_timeout, side.fmt, history=True
-            )
+                side.run, side.reducer, side.rules_timeout, side.fmt, history=True,
+                skip=side.skip,
+            )  # fmt: skip
         else:
             replay, dog = _open_replay(
                 side.run, side.reducer, side.rules_timeout, side.fmt,
-                budget=CHECK_CHECKPOINT_BUDGET,
+                budget=CHECK_CHECKPOINT_BUDGET, skip=side.skip,
             )  # fmt: skip
-        replay.skip = frozenset(side.skip)
     except CannotRun as exc:
         conn.send({"cannot": str(exc)})
         return

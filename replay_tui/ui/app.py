@@ -11,7 +11,7 @@ import asyncio
 import threading
 import time
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -43,10 +43,10 @@ from replay_tui.replay import Replay
 from replay_tui.rules_diff import first_difference
 from replay_tui.runview import LineView, RunView
 from replay_tui.safe_text import escape_controls
-from replay_tui.sidebyside import compare_at, row_differences
+from replay_tui.sidebyside import compare_at, row_differences, without
 from replay_tui.ui.jsonview import json_text
 from replay_tui.ui.panes import ReceiptPane, StatePane, change_lines
-from replay_tui.ui.screens import FilterScreen, GotoScreen, HelpScreen, NoteScreen
+from replay_tui.ui.screens import FilterScreen, GotoScreen, HelpScreen, NoteScreen, PromptScreen
 from replay_tui.ui.tail import TailRider
 from replay_tui.ui.timeline import Timeline
 from replay_tui.ui.watch import WatchPane
@@ -390,7 +390,7 @@ class ReplayApp(App[int]):
         self._watch_until = 0
         self.watch_changes: list[PathChange] = []
         self._watch_done = False
-        #: Keys typed after ``:`` before its prompt was up (see on_key).
+        #: Keys typed before an open prompt's input had focus (see on_key).
         self._typed_ahead: list[str] | None = None
 
     # -- layout -------------------------------------------------------------
@@ -1014,8 +1014,7 @@ class ReplayApp(App[int]):
         if b is None:
             return ""
         if b.skip:
-            seqs = ", ".join(str(s) for s in sorted(b.skip))
-            return f"HYPOTHETICAL: {b.paths.name} without seq {seqs}"
+            return f"HYPOTHETICAL: {b.paths.name} {without(b.skip)}"
         rules = f"{b.reducer.name} {b.reducer.version}"
         return f"{b.paths.name} ({rules})"
 
@@ -1077,7 +1076,7 @@ class ReplayApp(App[int]):
             self.save_bookmarks(bookmarks)
             self._show_bookmarks()
 
-        self.push_screen(NoteScreen(seq, bookmarks.marks.get(seq, "")), done)
+        self.push_prompt(NoteScreen(seq, bookmarks.marks.get(seq, "")), done)
 
     def action_next_bookmark(self) -> None:
         marks = sorted(self.bookmarks.marks) if self.bookmarks is not None else []
@@ -1520,7 +1519,6 @@ class ReplayApp(App[int]):
 
     def action_goto(self) -> None:
         def done(answer: int | Condition | None) -> None:
-            self._typed_ahead = None
             if answer is None:
                 return
             self._person_moved = True
@@ -1533,15 +1531,23 @@ class ReplayApp(App[int]):
             if not self.timeline.move_to_index(self._index_of_seq(answer)):
                 self.notify(f"seq {answer} is not in the timeline", severity="warning")
 
-        self._typed_ahead = []
-        screen = GotoScreen(self.view.row_count(), typed=self._typed_ahead)
-        self.push_screen(screen, done)
+        self.push_prompt(GotoScreen(self.view.row_count()), done)
+
+    def push_prompt(self, screen: PromptScreen[Any], done: Callable[[Any], None]) -> None:
+        """Open a prompt; the keys typed before its input has focus are its."""
+        self._typed_ahead = screen.typed
+
+        def answered(result: Any) -> None:
+            self._typed_ahead = None
+            done(result)
+
+        self.push_screen(screen, answered)
 
     def on_key(self, event: events.Key) -> None:
-        """Keys typed in the same burst as ``:`` (``:12`` Enter, as fast as a
-        terminal sends them) reach the app, not the prompt's input, which
-        was not up yet when they were sent: they are the start of the answer,
-        not keys to run here."""
+        """Keys typed in the same burst as the key that opens a prompt
+        (``:12`` Enter, as fast as a terminal sends them) reach the app, not
+        the prompt's input, which was not up yet when they were sent: they
+        are the start of the answer, not keys to run here."""
         typed = self._typed_ahead
         if typed is None:
             return
@@ -1553,7 +1559,7 @@ class ReplayApp(App[int]):
             return
         event.stop()
         screen = self.screen
-        if isinstance(screen, GotoScreen):
+        if isinstance(screen, PromptScreen):
             screen.type_ahead(char)
         else:
             typed.append(char)  # the prompt takes them when it is up
@@ -1595,7 +1601,7 @@ class ReplayApp(App[int]):
                 return
             self.apply_filter(query)
 
-        self.push_screen(FilterScreen(self.filter_text), done)
+        self.push_prompt(FilterScreen(self.filter_text), done)
 
     def apply_filter(self, query: str) -> None:
         self.filter_text = query.strip()

@@ -72,34 +72,9 @@ def make_app(
     )
 
 
-def open_app(
-    run: str | None,
-    *,
-    reducer: str | None = None,
-    follow: bool = False,
-    watch_rules: bool = False,
-    rules_timeout: float = DEFAULT_TIMEOUT,
-    fmt: str = "auto",
-    at: int | None = None,
-    against: str | None = None,
-    rules_b: str | None = None,
-    skip: tuple[int, ...] = (),
-    strict_events: bool = False,
-) -> int:
-    """Run the app in this terminal; the exit code for the CLI."""
-    app = make_app(
-        run,
-        reducer=reducer,
-        follow=follow,
-        watch_rules=watch_rules,
-        rules_timeout=rules_timeout,
-        fmt=fmt,
-        at=at,
-        against=against,
-        rules_b=rules_b,
-        skip=skip,
-        strict_events=strict_events,
-    )
+def open_app(app: ReplayApp) -> int:
+    """Run ``app`` (from :func:`make_app`) in this terminal; the exit code
+    for the CLI."""
     if not sys.stdout.isatty() or not sys.stdin.isatty():
         raise CannotRun("the app needs a terminal; for scripts use 'replay-tui check RUN'")
     try:
@@ -107,6 +82,8 @@ def open_app(
     finally:
         stuck = app.replay.watch.oldest() is not None
         app.replay.close()
+        if app.b is not None:
+            app.b.close()
     if stuck:  # a worker thread is still inside rules that never return:
         sys.stdout.flush()  # waiting for it at exit would hang the terminal
         os._exit(0)

@@ -46,6 +46,18 @@ def _value(value: Any, key: str | int | None, reveal: bool, limit: int) -> Text:
     return scalar_text(value if reveal else mask_secrets(value), limit)
 
 
+#: The keys of a pane with a row cursor (the state pane, the watch list):
+#: its actions ``cursor``, ``cursor_page`` and ``cursor_to``.
+ROW_CURSOR_KEYS: list[BindingType] = [
+    Binding("up", "cursor(-1)", "Up", show=False),
+    Binding("down", "cursor(1)", "Down", show=False),
+    Binding("pageup", "cursor_page(-1)", "Page up", show=False),
+    Binding("pagedown", "cursor_page(1)", "Page down", show=False),
+    Binding("home", "cursor_to(0)", "Top", show=False),
+    Binding("end", "cursor_to(-1)", "Bottom", show=False),
+]
+
+
 def change_lines(changes: list[Change], *, reveal: bool, limit: int) -> list[Text]:
     """``+ path = new``, ``- path (was old)``, ``~ path: old -> new``."""
     out: list[Text] = []
@@ -97,12 +109,7 @@ class StatePane(ScrollView, can_focus=True):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
-        Binding("pageup", "cursor_page(-1)", "Page up", show=False),
-        Binding("pagedown", "cursor_page(1)", "Page down", show=False),
-        Binding("home", "cursor_to(0)", "Top", show=False),
-        Binding("end", "cursor_to(-1)", "Bottom", show=False),
+        *ROW_CURSOR_KEYS,
         Binding("enter,right", "open_close(1)", "Open", show=False),
         Binding("left", "open_close(0)", "Close", show=False),
         Binding("w", "watch", "Watch this path", show=False),

@@ -1,8 +1,8 @@
-"""Modal screens: go to seq, filter, and the key help."""
+"""Modal screens: the prompts (go to, filter, note) and the key help."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.table import Table
 from rich.text import Text
@@ -16,28 +16,30 @@ from textual.widgets import Input, Label, Static
 from replay_tui.condition import Condition, ConditionError, looks_like_seq, parse_condition
 from replay_tui.safe_text import escape_controls
 
+ResultT = TypeVar("ResultT")
 
-class GotoScreen(ModalScreen[int | Condition | None]):
-    """``:`` asks for a seq number or a condition on the state (the next
-    seq after the cursor where it turns true). A condition that does not
-    parse is explained under the input, with a caret at its column."""
+
+class PromptScreen(ModalScreen[ResultT]):
+    """A modal with one input (``:``, ``/``, ``a``). Keys typed in the same
+    burst as the key that opened it (``:12`` Enter, as fast as a terminal
+    sends them) arrive before its input has focus: the app hands them here
+    (see ``ReplayApp.push_prompt``) and they go into the input, an Enter
+    answering. Subclasses compose one :class:`Input` and implement
+    :meth:`answer`."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
 
-    def __init__(self, last_seq: int, current: str = "", typed: list[str] | None = None) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.last_seq = last_seq
-        self.current = current
-        #: Keys typed in the same burst as ``:``, before this screen was up
-        #: (the app collects them): they are the start of the answer.
-        self.typed = typed if typed is not None else []
+        #: Keys typed before the input was up (the app fills it).
+        self.typed: list[str] = []
         self.is_dismissed = False
 
     def on_mount(self) -> None:
         if self.typed:
             self.call_after_refresh(self.type_ahead, "")
 
-    def dismiss(self, result: int | Condition | None = None) -> Any:
+    def dismiss(self, result: ResultT | None = None) -> Any:
         """Answer once (an Enter typed ahead and the input's own can both come)."""
         self.is_dismissed = True
         return super().dismiss(result)
@@ -45,16 +47,35 @@ class GotoScreen(ModalScreen[int | Condition | None]):
     def type_ahead(self, chars: str) -> None:
         """Keys typed before the input had focus: into it (an Enter submits)."""
         self.typed.append(chars)
-        found = self.query("#goto-input")
+        found = self.query(Input)
         if self.is_dismissed or not found:
             return
-        field = found.first(Input)
+        field = found.first()
         text = "".join(self.typed)
         self.typed.clear()
         first, enter, _ = text.partition("\n")
         field.insert_text_at_cursor(first)
         if enter:
             field.post_message(Input.Submitted(field, field.value))
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        if not self.is_dismissed:
+            self.answer(event.value)
+
+    def answer(self, value: str) -> None:
+        raise NotImplementedError
+
+
+class GotoScreen(PromptScreen[int | Condition | None]):
+    """``:`` asks for a seq number or a condition on the state (the next
+    seq after the cursor where it turns true). A condition that does not
+    parse is explained under the input, with a caret at its column."""
+
+    def __init__(self, last_seq: int, current: str = "") -> None:
+        super().__init__()
+        self.last_seq = last_seq
+        self.current = current
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -71,11 +92,8 @@ class GotoScreen(ModalScreen[int | Condition | None]):
             )
             yield Static(id="goto-error")
 
-    @on(Input.Submitted, "#goto-input")
-    def _submitted(self, event: Input.Submitted) -> None:
-        if self.is_dismissed:
-            return
-        value = event.value.strip()
+    def answer(self, text: str) -> None:
+        value = text.strip()
         if not value:
             self.dismiss(None)
             return
@@ -85,8 +103,8 @@ class GotoScreen(ModalScreen[int | Condition | None]):
         try:
             self.dismiss(parse_condition(value))
         except ConditionError as exc:
-            offset = len(event.value) - len(event.value.lstrip())
-            self._explain(event.value, exc.column, exc.message, offset)
+            offset = len(text) - len(text.lstrip())
+            self._explain(text, exc.column, exc.message, offset)
 
     @on(Input.Changed, "#goto-input")
     def _changed(self) -> None:
@@ -109,10 +127,8 @@ class GotoScreen(ModalScreen[int | Condition | None]):
         error.add_class("-shown")
 
 
-class NoteScreen(ModalScreen[str | None]):
+class NoteScreen(PromptScreen[str | None]):
     """``a`` asks for a one-line note on an event (kept with its bookmark)."""
-
-    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
 
     def __init__(self, seq: int, current: str) -> None:
         super().__init__()
@@ -133,15 +149,12 @@ class NoteScreen(ModalScreen[str | None]):
                 id="note-input",
             )
 
-    @on(Input.Submitted, "#note-input")
-    def _submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
+    def answer(self, value: str) -> None:
+        self.dismiss(value)
 
 
-class FilterScreen(ModalScreen[str | None]):
+class FilterScreen(PromptScreen[str | None]):
     """``/`` asks for text to keep rows by (kind, call_id or payload text)."""
-
-    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
 
     def __init__(self, current: str) -> None:
         super().__init__()
@@ -154,9 +167,8 @@ class FilterScreen(ModalScreen[str | None]):
                 value=self.current, placeholder="e.g. tool_denied or call-002", id="filter-input"
             )
 
-    @on(Input.Submitted, "#filter-input")
-    def _submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
+    def answer(self, value: str) -> None:
+        self.dismiss(value)
 
 
 class HelpScreen(ModalScreen[None]):

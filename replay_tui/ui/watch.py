@@ -8,7 +8,7 @@ Enter asks the app to go to the row's seq; the app stops the watch on Esc.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rich.segment import Segment
@@ -21,45 +21,25 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from replay_tui import canonical
-from replay_tui.across import PathChange
+from replay_tui.across import PathChange, shown_value
 from replay_tui.condition import ABSENT
-from replay_tui.persistent import thaw
-from replay_tui.safe_text import clip, escape_controls, mask_secrets
+from replay_tui.safe_text import escape_controls
+from replay_tui.ui.panes import ROW_CURSOR_KEYS
 
 OP_STYLES = {"added": "bold #a6d189", "removed": "bold #e78284", "changed": "bold #e5c890"}
 #: Characters of a value shown in a row (the state pane shows it whole).
 SHOWN = 60
 
 
-#: An object or list with more items than this is shown by its size.
-BRIEF_ITEMS = 20
-
-
 def _shown(value: Any, reveal: bool) -> str:
-    """A value in a row: JSON cut to :data:`SHOWN` characters, a big object
-    or list by its size (it may be frozen, straight from the state store)."""
-    if value is ABSENT:
-        return "absent"
-    if isinstance(value, Mapping) and len(value) > BRIEF_ITEMS:
-        return f"{{…}} {len(value):,} keys"
-    if isinstance(value, Sequence) and not isinstance(value, str) and len(value) > BRIEF_ITEMS:
-        return f"[…] {len(value):,} items"
-    plain = thaw(value)
-    data = canonical.dumps(plain if reveal else mask_secrets(plain)).decode()
-    return escape_controls(clip(data, SHOWN))
+    return escape_controls(shown_value(value, SHOWN, reveal=reveal))
 
 
 class WatchPane(ScrollView, can_focus=True):
     """``seq  kind  old → new`` for each change of the watched path."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor(-1)", "Up", show=False),
-        Binding("down", "cursor(1)", "Down", show=False),
-        Binding("pageup", "cursor_page(-1)", "Page up", show=False),
-        Binding("pagedown", "cursor_page(1)", "Page down", show=False),
-        Binding("home", "cursor_to(0)", "Top", show=False),
-        Binding("end", "cursor_to(-1)", "Bottom", show=False),
+        *ROW_CURSOR_KEYS,
         Binding("enter", "jump", "Go there", show=False),
     ]
     COMPONENT_CLASSES = {"watch-pane--cursor", "watch-pane--seq"}
