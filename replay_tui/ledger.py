@@ -23,6 +23,7 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from replay_tui.envelope import Event, LineError, parse_line
 
@@ -92,6 +93,8 @@ class Ledger:
         # was read can be proven.
         self._prefix_hash = hashlib.sha256()
         self._hashed_end = 0  # _prefix_hash covers bytes [0, _hashed_end)
+        # the two change together; a verifier in another thread reads both
+        self._hash_lock = threading.Lock()
         self._cache: OrderedDict[int, Event | LineError] = OrderedDict()
         self._cache_size = cache_size
         self._cache_lock = threading.Lock()  # the app reads while a worker scans
@@ -133,8 +136,9 @@ class Ledger:
         if head.startswith(UTF8_BOM):
             self.has_bom = True
             self._ends[0] = len(UTF8_BOM)
-            self._prefix_hash.update(UTF8_BOM)
-            self._hashed_end = len(UTF8_BOM)
+            with self._hash_lock:
+                self._prefix_hash.update(UTF8_BOM)
+                self._hashed_end = len(UTF8_BOM)
         return True
 
     # -- size and lines -------------------------------------------------
@@ -278,17 +282,34 @@ class Ledger:
         O(size of the file): for when the file was modified without growing.
         """
         self.check_unchanged()
+        if self.prefix_changed():
+            # where: the caller may know the lines' checksums (Replay.locate_rewrite)
+            raise LedgerRewritten(0, "bytes already read changed")
+
+    def _read_so_far(self) -> tuple[int, Any]:
+        """(end, sha256 of bytes [0, end)) of what was read, taken together."""
+        with self._hash_lock:
+            return self._hashed_end, self._prefix_hash.copy()
+
+    def prefix_changed(self) -> bool:
+        """True if any byte already read differs now (or is gone).
+
+        Rehashes what was read: O(bytes read), about a second for hundreds
+        of MB, so callers run it in a worker. Safe beside a scan in another
+        thread: it checks the prefix as read when it starts.
+        """
+        if self._fd < 0:
+            return False
+        end, recorded = self._read_so_far()
         hasher = hashlib.sha256()
-        pos, end = 0, self._hashed_end
+        pos = 0
         while pos < end:
             chunk = os.pread(self._fd, min(_CHUNK, end - pos), pos)
             if not chunk:
-                break
+                return True  # shorter than what was read
             hasher.update(chunk)
             pos += len(chunk)
-        if hasher.digest() != self._prefix_hash.digest():
-            # where: the caller may know the lines' checksums (Replay.first_changed)
-            raise LedgerRewritten(0, "bytes already read changed")
+        return bool(hasher.digest() != recorded.digest())
 
     def scan(self) -> Iterator[tuple[int, bytes]]:
         """Yield ``(index, raw_line)`` for each complete line not yet scanned.
@@ -323,8 +344,9 @@ class Ledger:
                     end += len(raw) + 1
                     ends.append(end)
                     yield len(ends) - 2, (raw[:-1] if raw.endswith(b"\r") else raw)
-                self._prefix_hash.update(memoryview(chunk)[: len(chunk) - len(carry)])
-                self._hashed_end = end
+                with self._hash_lock:
+                    self._prefix_hash.update(memoryview(chunk)[: len(chunk) - len(carry)])
+                    self._hashed_end = end
         finally:
             # a consumer that stopped early leaves lines indexed but not hashed
             self._hash_through(ends[-1])
@@ -336,8 +358,9 @@ class Ledger:
             chunk = os.pread(self._fd, min(_CHUNK, end - at), at)
             if not chunk:
                 break
-            self._prefix_hash.update(chunk)
-            self._hashed_end = at + len(chunk)
+            with self._hash_lock:
+                self._prefix_hash.update(chunk)
+                self._hashed_end = at + len(chunk)
 
     def _remember_edges(self) -> None:
         end = self.indexed_end
@@ -360,15 +383,14 @@ class Ledger:
 
     def sha256(self) -> str:
         """sha256 of the whole file as it is now (the read prefix plus the rest)."""
-        hasher = self._prefix_hash.copy()
-        pos = self._hashed_end
+        pos, hasher = self._read_so_far()
         while self._fd >= 0:
             chunk = os.pread(self._fd, _CHUNK, pos)
             if not chunk:
                 break
             hasher.update(chunk)
             pos += len(chunk)
-        return hasher.hexdigest()
+        return str(hasher.hexdigest())
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -462,6 +484,9 @@ class ConvertedLedger(Ledger):
 
     def verify_prefix(self) -> None:
         return None
+
+    def prefix_changed(self) -> bool:
+        return False  # read once, complete: never followed
 
     def sha256(self) -> str:
         return self._source_sha256

@@ -15,7 +15,6 @@ still available (``valid`` events), which is all that partial mode reports.
 
 from __future__ import annotations
 
-import random
 import threading
 import zlib
 from array import array
@@ -88,22 +87,25 @@ class LedgerChanged(Exception):
     """A line already validated reads differently now: the file was rewritten."""
 
 
+def why_not_follow(paths: RunPaths) -> str | None:
+    """Why this source cannot be followed as it grows (None: it can): a
+    compressed ledger or a Temporal export is read once, complete."""
+    if paths.compressed:
+        return "a compressed ledger is read once, complete: following is for a growing ledger"
+    if paths.format != JSONL:
+        return "a Temporal history is read once, complete: following is for a growing ledger"
+    return None
+
+
 def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
     """The ledger of a run in whichever format it comes (``paths.format``)."""
+    refused = why_not_follow(paths) if following else None
+    if refused:
+        raise CannotRun(f"{paths.events}: {refused} (--follow)")
     if paths.compressed:
-        if following:
-            raise CannotRun(
-                f"{paths.events}: a compressed ledger is read once, complete; --follow is "
-                "for a growing events.jsonl"
-            )
         return GzipLedger(paths.events)
     if paths.format == JSONL:
         return Ledger(paths.events, may_be_missing=following)
-    if following:
-        raise CannotRun(
-            f"{paths.events}: a Temporal history is read once, complete; --follow is for "
-            "events.jsonl"
-        )
     history = temporal.load_history(paths.events)
     return ConvertedLedger(
         paths.events, history.envelope_lines(), history.sha256, total=len(history.events)
@@ -733,15 +735,13 @@ class Replay:
             self.rules_call.explain(before, event, after),
         )
 
-    def spot_check(self, samples: int = 4) -> None:
-        """Re-read a few validated lines at random; raise :class:`LedgerRewritten`
-        if one differs from what was validated (a rewrite in the middle of a
-        file that also grew; :meth:`Ledger.verify_prefix` is the full proof)."""
-        count = len(self._crcs)
-        for _ in range(min(samples, count)):
-            index = random.randrange(count)
-            if zlib.crc32(self.ledger.raw_line(index)) != self._crcs[index]:
-                raise LedgerRewritten(self.ledger.line_span(index)[0], f"line {index + 1} changed")
+    def find_rewrite(self) -> LedgerRewritten | None:
+        """Whether any byte already read changed (rehashing what was read,
+        O(bytes read): call it from a worker), and if so where: the first
+        validated line whose checksum differs now."""
+        if not self.ledger.prefix_changed():
+            return None
+        return self.locate_rewrite(LedgerRewritten(0, "bytes already read changed"))
 
     def is_ignored(self, event: Event) -> bool:
         """An event the rules do not apply: left out of this branch

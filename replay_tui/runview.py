@@ -18,7 +18,7 @@ from typing import Any
 
 from replay_tui import canonical
 from replay_tui.envelope import Event, LineError
-from replay_tui.errors import ReplayError
+from replay_tui.errors import ReplayError, Warning_
 from replay_tui.receipts import Receipt, ReceiptProblem, ReceiptStore, call_id_problem
 from replay_tui.replay import LedgerChanged, Replay, Step
 from replay_tui.rows import Row, make_row
@@ -74,6 +74,8 @@ class LineView:
     record_later: tuple[str, Any] | None = None
     #: At the last valid event: what the rules say is left open (unfinished calls).
     still_open: list[str] | None = None
+    #: Warnings at this line, as ``check`` prints them (odd but legal).
+    warnings: tuple[Warning_, ...] = ()
 
 
 class RunView:
@@ -87,6 +89,7 @@ class RunView:
         #: Line index where reloaded rules first derive something different.
         self.difference_index: int | None = None
         self._warned: tuple[int, frozenset[int]] = (0, frozenset())
+        self._warnings_at: tuple[int, dict[int, tuple[Warning_, ...]]] = (0, {})
         self._last_state: tuple[int, dict[str, Any]] | None = None
         longest = max((len(k) for k in replay.reducer.kinds), default=16)
         self._columns = (max(16, min(longest, 30)), 12 if replay.receipts.enabled else 0)
@@ -166,6 +169,17 @@ class RunView:
             self._warned = (count, lines)
         return self._warned[1]
 
+    def warnings_at(self, index: int) -> tuple[Warning_, ...]:
+        """The warnings at line ``index`` (rebuilt when warnings are added)."""
+        warnings = self.replay.warnings
+        if self._warnings_at[0] != len(warnings):
+            found: dict[int, tuple[Warning_, ...]] = {}
+            for w in warnings:
+                if w.line is not None:
+                    found[w.line - 1] = (*found.get(w.line - 1, ()), w)
+            self._warnings_at = (len(warnings), found)
+        return self._warnings_at[1].get(index, ())
+
     def problem_indexes(self) -> list[int]:
         """Lines with an error or warning, in order (for ``e`` / ``E``)."""
         found = set(self.warning_indexes())
@@ -241,6 +255,7 @@ class RunView:
                 step=step,
                 # at the last event: why the run ended as it did
                 still_open=replay.rules_call.still_open(step.after) if last else None,
+                warnings=self.warnings_at(index),
                 receipt=self.receipt_view(event),
                 **self.records(event, index + 1),
                 summary=replay.summarize(step.after),

@@ -39,7 +39,7 @@ async def test_a_link_opens_at_its_seq() -> None:
         assert seq_at_cursor(app) == 10
         assert app.link() == f"{DEMO}@10"
         await pilot.press("c")
-        assert any(f"copied {DEMO}@10" in m for m in said(app))
+        assert any(f"copied the link {DEMO}@10" in m for m in said(app))
 
 
 async def test_a_link_past_the_end_opens_at_the_last_event_and_says_so() -> None:

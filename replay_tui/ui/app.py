@@ -37,12 +37,13 @@ from replay_tui.condition import Condition, StatePath, format_path
 from replay_tui.errors import CannotRun
 from replay_tui.handover import refuse_inside_run, write_report
 from replay_tui.ledger import LedgerRewritten
+from replay_tui.persistent import thaw
 from replay_tui.receipts import FRESH_SECONDS
 from replay_tui.reducers import load_reducer
-from replay_tui.replay import Replay
+from replay_tui.replay import Replay, why_not_follow
 from replay_tui.rules_diff import first_difference
 from replay_tui.runview import LineView, RunView
-from replay_tui.safe_text import escape_controls
+from replay_tui.safe_text import clip, escape_controls, mask_secrets
 from replay_tui.sidebyside import compare_at, row_differences, without
 from replay_tui.ui.jsonview import json_text
 from replay_tui.ui.panes import ReceiptPane, StatePane, change_lines
@@ -159,6 +160,12 @@ PANE_KEYS: list[tuple[str, str]] = [
     ("Enter", "In the watch list: go to that seq (Esc stops watching)"),
 ]
 
+#: Shortest pause between two passes of the rewrite check (seconds).
+VERIFY_GAP = 0.2
+
+#: Compare mode and following never go together (the CLI says the same).
+COMPARE_FINISHED = "compare mode compares two finished runs"
+
 #: Playback pace when events carry no ``ts`` (events per second at speed 1).
 FIXED_PACE = 4.0
 #: A view that took longer than this on the UI thread sends the next ones to a worker.
@@ -194,6 +201,14 @@ class Rewritten(Message):
         super().__init__()
         self.replay = replay
         self.why = why
+
+
+class VerifyDone(Message):
+    """A verification pass over what was read ended."""
+
+    def __init__(self, replay: Replay) -> None:
+        super().__init__()
+        self.replay = replay
 
 
 class AdvanceFailed(Message):
@@ -346,8 +361,9 @@ class ReplayApp(App[int]):
         self.strict_events = strict_events
         self.differs: list[int] | None = None
         self._compare_cache: tuple[int, int, list[Text]] | None = None
-        #: Open at this seq (a RUN@SEQ link), once the run is read that far.
-        self._start_seq = start_seq
+        #: Go to this seq (a RUN@SEQ link, or ``:`` past the validated
+        #: prefix) once validation reaches it.
+        self._pending_seq = start_seq
         #: The person's bookmarks of this ledger (loaded in a worker).
         self.bookmarks: Bookmarks | None = None
         self.replay = replay
@@ -360,9 +376,15 @@ class ReplayApp(App[int]):
         self.tail = TailRider()
         self._dirty = False
         self._advance_running = False
+        self._verify_running = False
+        self._verify_dirty = False
+        #: After a rewrite: where the person was (None: riding the tail), kept
+        #: until the new history is read.
+        self._rewrite_place: tuple[int | None] | None = None
         self._stop_following = False
         self._receipts_changed = False
         self.banner = ""
+        self.rewrite_note = ""
         self.rules_note = ""
         self.stuck_note = ""
         self.filter_text = ""
@@ -490,11 +512,8 @@ class ReplayApp(App[int]):
                 self._receipts_changed = False
                 replay.retry_pending()
             try:
-                if replay.following:
+                if replay.following:  # cheap checks; verify_worker rehashes it all
                     replay.ledger.check_unchanged()
-                    if replay.ledger.touched_without_growing():
-                        replay.ledger.verify_prefix()  # O(file), but only on a rewrite
-                    replay.spot_check()
                 replay.advance(progress=progress, cancelled=lambda: worker.is_cancelled, every=2048)
                 if self._stop_following or not replay.following:
                     replay.finish()
@@ -517,6 +536,36 @@ class ReplayApp(App[int]):
             if not self.following:
                 return
             self.request_advance()
+            if self.replay.paths.events in names:
+                self.request_verify()
+
+    def request_verify(self) -> None:
+        """Prove that no byte already read changed (requests coalesce)."""
+        self._verify_dirty = True
+        if not self._verify_running:
+            self._verify_running = True
+            self.verify_worker(self.replay)
+
+    @work(thread=True, group="verify", exit_on_error=False)
+    def verify_worker(self, replay: Replay) -> None:
+        """Rehash what was read each time the ledger changes, whatever else
+        changed with it (an append in the same moment hides an edit from
+        the cheap checks). A pass costs what was read (~0.3 s per 100 MB
+        here), so passes are spaced by as long as the last took: at most
+        half a core, and an edit is named within two passes."""
+        try:
+            while self._verify_dirty and replay is self.replay and replay.following:
+                self._verify_dirty = False
+                started = time.perf_counter()
+                found = replay.find_rewrite()
+                if found is not None:
+                    self.post_message(Rewritten(replay, str(found)))
+                    return
+                time.sleep(max(VERIFY_GAP, time.perf_counter() - started))
+        except (OSError, ValueError):
+            pass  # the file went away or was closed by a reload: the reader says so
+        finally:
+            self.post_message(VerifyDone(replay))
 
     @work(exclusive=True, group="watch-rules")
     async def watch_rules_file(self) -> None:
@@ -676,6 +725,7 @@ class ReplayApp(App[int]):
             return
         self._fraction = message.fraction
         self._rows_grew()
+        self._reach_pending_seq()
 
     def _rows_grew(self) -> None:
         self.timeline.rows_changed()
@@ -713,6 +763,7 @@ class ReplayApp(App[int]):
         if self.replay.finished and self.following:
             self.following = self.live = False
         self._rows_grew()
+        self._after_rewrite()
         self._maybe_find_differences()
         watched = self.watched
         if (
@@ -723,12 +774,7 @@ class ReplayApp(App[int]):
         ):
             self._watch_done = False  # on from where it stopped: the run grew
             self.scan_watch(watched, self._watch_until)
-        if self._start_seq is not None and (
-            self.replay.valid >= self._start_seq or self.replay.finished or self.replay.error
-        ):
-            seq, self._start_seq = self._start_seq, None
-            self._person_moved = True  # a link is the person's choice: errors wait
-            self.call_after_refresh(self._open_at, seq)  # after the first row's own move
+        self._reach_pending_seq()
         err_index = self.view.error_index()
         if err_index is not None and not self._jumped_to_error:
             self._jumped_to_error = True
@@ -738,6 +784,23 @@ class ReplayApp(App[int]):
             else:
                 self.timeline.move_to_index(err_index)
         self.refresh_status()
+
+    def _reach_pending_seq(self) -> None:
+        """Go to the seq a link or ``:`` asked for as soon as validation has
+        reached it (not when the whole run is validated)."""
+        seq = self._pending_seq
+        r = self.replay
+        if seq is None or not (r.valid >= seq or r.finished or r.error is not None):
+            return
+        self._pending_seq = None
+        self._person_moved = True  # a link is the person's choice: errors wait
+        self.call_after_refresh(self._open_at, seq)  # after the first row's own move
+
+    def _person_moves(self) -> None:
+        """The person moved the cursor: theirs now. Validation does not pull
+        it, and a jump still waiting for validation is forgotten."""
+        self._person_moved = True
+        self._pending_seq = None
 
     def _open_at(self, seq: int) -> None:
         """Go to the seq a link named: the last event if it is past the end."""
@@ -757,6 +820,11 @@ class ReplayApp(App[int]):
             self._receipts_changed = True
             self.request_advance()
 
+    def on_verify_done(self, message: VerifyDone) -> None:
+        self._verify_running = False
+        if self._verify_dirty and self.following and not self._widgets_gone():
+            self.request_verify()
+
     def on_advance_done(self, message: AdvanceDone) -> None:
         if self._stale(message.replay):
             return
@@ -767,10 +835,38 @@ class ReplayApp(App[int]):
     def on_rewritten(self, message: Rewritten) -> None:
         if self._stale(message.replay):
             return
-        self.banner = f"{message.why}; reloaded from scratch"
-        self.notify(self.banner, severity="error", timeout=8, markup=False)
+        # where the person was: kept if the new history still has it (and
+        # through a second rewrite while the first is read again)
+        if self._rewrite_place is None:
+            self._rewrite_place = (None if self.riding else self._cursor_seq(),)
+        self.banner = f"history changed: {message.why}; reading it again from the start"
+        self.rewrite_note = message.why
         fresh = Replay(self.replay.paths, self.replay.rules, following=self.following, history=True)
         self.set_replay(fresh)
+        self.refresh_status()
+
+    def _after_rewrite(self) -> None:
+        """The new history is read: the banner goes (a notice says what
+        happened), and the person is back where they were, or riding."""
+        if self._rewrite_place is None:
+            return
+        (place,), self._rewrite_place = self._rewrite_place, None
+        self.banner = ""
+        r = self.replay
+        verdict = f"{r.valid:,} valid events"
+        if r.error is not None:
+            verdict += f", then {r.error.code} at line {r.error.line}"
+        self.notify(
+            f"history changed ({self.rewrite_note}): read again, {verdict}",
+            severity="warning",
+            timeout=10,
+            markup=False,
+        )
+        if place is None:
+            self.action_last()  # riding, as before
+            return
+        self._open_at(place)
+        self.tail.leave(self.view.row_count())
 
     def on_advance_failed(self, message: AdvanceFailed) -> None:
         if self._stale(message.replay):
@@ -834,7 +930,7 @@ class ReplayApp(App[int]):
             self._leave_initial()
         if self.timeline.clicked:
             self.timeline.clicked = False
-            self._person_moved = True
+            self._person_moves()
         if message.index == self._error_waiting:
             self._error_waiting = None
         self.tail.moved(
@@ -922,7 +1018,7 @@ class ReplayApp(App[int]):
         if not ahead:
             self.notify("no more differences that way", timeout=2)
             return
-        self._person_moved = True
+        self._person_moves()
         self.timeline.move_to_index(ahead[0] if direction > 0 else ahead[-1])
 
     def action_skip_event(self) -> None:
@@ -932,6 +1028,9 @@ class ReplayApp(App[int]):
         seq = self.view.row(index).seq if index is not None and not self.at_initial else None
         if seq is None or seq > self.replay.valid:
             self.notify("s leaves out an event the run replayed: not this row", timeout=3)
+            return
+        if self.following:
+            self.notify(f"{COMPARE_FINISHED}: F stops following first", timeout=4)
             return
         if self.b is not None and not self.b.skip:
             self.notify("already comparing with another run: Esc first", timeout=3)
@@ -1115,7 +1214,9 @@ class ReplayApp(App[int]):
     def action_copy_link(self) -> None:
         link = self.link()
         self.copy_to_clipboard(link)
-        self.notify(f"copied {link}", timeout=3, markup=False)
+        self.notify(
+            f"copied the link {link} (replay-tui {link} opens this seq)", timeout=4, markup=False
+        )
 
     def link(self) -> str:
         """``RUN@SEQ`` for the cursor: ``replay-tui RUN@SEQ`` opens it there."""
@@ -1225,7 +1326,7 @@ class ReplayApp(App[int]):
 
     @on(WatchPane.Jump)
     def _watch_jump(self, message: WatchPane.Jump) -> None:
-        self._person_moved = True
+        self._person_moves()
         self._go_to_seq(message.seq)
 
     def _go_to_seq(self, seq: int) -> None:
@@ -1335,6 +1436,9 @@ class ReplayApp(App[int]):
                 if view.mode == "step":
                     text.append("  state ")
                     text.append(escape_controls(view.summary), style="bold #a6d189")
+                    for warning in view.warnings:
+                        said = clip(f"{warning.code}: {warning.message}", 60)
+                        text.append(f"  ⚠ {escape_controls(said)}", style="bold #e5c890")
                 elif view.mode == "failed":
                     text.append("  state before it ")
                     text.append(escape_controls(view.summary), style="bold #e5c890")
@@ -1435,7 +1539,7 @@ class ReplayApp(App[int]):
 
     # -- actions ------------------------------------------------------------
     def action_step(self, delta: int) -> None:
-        self._person_moved = True
+        self._person_moves()
         if self.at_initial and delta > 0:  # from prefix 0 to event 1
             self._leave_initial()
             self.show_view(self.timeline.index_at(0))
@@ -1470,18 +1574,18 @@ class ReplayApp(App[int]):
         self.timeline.rows_changed()
 
     def action_page(self, direction: int) -> None:
-        self._person_moved = True
+        self._person_moves()
         self.timeline.move_to(self.timeline.cursor + direction * self.timeline.page_rows)
 
     def action_first(self) -> None:
-        self._person_moved = True
+        self._person_moves()
         if self.at_initial:  # event 1, from prefix 0
             self.action_step(1)
             return
         self.timeline.move_to(0)
 
     def action_last(self) -> None:
-        self._person_moved = True
+        self._person_moves()
         self.tail.riding = True
         self.timeline.move_to(self.timeline.row_count - 1)
         self.tail.ride(self.timeline.cursor)
@@ -1490,6 +1594,12 @@ class ReplayApp(App[int]):
     def action_follow(self) -> None:
         """Start following the ledger (or return to its tail)."""
         if not self.following:
+            refused = why_not_follow(self.replay.paths)
+            if refused is None and self.b is not None:
+                refused = f"{COMPARE_FINISHED}: Esc leaves compare mode, then f follows"
+            if refused is not None:
+                self.notify(f"not following: {refused}", severity="warning", timeout=5)
+                return
             self.following = self.live = True
             self._stop_following = False
             self.tail = TailRider()
@@ -1521,17 +1631,28 @@ class ReplayApp(App[int]):
         def done(answer: int | Condition | None) -> None:
             if answer is None:
                 return
-            self._person_moved = True
+            self._person_moves()
             if isinstance(answer, Condition):
                 self.search_condition(answer)
                 return
-            if answer == 0:
-                self._enter_initial()
+            r = self.replay
+            if answer > r.valid and not r.finished and r.error is None:
+                self._pending_seq = answer  # validation has not reached it yet
+                self.notify(
+                    f"validated up to seq {r.valid:,}: going to seq {answer:,} when it is reached",
+                    timeout=4,
+                )
                 return
-            if not self.timeline.move_to_index(self._index_of_seq(answer)):
-                self.notify(f"seq {answer} is not in the timeline", severity="warning")
+            self._open_at(answer)
 
-        self.push_prompt(GotoScreen(self.view.row_count()), done)
+        self.push_prompt(GotoScreen(self._goto_range), done)
+
+    def _goto_range(self) -> str:
+        """The seqs ``:`` can go to now (the prompt shows it, kept current)."""
+        r = self.replay
+        if r.finished or r.error is not None:
+            return f"1..{r.valid:,}" if r.error is None else f"1..{self.view.row_count():,}"
+        return f"1..{r.valid:,} validated so far"
 
     def push_prompt(self, screen: PromptScreen[Any], done: Callable[[Any], None]) -> None:
         """Open a prompt; the keys typed before its input has focus are its."""
@@ -1583,7 +1704,7 @@ class ReplayApp(App[int]):
         return -1
 
     def action_problem(self, direction: int) -> None:
-        self._person_moved = True
+        self._person_moves()
         if direction > 0 and self._error_waiting is not None:
             self.timeline.move_to_index(self._error_waiting)  # the error they were told of
             return
@@ -1721,11 +1842,24 @@ class ReplayApp(App[int]):
             self.notify("no replayed state at this row", severity="warning")
             return
         state = view.step.after if view.step is not None else view.state_before
-        data = canonical.dumps_pretty(state).decode()
+        # what is copied is what is shown: masked unless r revealed it
+        plain = thaw(state)
+        shown = plain if self.reveal else mask_secrets(plain)
+        data = canonical.dumps_pretty(shown).decode()
         self.copy_to_clipboard(data)
         what = "after seq" if view.step is not None else "before the failing line"
         seq = view.event.seq if view.event is not None else view.index + 1
-        self.notify(f"copied the state {what} {seq} ({len(data):,} bytes) as JSON", timeout=3)
+        if self.reveal:
+            secrets = ", secrets shown (r masks them)"
+        elif shown != plain:
+            secrets = ", secret-looking values masked as on screen (r reveals them)"
+        else:
+            secrets = ""
+        self.notify(
+            f"copied the state {what} {seq} as JSON ({len(data):,} bytes){secrets}",
+            timeout=4,
+            markup=False,
+        )
 
     def action_help(self) -> None:
         rows = [(shown, desc) for _, _, desc, shown, _ in KEYS]

@@ -11,7 +11,7 @@ from replay_tui.reducers import rules_for_run
 from replay_tui.replay import Replay
 from replay_tui.rules_guard import DEFAULT_TIMEOUT
 from replay_tui.run import locate_run
-from replay_tui.ui.app import ReplayApp
+from replay_tui.ui.app import COMPARE_FINISHED, ReplayApp
 
 #: The demo run shipped inside the package, opened by ``replay-tui`` alone.
 BUNDLED_DEMO = Path(__file__).resolve().parent.parent / "demo" / "demo-001"
@@ -53,7 +53,7 @@ def make_app(
     other = None
     if against is not None or rules_b is not None or skip:
         if follow:
-            raise CannotRun("compare mode replays two finished runs: not with --follow")
+            raise CannotRun(f"{COMPARE_FINISHED}: not with --follow")
         b_paths = locate_run(against, fmt=fmt) if against is not None else paths
         b_rules = rules_for_run(rules_b or reducer, b_paths.events, b_paths.format)
         try:

@@ -34,6 +34,7 @@ HEAD = "bold"
 DIM = "dim"
 ERROR = "bold #e78284"
 OK = "bold #a6d189"
+WARN = "bold #e5c890"
 
 #: How much of a long value is shown before it is cut (``x`` expands).
 CLIP_SHORT = 160
@@ -143,6 +144,7 @@ class StatePane(ScrollView, can_focus=True):
         #: The state path of a line above the tree (a change line), by line.
         self._line_paths: dict[int, Path] = {}
         self._head_row_paths: list[Path | None] = []
+        self._scroll_target: int | None = None  # see _scroll_to_row
 
     # -- what to show -----------------------------------------------------
     def show(
@@ -188,10 +190,23 @@ class StatePane(ScrollView, can_focus=True):
         # keep the place while stepping through the full state; show the change
         first_mark = self._first_mark_row(marks)
         if first_mark is not None and not self._row_visible(first_mark):
-            self.scroll_to(y=max(0, first_mark - 2), animate=False, immediate=True)
+            self._scroll_to_row(max(0, first_mark - 2))
         elif not same_tree:
-            self.scroll_to(y=0, animate=False, immediate=True)
+            self._scroll_to_row(0)
         self.cursor = min(self.cursor, max(0, self._total() - 1))
+
+    def _scroll_to_row(self, row: int) -> None:
+        """Scroll so ``row`` is at the top, now and again once the new
+        virtual size is laid out (until then a row past the old size would
+        be clamped to it: the change would stay off screen)."""
+        self._scroll_target = row
+        self.scroll_to(y=row, animate=False, immediate=True)
+        self.call_after_refresh(self._scroll_again)
+
+    def _scroll_again(self) -> None:
+        if self._scroll_target is not None:
+            target, self._scroll_target = self._scroll_target, None
+            self.scroll_to(y=target, animate=False, immediate=True)
 
     def compose_view(
         self,
@@ -225,6 +240,13 @@ class StatePane(ScrollView, can_focus=True):
             )
             if step.explanation:
                 lines.append(Text(escape_controls(step.explanation), style="italic"))
+            for warning in view.warnings:  # as check prints it
+                lines.append(
+                    Text.assemble(
+                        (f"⚠ warning {escape_controls(warning.code)}: ", WARN),
+                        escape_controls(warning.message),
+                    )
+                )
             if view.still_open:
                 lines.append(
                     Text.assemble(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from rich.table import Table
@@ -72,25 +73,35 @@ class GotoScreen(PromptScreen[int | Condition | None]):
     seq after the cursor where it turns true). A condition that does not
     parse is explained under the input, with a caret at its column."""
 
-    def __init__(self, last_seq: int, current: str = "") -> None:
+    def __init__(self, seq_range: Callable[[], str], current: str = "") -> None:
         super().__init__()
-        self.last_seq = last_seq
+        #: The seqs there are to go to, asked again while the prompt is open
+        #: (validation goes on behind it).
+        self.seq_range = seq_range
         self.current = current
+
+    def _label(self) -> Text:
+        return Text(
+            f"Go to a seq ({self.seq_range()}; 0: the initial state), or to where a "
+            'condition turns true, e.g. phase == "retrying" (n / N: again)'
+        )
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(
-                Text(
-                    f"Go to a seq (1..{self.last_seq}; 0: the initial state), or to where a "
-                    'condition turns true, e.g. phase == "retrying" (n / N: again)'
-                )
-            )
+            yield Label(self._label(), id="goto-range")
             yield Input(
                 value=self.current,
                 placeholder='seq, or e.g. calls.call-003.status == "denied"',
                 id="goto-input",
             )
             yield Static(id="goto-error")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_interval(0.25, self._refresh_range)
+
+    def _refresh_range(self) -> None:
+        self.query_one("#goto-range", Label).update(self._label())
 
     def answer(self, text: str) -> None:
         value = text.strip()

@@ -1,0 +1,381 @@
+"""What a new user's trial found in the app (issue 20), each driven headless."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from replay_tui.ui.app import KEYS, ReplayApp
+from replay_tui.ui.launch import make_app
+from replay_tui.ui.panes import StatePane
+from replay_tui.ui.screens import PromptScreen
+from tests.conftest import SAMPLES
+from tests.test_app import screen_text, settle, status
+
+DEMO = SAMPLES / "demo-001"
+TEMPORAL = SAMPLES / "temporal" / "sdk-python--research-workflow-history.json"
+
+
+def gzip_copy(tmp_path: Path) -> Path:
+    run = tmp_path / "gz-run"
+    shutil.copytree(DEMO, run)
+    ledger = run / "events.jsonl"
+    (run / "events.jsonl.gz").write_bytes(gzip.compress(ledger.read_bytes()))
+    ledger.unlink()
+    return run
+
+
+def source(kind: str, tmp_path: Path) -> ReplayApp:
+    """An app over each kind of source a person opens."""
+    if kind == "ledger":
+        return make_app(DEMO)
+    if kind == "gzip":
+        return make_app(gzip_copy(tmp_path))
+    if kind == "temporal":
+        return make_app(TEMPORAL)
+    if kind == "broken":
+        return make_app(SAMPLES / "broken-divergence")
+    if kind == "following":
+        run = tmp_path / "live"
+        shutil.copytree(DEMO, run)
+        return make_app(run, follow=True)
+    assert kind == "compare"
+    return make_app(DEMO, skip=(3,))
+
+
+@pytest.mark.parametrize("kind", ["ledger", "gzip", "temporal", "broken", "following", "compare"])
+async def test_no_key_ends_the_app(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every key of the key table, on every kind of source, leaves the app
+    running (a prompt a key opens is closed again with Esc)."""
+    monkeypatch.chdir(tmp_path)  # X writes its report here
+    app = source(kind, tmp_path)
+    keys = [keys.split(",")[0] for keys, action, *_ in KEYS if action != "quit"]
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        for key in [*keys, *reversed(keys)]:
+            await pilot.press(key)
+            await pilot.pause(0.05)
+            if isinstance(app.screen, PromptScreen) or app.screen is not app.screen_stack[0]:
+                await pilot.press("escape")
+                await pilot.pause()
+            assert app.is_running, f"{key} ended the app on a {kind} source"
+            assert app.return_code is None
+
+
+async def test_f_on_a_source_read_once_says_so(tmp_path: Path) -> None:
+    for run in (gzip_copy(tmp_path), TEMPORAL):
+        app = make_app(run)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await settle(app, pilot)
+            await pilot.press("f")
+            await pilot.pause()
+            said = [n.message for n in app._notifications]
+            assert any("read once, complete" in m for m in said), said
+            assert not app.following and "LIVE" not in status(app)
+            await pilot.press("j")
+            assert app.is_running
+
+
+async def test_f_in_compare_mode_is_refused_as_the_cli_refuses_it() -> None:
+    app = make_app(DEMO, skip=(3,))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f")
+        await pilot.pause()
+        assert not app.following and app.b is not None
+        said = " ".join(n.message for n in app._notifications)
+        assert "compare mode compares two finished runs" in said
+
+
+async def test_s_while_following_is_refused(tmp_path: Path) -> None:
+    run = tmp_path / "live"
+    shutil.copytree(DEMO, run)
+    app = make_app(run, follow=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("k", "s")
+        await pilot.pause()
+        assert app.b is None and app.following
+
+
+def demo_with_password(tmp_path: Path) -> Path:
+    run = tmp_path / "secret-run"
+    shutil.copytree(DEMO, run)
+    ledger = run / "events.jsonl"
+    lines = ledger.read_bytes().splitlines(keepends=True)
+    lines[2] = lines[2].replace(
+        b'"args":{"path":"tests/test_parser.py"}',
+        b'"args":{"path":"tests/test_parser.py","password":"hunter2"}',
+    )
+    ledger.write_bytes(b"".join(lines))
+    return run
+
+
+async def test_y_copies_what_is_shown_masked_unless_revealed(tmp_path: Path) -> None:
+    app = make_app(demo_with_password(tmp_path), at=3)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.pause(0.1)
+        await pilot.press("y")
+        await pilot.pause()
+        assert "hunter2" not in app.clipboard and "••••••" in app.clipboard
+        said = app._notifications
+        assert any("masked" in n.message and "after seq 3" in n.message for n in said)
+        await pilot.press("r", "y")
+        await pilot.pause()
+        assert '"password": "hunter2"' in app.clipboard
+
+
+async def test_c_says_what_it_copied() -> None:
+    app = make_app(DEMO, at=8)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.pause(0.1)
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.clipboard == f"{DEMO}@8"
+        assert any(f"copied the link {DEMO}@8" in n.message for n in app._notifications)
+
+
+async def test_a_warning_is_explained_at_its_row(tmp_path: Path) -> None:
+    run = tmp_path / "no-newline"
+    shutil.copytree(DEMO, run)
+    ledger = run / "events.jsonl"
+    ledger.write_bytes(ledger.read_bytes().rstrip(b"\n"))
+    app = make_app(run)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("e")
+        await settle(app, pilot)
+        assert app.view.row(app.timeline.cursor_index or 0).seq == 14
+        pane = app.query_one(StatePane).render_text()
+        assert "⚠ warning no_final_newline: the last line has no newline" in pane
+        assert "⚠ no_final_newline: the last line has no newline" in status(app)
+        await pilot.press("k")
+        await settle(app, pilot)
+        assert "no_final_newline" not in status(app)
+        assert "no_final_newline" not in app.query_one(StatePane).render_text()
+
+
+async def test_d_opens_the_full_state_scrolled_to_the_change() -> None:
+    app = make_app(DEMO, at=9)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.pause(0.1)
+        await pilot.press("d")
+        await pilot.pause(0.1)
+        shown = screen_text(app)
+        assert "full state" in shown
+        assert any("●" in row and '"tokens": 2538' in row for row in shown.splitlines()), shown
+
+
+def pane_rows(app: ReplayApp, selector: str) -> list[str]:
+    """The rows of a pane as the terminal shows them (inside its border)."""
+    region = app.query_one(selector).region
+    rows = screen_text(app).splitlines()[region.y + 1 : region.bottom - 1]
+    return [row[region.x + 1 : region.right - 1] for row in rows]
+
+
+async def test_wrapping_never_drops_a_character_at_any_width() -> None:
+    """At every terminal width, a message wrapped in the state pane keeps
+    every character (a scrollbar appearing once cut the last one)."""
+    app = make_app(SAMPLES / "refund-180", skip=(2,), at=3)
+    message = "refund_recorded needs status approved, but the refund is waiting"
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if app.b_ready:
+                break
+        for width in range(70, 161, 2):
+            await pilot.resize_terminal(width, 40)
+            await pilot.press("k", "j")  # laid out again at this width
+            await pilot.pause()
+            shown = "".join("".join(pane_rows(app, "#state")).split())
+            assert "".join(message.split()) in shown, (width, pane_rows(app, "#state"))
+
+
+@pytest.fixture(scope="module")
+def long_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run long enough that validating it takes seconds."""
+    from replay_tui.synth import write_agent_run
+
+    run = tmp_path_factory.mktemp("long") / "run"
+    write_agent_run(run, 60_000, seed=4)
+    return run
+
+
+@pytest.fixture
+def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """Validation held at seq 30,000 until the test sets the event (a big
+    run still being validated, deterministically)."""
+    from replay_tui.replay import Replay
+
+    opened = threading.Event()
+    consume = Replay._consume_line
+
+    def held(self: Replay, index: int, raw: bytes) -> None:
+        if index == GATE:
+            opened.wait(30)
+        consume(self, index, raw)
+
+    monkeypatch.setattr(Replay, "_consume_line", held)
+    yield opened
+    opened.set()
+
+
+GATE = 30_000
+
+
+async def until(pilot: Pilot[int], done: Callable[[], bool], seconds: float) -> bool:
+    for _ in range(int(seconds / 0.02)):
+        if done():
+            return True
+        await pilot.pause(0.02)
+    return done()
+
+
+def cursor_seq(app: ReplayApp) -> int | None:
+    index = app.timeline.cursor_index
+    return None if index is None or app.at_initial else app.view.row(index).seq
+
+
+def goto_label(app: ReplayApp) -> str:
+    return str(app.screen.query_one("#goto-range").render())
+
+
+async def test_a_link_lands_as_soon_as_its_seq_is_validated(
+    long_run: Path, gate: threading.Event
+) -> None:
+    app = make_app(long_run, at=60)
+    async with app.run_test(size=(140, 40)) as pilot:
+        assert await until(pilot, lambda: cursor_seq(app) == 60, 10)
+        assert not app.replay.finished  # not after the whole run
+        assert "seq 60 of" in status(app)
+
+
+async def test_goto_past_the_validated_prefix_goes_there_when_reached(
+    long_run: Path, gate: threading.Event
+) -> None:
+    app = make_app(long_run)
+    async with app.run_test(size=(140, 40)) as pilot:
+        assert await until(pilot, lambda: app.replay.valid == GATE, 10)
+        await pilot.press("colon")
+        await pilot.pause(0.3)
+        assert "1..30,000 validated so far" in goto_label(app)
+        await pilot.press(*"55000", "enter")
+        await pilot.pause(0.1)
+        said = " ".join(n.message for n in app._notifications)
+        assert "validated up to seq 30,000: going to seq 55,000 when it is reached" in said
+        assert not isinstance(app.screen, PromptScreen) and cursor_seq(app) != 55_000
+        await pilot.press("colon")
+        await pilot.pause(0.1)
+        gate.set()  # validation goes on while the prompt is open: its range follows
+        assert await until(pilot, lambda: app.replay.finished, 30)
+        await pilot.pause(0.4)
+        assert "1..60,000;" in goto_label(app)
+        await pilot.press("escape")
+        assert await until(pilot, lambda: cursor_seq(app) == 55_000, 5)
+        await pilot.press("colon", *"100", "enter")  # validated: at once
+        assert await until(pilot, lambda: cursor_seq(app) == 100, 1)
+
+
+async def test_a_move_forgets_a_jump_still_waiting(long_run: Path, gate: threading.Event) -> None:
+    app = make_app(long_run)
+    async with app.run_test(size=(140, 40)) as pilot:
+        assert await until(pilot, lambda: app.replay.valid == GATE, 10)
+        await pilot.press("colon", *"59000", "enter")
+        await pilot.pause(0.1)
+        await pilot.press("j")
+        gate.set()
+        assert await until(pilot, lambda: app.replay.finished, 30)
+        await pilot.pause(0.3)
+        assert cursor_seq(app) == 2
+
+
+def live_demo(tmp_path: Path, lines: int = 12) -> tuple[Path, list[bytes]]:
+    run = tmp_path / "live-demo"
+    shutil.copytree(DEMO, run)
+    ledger = run / "events.jsonl"
+    all_lines = ledger.read_bytes().splitlines(keepends=True)
+    ledger.write_bytes(b"".join(all_lines[:lines]))
+    return run, all_lines
+
+
+def notices(app: ReplayApp) -> str:
+    return "\n".join(n.message for n in app._notifications)
+
+
+@pytest.mark.parametrize("edited", [2, 5, 7, 10])
+async def test_an_edit_in_place_with_an_append_is_found_within_a_second(
+    tmp_path: Path, edited: int
+) -> None:
+    """One byte changed inside a line already read (same size, same inode)
+    while a line is appended in the same moment: named at that line, every
+    time (a random spot check once caught it one time in four)."""
+    run, lines = live_demo(tmp_path)
+    app = make_app(run, follow=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        assert await until(pilot, lambda: app.replay.valid == 12, 10)
+        await pilot.pause(0.3)  # the watcher is up
+        first = app.replay
+        ledger = run / "events.jsonl"
+        data = bytearray(ledger.read_bytes())
+        start = sum(len(x) for x in lines[: edited - 1])
+        at = data.index(b'"kind"', start)  # inside line `edited`
+        data[at + 2] = ord("X")
+        with open(ledger, "r+b") as fh:
+            fh.write(bytes(data) + lines[12])
+        assert await until(pilot, lambda: app.replay is not first, 3)
+        assert await until(pilot, lambda: f"line {edited} changed" in notices(app), 5)
+        assert f"ledger rewritten at byte {start}: line {edited} changed" in notices(app)
+
+
+async def test_after_a_rewrite_the_place_is_kept_and_the_banner_goes(tmp_path: Path) -> None:
+    run, lines = live_demo(tmp_path)
+    app = make_app(run, follow=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        assert await until(pilot, lambda: app.replay.valid == 12, 10)
+        await pilot.pause(0.3)
+        await pilot.press("home", "j", "j", "j", "j")  # seq 5: off the tail
+        assert cursor_seq(app) == 5 and not app.riding
+        first = app.replay
+        ledger = run / "events.jsonl"
+        ledger.write_bytes(ledger.read_bytes().replace(b'"tokens":812', b'"tokens":813'))
+        assert await until(pilot, lambda: app.replay is not first, 3)
+        assert await until(pilot, lambda: "read again, 12 valid events" in notices(app), 5)
+        await pilot.pause(0.2)
+        assert app.banner == "" and "history changed" not in status(app)
+        assert cursor_seq(app) == 5  # the person's place
+        assert "+" not in status(app).split("seq 5 of 12")[1][:4]
+        with open(ledger, "ab") as out:
+            out.write(lines[12])
+        assert await until(pilot, lambda: app.replay.valid == 13, 5)
+        await pilot.pause(0.1)
+        assert cursor_seq(app) == 5 and "+1 new events" in status(app)
+
+
+async def test_after_a_rewrite_riding_the_tail_resumes(tmp_path: Path) -> None:
+    run, lines = live_demo(tmp_path)
+    app = make_app(run, follow=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        assert await until(pilot, lambda: app.replay.valid == 12, 10)
+        assert await until(pilot, lambda: cursor_seq(app) == 12, 5)
+        await pilot.pause(0.3)
+        first = app.replay
+        ledger = run / "events.jsonl"
+        ledger.write_bytes(ledger.read_bytes().replace(b'"tokens":812', b'"tokens":813'))
+        assert await until(pilot, lambda: app.replay is not first, 3)
+        assert await until(pilot, lambda: "read again" in notices(app), 5)
+        with open(ledger, "ab") as out:
+            out.write(lines[12])
+        assert await until(pilot, lambda: cursor_seq(app) == 13, 5)
+        assert app.riding and "new events" not in status(app)
