@@ -379,3 +379,74 @@ async def test_after_a_rewrite_riding_the_tail_resumes(tmp_path: Path) -> None:
             out.write(lines[12])
         assert await until(pilot, lambda: cursor_seq(app) == 13, 5)
         assert app.riding and "new events" not in status(app)
+
+
+async def test_ctrl_p_lists_bookmarks_before_anything_is_typed() -> None:
+    app = make_app(DEMO, at=3)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.pause(0.1)
+        await pilot.press("b")
+        await pilot.pause(0.1)
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.5)
+        shown = screen_text(app)
+        assert "◆ seq 3" in shown, shown
+
+
+async def test_a_bookmark_on_the_error_row_is_seen_and_so_is_the_error(
+    run_factory: Callable[..., Path],
+) -> None:
+    app = make_app(SAMPLES / "broken-divergence")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        err = app.replay.error
+        assert err is not None and err.line is not None
+        await pilot.press("b", "k")
+        await pilot.pause(0.1)
+        row = app.timeline._build(err.line - 1, 1, 140).text
+        assert row.startswith("◆") and "✗ divergence" in row
+
+
+async def test_watching_an_object_says_which_field_changed() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        from replay_tui.condition import parse_path
+
+        app.start_watch(parse_path("calls.call-003"))
+        assert await until(pilot, lambda: app._watch_done, 5)
+        await pilot.pause(0.1)
+        rows = pane_rows(app, "#watch")
+        assert any("14  tool_allowed  status: " in r and '"allowed"' in r for r in rows), rows
+
+
+async def test_help_says_esc_leaves_compare_mode() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause(0.2)
+        assert "else leave compare mode" in screen_text(app)
+
+
+async def test_80x24_keeps_the_run_id_and_cuts_no_footer_key() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.pause(0.2)
+        lines = screen_text(app).splitlines()
+        assert "run demo-001" in lines[0]
+        footer = lines[-1]
+        keys = footer.split("▏")[0].split()
+        assert keys[-1] in {"Filter", "Play", "Follow", "Bookmark", "Secrets", "Copy"}, footer
+        assert "spa" not in keys
+
+
+async def test_a_filter_of_one_row_says_row() -> None:
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        app.apply_filter("tool_denied")
+        assert await until(pilot, lambda: app.matches is not None, 5)
+        assert "filter 'tool_denied': 1 row" in status(app) and "1 rows" not in status(app)

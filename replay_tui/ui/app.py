@@ -26,7 +26,7 @@ from textual.message import Message
 from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import get_current_worker
 from watchfiles import awatch
 
@@ -45,6 +45,8 @@ from replay_tui.rules_diff import first_difference
 from replay_tui.runview import LineView, RunView
 from replay_tui.safe_text import clip, escape_controls, mask_secrets
 from replay_tui.sidebyside import compare_at, row_differences, without
+from replay_tui.ui.commands import ReplayCommands
+from replay_tui.ui.footer import FittedFooter
 from replay_tui.ui.jsonview import json_text
 from replay_tui.ui.panes import ReceiptPane, StatePane, change_lines
 from replay_tui.ui.screens import FilterScreen, GotoScreen, HelpScreen, NoteScreen, PromptScreen
@@ -124,7 +126,8 @@ KEYS: list[tuple[str, str, str, str, str]] = [
     (
         "escape",
         "escape",
-        "Stop watching; else forget the condition and clear the filter",
+        "Stop watching; else leave compare mode; else forget the condition, the filter "
+        "and a jump waiting for validation",
         "Esc",
         "",
     ),
@@ -318,6 +321,7 @@ class ReplayApp(App[int]):
     """Step through one run. Make it with :func:`replay_tui.ui.launch.make_app`."""
 
     CSS_PATH = "app.tcss"
+    COMMANDS = {ReplayCommands}
     TITLE = "replay-tui"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     # The footer lists keys in this order, so a short one (80 columns) keeps
@@ -424,7 +428,7 @@ class ReplayApp(App[int]):
                 yield StatePane(id="state")
                 yield WatchPane(id="watch")
                 yield ReceiptPane(id="receipt")
-        yield Footer()
+        yield FittedFooter()
 
     @property
     def riding(self) -> bool:
@@ -1454,8 +1458,9 @@ class ReplayApp(App[int]):
             text.append(f"  ⏳ {self.stuck_note}", style="bold #ef9f76")
         if self.filter_text:
             shown = len(self.matches) if self.matches is not None else "…"
+            rows = "row" if shown == 1 else "rows"
             text.append(
-                f"  filter {escape_controls(self.filter_text)!r}: {shown} rows", style="#e5c890"
+                f"  filter {escape_controls(self.filter_text)!r}: {shown} {rows}", style="#e5c890"
             )
         if self.bookmarks is not None and index is not None and not self.at_initial:
             seq_here = self.view.row(index).seq
@@ -1492,8 +1497,9 @@ class ReplayApp(App[int]):
         return self._with_names(text)
 
     def _with_names(self, rest: Text) -> Text:
-        """The run's label first, then its run_id and rules while they fit:
-        the verdict, the position and the state's word matter more."""
+        """The run's label first, then its run_id and rules while they fit
+        (the run_id names the run in a ticket: it goes last): the verdict,
+        the position and the state's word matter more."""
         r = self.replay
         head = Text(" ")
         head.append(escape_controls(self.label), style="bold")
@@ -1503,7 +1509,7 @@ class ReplayApp(App[int]):
         extras.append(Text(f"  rules {r.reducer.name} {r.reducer.version}", style="dim"))
         room = self.size.width - head.cell_len - rest.cell_len
         while extras and sum(e.cell_len for e in extras) > room:
-            extras.pop(0)  # the run_id goes first, then the rules
+            extras.pop()  # the rules go first, then the run_id
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append_text(head)
         for extra in extras:
@@ -1522,6 +1528,7 @@ class ReplayApp(App[int]):
     def on_resize(self) -> None:
         if not self._widgets_gone():
             self.refresh_status()
+            self.call_after_refresh(self.refresh_status)  # with the new width laid out
 
     def watch_full_state(self) -> None:
         self.render_panes()
@@ -1739,7 +1746,8 @@ class ReplayApp(App[int]):
             self.apply_filter("")
 
     def action_escape(self) -> None:
-        """Esc: stop watching; else forget the condition and clear the filter."""
+        """Esc: stop watching; else leave compare mode; else forget the
+        condition, the filter and a jump still waiting for validation."""
         if self.watched is not None:
             self.stop_watch()
             return
@@ -1751,6 +1759,9 @@ class ReplayApp(App[int]):
             self.condition = None
             self.turn_seqs = None
             self.refresh_status()
+        if self._pending_seq is not None:
+            self.notify(f"no longer going to seq {self._pending_seq:,}", timeout=2)
+            self._pending_seq = None
         self.action_clear_filter()
 
     def action_match(self, direction: int) -> None:
@@ -1867,9 +1878,8 @@ class ReplayApp(App[int]):
         self.push_screen(HelpScreen(rows))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        for _, action, desc, shown, _ in KEYS:
-            yield SystemCommand(desc, f"key: {shown}", partial(self.run_action, action))
+        # bookmarks first: an empty palette lists them at the top, not below
+        # every key's command
         if self.bookmarks is not None:
             for seq, note in self.bookmarks.ordered():
                 title = f"◆ seq {seq}" + (f": {escape_controls(note)}" if note else "")
@@ -1882,3 +1892,6 @@ class ReplayApp(App[int]):
                     "the same event",
                     partial(self._go_to_seq, seq),
                 )
+        for _, action, desc, shown, _ in KEYS:
+            yield SystemCommand(desc, f"key: {shown}", partial(self.run_action, action))
+        yield from super().get_system_commands(screen)

@@ -240,18 +240,29 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         unreplayed = failed and (error_index is None or index > error_index)
         pending = not failed and index >= self.source.valid_count()
 
-        marker = "▶" if relation == 0 else " "
         is_pending = index == self.source.pending_index()
         if is_error:
-            marker = "✗" if relation else "▶"
+            sign = "✗"
         elif index == self.source.difference_index or index in self.differs:
-            marker = "≠" if relation else "▶"
+            sign = "≠"
         elif index in self.source.warning_indexes():
-            marker = "!" if relation else "▶"
-        elif index in self.bookmarks:
-            marker = "◆" if relation else "▶"
+            sign = "!"
+        else:
+            sign = ""
+        # a bookmark is the person's own mark: it keeps the gutter, and the
+        # sign it covers moves into the row
+        bookmarked = index in self.bookmarks
+        in_row = sign if bookmarked else ""
+        if relation == 0:
+            marker = "▶"
+        elif bookmarked:
+            marker = "◆"
+        elif sign:
+            marker = sign
         elif index in self.marks:
-            marker = "•" if relation else "▶"
+            marker = "•"
+        else:
+            marker = " "
         seq = str(row.seq) if row.seq is not None else "?"
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         marker_style = get("timeline--error") if is_error else None
@@ -269,6 +280,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             cid = row.call_id
             cid = cid if len(cid) <= call_width else cid[: call_width - 1] + "…"
             text.append(f"{cid:<{call_width}} ", style=kind_style + Style(bold=False))
+        if in_row:
+            text.append(f"{in_row} ", style=get("timeline--error") if is_error else None)
         if is_error:
             text.append(self.source.error_label(), style=get("timeline--error"))
             text.append("  ")

@@ -8,7 +8,7 @@ Enter asks the app to go to the row's seq; the app stops the watch on Esc.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from rich.segment import Segment
@@ -22,17 +22,32 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from replay_tui.across import PathChange, shown_value
-from replay_tui.condition import ABSENT
-from replay_tui.safe_text import escape_controls
+from replay_tui.condition import ABSENT, format_path
+from replay_tui.diff import Change, diff
+from replay_tui.persistent import thaw
+from replay_tui.safe_text import MASK, escape_controls, is_secret_key
 from replay_tui.ui.panes import ROW_CURSOR_KEYS
 
 OP_STYLES = {"added": "bold #a6d189", "removed": "bold #e78284", "changed": "bold #e5c890"}
 #: Characters of a value shown in a row (the state pane shows it whole).
 SHOWN = 60
+#: An object changed inside is shown by the field that changed up to this size.
+INNER_ITEMS = 200
 
 
 def _shown(value: Any, reveal: bool) -> str:
     return escape_controls(shown_value(value, SHOWN, reveal=reveal))
+
+
+def _inner_changes(old: Any, new: Any) -> list[Change]:
+    """What changed inside a watched object or list (both small: a row is
+    drawn often), by path relative to it; [] for anything else."""
+    small = (Mapping, list, tuple)
+    if not (isinstance(old, small) and isinstance(new, small)):
+        return []
+    if len(old) > INNER_ITEMS or len(new) > INNER_ITEMS:
+        return []
+    return diff(thaw(old), thaw(new))
 
 
 class WatchPane(ScrollView, can_focus=True):
@@ -97,9 +112,24 @@ class WatchPane(ScrollView, can_focus=True):
         )
         text.append(escape_controls(self.kind_of(change.seq)) + "  ")
         old, new = self.resolve(change.old), self.resolve(change.new)
-        text.append(_shown(old, self.reveal), style="dim" if old is ABSENT else None)
-        text.append(" → ", style=OP_STYLES[change.op])
-        text.append(_shown(new, self.reveal), style="dim" if new is ABSENT else None)
+        inner = _inner_changes(old, new)
+        if inner:  # an object or list changed inside: say which field
+            first = inner[0]
+            masked = not self.reveal and any(
+                isinstance(k, str) and is_secret_key(k) for k in first.path
+            )
+            text.append(escape_controls(format_path(first.path)) + ": ", style="bold")
+            old, new = (MASK, MASK) if masked else (first.old, first.new)
+            op = "added" if old is ABSENT else ("removed" if new is ABSENT else "changed")
+            text.append(_shown(old, self.reveal), style="dim" if old is ABSENT else None)
+            text.append(" → ", style=OP_STYLES[op])
+            text.append(_shown(new, self.reveal), style="dim" if new is ABSENT else None)
+            if len(inner) > 1:
+                text.append(f"  (+{len(inner) - 1} more)", style="dim")
+        else:
+            text.append(_shown(old, self.reveal), style="dim" if old is ABSENT else None)
+            text.append(" → ", style=OP_STYLES[change.op])
+            text.append(_shown(new, self.reveal), style="dim" if new is ABSENT else None)
         text.truncate(width, overflow="ellipsis", pad=True)
         strip = Strip(text.render(self.app.console), text.cell_len).apply_style(base)
         strip = strip.crop_extend(0, width, base)
