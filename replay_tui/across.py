@@ -28,7 +28,15 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from replay_tui import canonical
-from replay_tui.condition import ABSENT, Compare, Condition, Exists, StatePath, lookup
+from replay_tui.condition import (
+    ABSENT,
+    Compare,
+    Condition,
+    Exists,
+    StatePath,
+    key_index,
+    lookup,
+)
 from replay_tui.persistent import thaw
 from replay_tui.safe_text import clip, mask_secrets
 
@@ -317,12 +325,19 @@ class HistorySearch:
 # -- reading the patch log ------------------------------------------------------
 
 
-def _key_bytes(key: str | int) -> bytes:
-    return orjson.dumps(key)
+def _key_pattern(key: str | int) -> bytes:
+    """A key as a patch row writes it, as a regular expression: a key of
+    digits alone (``checks.0``) is also the list index it reads (``0``)."""
+    own = re.escape(orjson.dumps(key))
+    index = key_index(key) if isinstance(key, str) else None
+    if index is None:
+        return own
+    return b"(?:" + own + b"|" + str(index).encode() + b")"
 
 
 def _needles(path: StatePath, need: str) -> tuple[list[bytes], re.Pattern[bytes] | None]:
-    """What a patch record holds if it can change what is watched at ``path``.
+    """What a patch record holds if it can change what is watched at ``path``,
+    as regular expressions (alternatives of :func:`re.compile`).
 
     A row of the log starts ``[`` + its path Q as a JSON array. A patch at Q
     changes the value at P only if Q is P, lies under it, or lies above it:
@@ -332,20 +347,20 @@ def _needles(path: StatePath, need: str) -> tuple[list[bytes], re.Pattern[bytes]
     or one right under it that adds or removes (a regular expression finds
     those). Bytes found in a value instead cost a decode that finds nothing.
     """
-    keys = [_key_bytes(k) for k in path]
-    above = [b"[[" + b",".join(keys[:i]) + b"]," for i in range(1, len(keys) + 1)]
+    keys = [_key_pattern(k) for k in path]
+    above = [rb"\[\[" + b",".join(keys[:i]) + rb"\]," for i in range(1, len(keys) + 1)]
     if need == "value":
-        return [b"[[" + b",".join(keys), *above[:-1]], None
+        return [rb"\[\[" + b",".join(keys), *above[:-1]], None
     if need == "exists":
         return above, None
-    child = rb"\[\[" + re.escape(b",".join(keys)) + rb',(?:"(?:[^"\\]++|\\.)*+"|\d++)\],[12],'
+    child = rb"\[\[" + b",".join(keys) + rb',(?:"(?:[^"\\]++|\\.)*+"|\d++)\],[12],'
     return above, re.compile(child)
 
 
 class _Spec:
     """One watched path, ready for the row loop."""
 
-    __slots__ = ("m", "need", "path", "prefixes", "whole")
+    __slots__ = ("digits", "m", "need", "path", "prefixes", "whole")
 
     def __init__(self, path: StatePath, need: str) -> None:
         self.path = path
@@ -354,6 +369,25 @@ class _Spec:
         whole = list(path)
         self.whole = whole
         self.prefixes = [whole[:i] for i in range(len(path) + 1)]
+        #: (position, index) of each key of digits alone (``checks.0``): a
+        #: row's list index there is that key (see :meth:`norm`).
+        self.digits = tuple(
+            (i, index)
+            for i, key in enumerate(path)
+            if isinstance(key, str) and (index := key_index(key)) is not None
+        )
+
+    def norm(self, q: list[Any]) -> list[Any]:
+        """A row's path with the list index at each of :attr:`digits` written
+        as the path's key, so that comparing it with :attr:`whole` reads
+        ``checks.0`` of a list as ``checks[0]`` (and of an object as the key)."""
+        out: list[Any] | None = None
+        for i, index in self.digits:
+            if i < len(q) and type(q[i]) is int and q[i] == index:
+                if out is None:
+                    out = list(q)
+                out[i] = self.path[i]
+        return q if out is None else out
 
 
 def _copy(value: Any) -> Any:
@@ -477,12 +511,14 @@ class PatchScan:
             if pattern is not None:
                 self._patterns.append(pattern)
         self._needles = sorted(needles)
-        self._finder = re.compile(b"|".join(re.escape(n) for n in self._needles))
-        #: One value watched at a leaf: rows exactly at it take the short way.
+        self._finder = re.compile(b"|".join(self._needles))
+        #: One value watched at a leaf: rows exactly at it take the short way
+        #: (a path with a key of digits alone, which may be an index, takes the general one).
         self._leaf: tuple[StatePath, list[Any]] | None = None
-        if len(self._specs) == 1 and self._specs[0].need == "value":
+        plain = len(self._specs) == 1 and not self._specs[0].digits
+        if plain and self._specs[0].need == "value":
             self._leaf = (self._specs[0].path, self._specs[0].whole)
-        self._sized = len(self._specs) == 1 and self._specs[0].need == "len"
+        self._sized = plain and self._specs[0].need == "len"
 
     def advance(
         self, until: int, cancelled: threading.Event | None = None
@@ -559,10 +595,11 @@ class PatchScan:
         values = self.values
         before: dict[StatePath, Any] | None = None
         for row in rows:
-            q = row[0]
-            n = len(q)
+            raw = row[0]
+            n = len(raw)
             for spec in self._specs:
                 m = spec.m
+                q = spec.norm(raw) if spec.digits else raw
                 if n <= m:
                     if q != spec.prefixes[n]:
                         continue
@@ -758,7 +795,7 @@ class PathScan:
     def advance(self, until: int, cancelled: threading.Event | None = None) -> Iterator[PathChange]:
         log = self.history.patches
         until = min(until, len(log))
-        finder = re.compile(b"|".join(re.escape(n) for n in self._needles))
+        finder = re.compile(b"|".join(self._needles))
         for seq, rows in _touching(log, self.seq, until, [finder], cancelled):
             self.seq = seq
             if rows is not None:
@@ -774,7 +811,7 @@ class PathScan:
         last: Any = _UNSET
         present = self.present
         for row in rows:
-            q = row[0]
+            q = spec.norm(row[0]) if spec.digits else row[0]
             if q == whole:  # the value itself
                 op = row[1]
                 was = ABSENT if op == 1 else row[2]

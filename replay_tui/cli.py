@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 from replay_tui import __version__, canonical, cli_across, cli_diff, cli_report
 from replay_tui.batch import check_many, expand_runs
+from replay_tui.cli_args import event_seq, positive_int, seconds, seq_or_zero
 from replay_tui.errors import CannotRun
 from replay_tui.reducers import DEFAULT, available, rules_for_run
 from replay_tui.replay import CHECK_CHECKPOINT_BUDGET, Replay
@@ -39,7 +40,9 @@ from replay_tui.rules_guard import (
 )
 from replay_tui.run import FORMATS, locate_run
 from replay_tui.safe_text import escape_controls
-from replay_tui.sidebyside import skip_seqs, without
+from replay_tui.sidebyside import past_the_end, skip_seqs, without
+from replay_tui.sniff import describe
+from replay_tui.words import plural
 
 SUBCOMMANDS = ("open", "check", "state", "when", "history", "report", "diff", "compare")
 
@@ -62,7 +65,7 @@ def _reducer_help() -> str:
 def _timeout_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rules-timeout",
-        type=float,
+        type=seconds,
         default=DEFAULT_TIMEOUT,
         metavar="S",
         help=f"rules (other than the built-in ones) that run longer than S seconds on one "
@@ -84,8 +87,9 @@ def _format_option(parser: argparse.ArgumentParser) -> None:
 
 CONDITION_HELP = """\
 paths: keys joined by dots (calls.call-003.status), [n] for a list item
-  (checks[0].passed), double quotes for a key with dots, spaces or quotes
-  (calls."a.b".status); bare keys hold letters, digits, _ and -.
+  (checks[0].passed; checks.0.passed reads a list the same way), double quotes
+  for a key with dots, spaces or quotes (calls."a.b".status); bare keys hold
+  letters, digits, _ and -. Every command prints paths this way.
 conditions: PATH OP VALUE with == != < <= > >= and VALUE a JSON literal
   ("retrying", 1000, true, null); PATH exists; len(PATH) as a number;
   combined with and, or, not and parentheses. An absent path makes a
@@ -139,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_open.add_argument(
         "--at",
-        type=int,
+        type=seq_or_zero,
         metavar="SEQ",
         help="open with the cursor on SEQ (0: the initial state; past the end: the last event)",
     )
@@ -156,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_open.add_argument(
         "--skip",
-        type=int,
+        type=event_seq,
         action="append",
         default=[],
         metavar="SEQ",
@@ -190,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_check.add_argument(
         "--jobs",
-        type=int,
+        type=positive_int,
         default=os.cpu_count() or 1,
         metavar="N",
         help="processes for several runs (default: one per CPU)",
@@ -209,11 +213,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_state = sub.add_parser("state", help="print the state after the first N events")
     p_state.add_argument("run", help="run folder or its events.jsonl")
-    p_state.add_argument("--at", type=int, required=True, metavar="N", help="prefix length (0..)")
+    p_state.add_argument(
+        "--at", type=seq_or_zero, required=True, metavar="N", help="prefix length (0..)"
+    )
     p_state.add_argument("--diff", action="store_true", help="print the change made by event N")
     p_state.add_argument(
         "--skip",
-        type=int,
+        type=event_seq,
         action="append",
         default=[],
         metavar="SEQ",
@@ -364,7 +370,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             _out(result.one_line())
     if not args.json:
         _out(
-            f"{len(runs)} runs: {counts[0]} verified, {counts[1]} failed, "
+            f"{plural(len(runs), 'run')}: {counts[0]} verified, {counts[1]} failed, "
             f"{counts[2]} could not be checked"
         )
     return 2 if counts[2] else (1 if counts[1] else 0)
@@ -405,23 +411,27 @@ def cmd_state(args: argparse.Namespace) -> int:
     replay, dog = _open_replay(
         args.run, args.reducer, args.rules_timeout, args.format, history=args.diff, skip=skip
     )
-    if skip:
-        sys.stderr.write(
-            f"replay-tui: hypothetical: {without(skip)}: the branch of this run that "
-            "leaves them out, not what happened\n"
-        )
     try:
         replay.advance(limit=n)
-        if replay.valid < n:
-            replay.finish()
+        if replay.valid < n or (skip and skip[-1] > len(replay.ledger)):
+            replay.finish()  # the whole ledger read: every line counted
+        past = past_the_end(skip, len(replay.ledger))
+        if past is not None:
+            raise CannotRun(past)
+        if skip:
+            them = "it" if len(skip) == 1 else "them"
+            sys.stderr.write(
+                f"replay-tui: hypothetical: {without(skip)}: the branch of this run that "
+                f"leaves {them} out, not what happened\n"
+            )
         if replay.valid < n:
             if replay.error is not None:
                 sys.stderr.write(
-                    f"replay-tui: the valid prefix ends at {replay.valid} events; first error "
-                    f"{escape_controls(replay.error.one_line())}\n"
+                    f"replay-tui: the valid prefix ends at {plural(replay.valid, 'event')}; "
+                    f"first error {escape_controls(replay.error.one_line())}\n"
                 )
                 return 1
-            raise CannotRun(f"--at {n}: the run has only {replay.valid} events")
+            raise CannotRun(f"--at {n}: the run has only {plural(replay.valid, 'event')}")
         dump = canonical.dumps_pretty if args.pretty else canonical.dumps
         if args.diff:
             step = replay.step(n)
@@ -441,8 +451,28 @@ def cmd_state(args: argparse.Namespace) -> int:
         replay.close()
 
 
+def _report_and_run(report: Path, other: Path) -> NoReturn:
+    """``compare`` given one report and something else: say what the other is."""
+    looks = describe(other) if other.is_file() else None
+    if looks is not None:
+        raise CannotRun(
+            f"{other}: not a report or a run: {looks[0]} "
+            "(compare takes two check --json reports, or two runs)"
+        )
+    locate_run(other)  # not there, or a folder that is no run: says so
+    raise CannotRun(
+        f"{report} is a check --json report and {other} a run: compare takes two reports "
+        "(check --json RUN makes one), or two runs"
+    )
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
-    if not (cli_diff.is_report_file(args.a) and cli_diff.is_report_file(args.b)):
+    reports = cli_diff.is_report_file(args.a), cli_diff.is_report_file(args.b)
+    if reports == (True, False):
+        _report_and_run(args.a, args.b)
+    if reports == (False, True):
+        _report_and_run(args.b, args.a)
+    if reports == (False, False):
         # runs, not reports: where they part
         diff_args = build_parser().parse_args(["diff", str(args.a), str(args.b)])
         return cli_diff.cmd_diff(diff_args)
@@ -451,7 +481,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if not diffs:
         _out(f"same: {args.a} and {args.b} agree on every field")
         return 0
-    _out(f"different: {len(diffs)} field(s)")
+    _out(f"different: {plural(len(diffs), 'field')}")
     width = max(len(k) for k, _, _ in diffs)
     for key, va, vb in diffs:
         _out(

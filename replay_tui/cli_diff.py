@@ -10,9 +10,13 @@ from typing import Any
 import orjson
 
 from replay_tui import canonical
+from replay_tui.cli_args import event_seq
+from replay_tui.diff import path_str
 from replay_tui.errors import CannotRun
+from replay_tui.run import locate_run
 from replay_tui.safe_text import clip, escape_controls
 from replay_tui.sidebyside import Side, side_by_side, skip_seqs
+from replay_tui.sniff import named_as_ledger
 
 DIFF_HELP = """\
 A and B are replayed strictly, each in its own process, and aligned by seq.
@@ -43,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--skip",
-        type=int,
+        type=event_seq,
         action="append",
         default=[],
         metavar="SEQ",
@@ -54,6 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _sides(args: argparse.Namespace) -> tuple[Side, Side]:
     if args.b is None and not args.skip and not (args.rules_a or args.rules_b):
         raise CannotRun("diff needs a run B, --skip SEQ, or --rules-a/--rules-b")
+    for run in (args.a, args.b or args.a):
+        locate_run(run, fmt=args.format)  # one line before any process starts: not a run
     common = {"fmt": args.format, "strict_events": args.strict_events}
     timeout = args.rules_timeout
     a = Side(args.a, args.rules_a, rules_timeout=timeout, **common)
@@ -106,7 +112,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             gone = "A" if not st["a_state"] else "B"
             lines.append(f"  {gone} has no state there: its strict replay stopped before it{tag}")
         for change in result["changes"]:
-            path = ".".join(str(p) for p in change["path"]) or "(state)"
+            path = path_str(tuple(change["path"]))
             old = _shown(change["old"]) if "old" in change else "absent"
             new = _shown(change["new"]) if "new" in change else "absent"
             lines.append(f"  A → B  {escape_controls(path)}: {old} → {new}{tag}")
@@ -115,12 +121,16 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0 if result["same"] else 1
 
 
+#: Bytes a report may have (they have a few hundred): a bigger file is a run.
+REPORT_BYTES = 1 << 20
+
+
 def is_report_file(path: Path) -> bool:
     """A ``check --json`` report (``compare`` compares those field by field),
-    not a run (a folder, a ledger, a Temporal history)."""
-    if not path.is_file() or path.suffix != ".json":
-        return False
+    whatever its name, not a run (a folder, a ledger, a Temporal history)."""
     try:
+        if not path.is_file() or named_as_ledger(path) or path.stat().st_size > REPORT_BYTES:
+            return False
         data = orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return False

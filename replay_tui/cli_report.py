@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from replay_tui.bookmarks import Bookmarks
+from replay_tui.cli_args import seq_or_zero
 from replay_tui.errors import CannotRun
 from replay_tui.handover import (
     build_report_doc,
@@ -24,6 +25,7 @@ from replay_tui.handover import (
 from replay_tui.report import write_atomic
 from replay_tui.run import locate_run
 from replay_tui.safe_text import escape_controls
+from replay_tui.words import plural
 
 if TYPE_CHECKING:
     import argparse
@@ -56,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", help="run folder, its events.jsonl, or a Temporal history")
     parser.add_argument(
         "--at",
-        type=int,
+        type=seq_or_zero,
         action="append",
         metavar="SEQ",
         help="a seq to show (0: the initial state); give it again for more",
@@ -98,6 +100,13 @@ def cmd_report(args: argparse.Namespace, open_replay: Callable[..., tuple[Replay
     replay, dog = open_replay(args.run, args.reducer, args.rules_timeout, args.format, history=True)
     try:
         replay.verify()
+        lines = len(replay.ledger)
+        past = sorted(s for s in seqs if s > lines)
+        if past:
+            raise CannotRun(
+                f"--at {past[0]}: seq {past[0]} is past the end of the run "
+                f"({plural(lines, 'event')})"
+            )
         notes: dict[int, str] = {}
         if args.bookmarks:
             marks = Bookmarks.load(replay.paths.events)

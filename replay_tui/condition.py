@@ -5,6 +5,8 @@ A *path* names a place in the state from its root: keys joined by dots
 (``calls.call-003.status``), ``[n]`` for a list item (``checks[0].passed``),
 double quotes (JSON string syntax) for a key with dots, spaces or quotes
 (``calls."a.b".status``). Bare keys hold letters, digits, ``_`` and ``-``.
+A key of digits alone read on a list is that index (``checks.0`` is
+``checks[0]``, the way ``diff`` used to write it); on an object it is a key.
 
 A *condition* is ``PATH OP VALUE`` (``==`` ``!=`` ``<`` ``<=`` ``>`` ``>=``,
 VALUE a JSON literal), ``PATH exists``, ``len(PATH)`` in place of a path,
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replay_tui.diff import MISSING
+from replay_tui.safe_text import _UNSAFE
 
 StatePath = tuple[str | int, ...]
 
@@ -55,6 +58,18 @@ _KEYWORDS = frozenset({"and", "or", "not", "exists"})
 
 
 # -- paths ---------------------------------------------------------------------
+
+#: Digits a key may have and still be read as a list index (past any real list).
+_MAX_INDEX_DIGITS = 18
+
+
+def key_index(key: str) -> int | None:
+    """The list index a key of ASCII digits alone stands for on a list
+    (``"0"``: 0), else None: ``checks.0`` reads ``checks[0]`` of a list and
+    the key ``"0"`` of an object."""
+    if 0 < len(key) <= _MAX_INDEX_DIGITS and key.isascii() and key.isdigit():
+        return int(key)
+    return None
 
 
 def _read_key(text: str, i: int) -> tuple[str, int]:
@@ -108,6 +123,13 @@ def parse_path(text: str) -> StatePath:
     return path
 
 
+def _quoted(key: str) -> str:
+    """A key as a JSON string: readable (``"café"``), but every control,
+    bidi or invisible character escaped (``"\\u202e"``), so it cannot act on
+    a terminal and reads back the same."""
+    return _UNSAFE.sub(lambda m: json.dumps(m.group())[1:-1], json.dumps(key, ensure_ascii=False))
+
+
 def format_path(path: StatePath) -> str:
     """A path as it is typed: bare keys where they can be, else quoted."""
     out: list[str] = []
@@ -115,14 +137,15 @@ def format_path(path: StatePath) -> str:
         if isinstance(part, int):
             out.append(f"[{part}]")
             continue
-        word = part if _BARE.fullmatch(part) and part not in _KEYWORDS else json.dumps(part)
+        word = part if _BARE.fullmatch(part) and part not in _KEYWORDS else _quoted(part)
         out.append(word if not out else "." + word)
     return "".join(out)
 
 
 def lookup(state: Any, path: StatePath) -> Any:
-    """The value at ``path`` in ``state``, or :data:`ABSENT`. A key reads only
-    an object, an index only a list: ``x[0]`` of an object is absent."""
+    """The value at ``path`` in ``state``, or :data:`ABSENT`. A key reads an
+    object, an index only a list: ``x[0]`` of an object is absent. A key of
+    digits alone reads a list too, as that index (see :func:`key_index`)."""
     node = state
     for part in path:
         if isinstance(part, str):
@@ -132,6 +155,13 @@ def lookup(state: Any, path: StatePath) -> Any:
                 node = node.get(part, ABSENT)
                 if node is ABSENT:
                     return ABSENT
+            elif type(node) is list or (
+                isinstance(node, Sequence) and not isinstance(node, (str, bytes))
+            ):
+                index = key_index(part)
+                if index is None or index >= len(node):
+                    return ABSENT
+                node = node[index]
             else:
                 return ABSENT
         else:

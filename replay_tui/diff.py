@@ -93,15 +93,9 @@ def diff(old: Any, new: Any, path: Path = ()) -> list[Change]:
 
 
 def path_str(path: Path) -> str:
-    """``calls.call-001.status``, ``checks[0].passed``; odd keys are quoted."""
-    if not path:
-        return "(state)"
-    parts: list[str] = []
-    for step in path:
-        if isinstance(step, int):
-            parts.append(f"[{step}]")
-        else:
-            simple = step and all(c.isalnum() or c in "_-:" for c in step)
-            text = step if simple else '"' + step.replace('"', '\\"') + '"'
-            parts.append(("." if parts else "") + text)
-    return "".join(parts)
+    """``calls.call-001.status``, ``checks[0].passed``; odd keys are quoted:
+    the path as ``when`` and ``history`` read it (``condition.format_path``),
+    ``(state)`` for the whole state."""
+    from replay_tui.condition import format_path  # condition imports this module
+
+    return format_path(path) if path else "(state)"

@@ -39,6 +39,7 @@ from replay_tui.report import build_report, human_summary, write_temp
 from replay_tui.run import JSONL, RunPaths
 from replay_tui.runview import PIN_WORDS, LineView, ReceiptView, RunView
 from replay_tui.safe_text import _UNSAFE, MASK, clip, escape_controls, is_secret_key, mask_secrets
+from replay_tui.words import plural
 
 #: Timeline rows shown on each side of a chosen seq.
 WINDOW = 5
@@ -140,7 +141,9 @@ def build_report_doc(
     report = build_report(replay)
     if replay.error is None and not replay.finished:
         # the app, validating or following: nothing is judged complete yet
-        check = [f"{name}: not judged yet: no error in the {replay.valid} events read so far"]
+        check = [
+            f"{name}: not judged yet: no error in the {plural(replay.valid, 'event')} read so far"
+        ]
     else:
         check = human_summary(name, replay, report).split("\n")
     marked = {s for s in chosen if s >= 1}
@@ -435,7 +438,8 @@ def _seq_doc(
         why = lv.raw or "it could not be read again"
         out["raw"] = None
     else:  # pending, receipt: the app's validation has not got there
-        why = f"validation has not reached it yet ({replay.valid:,} events replayed so far)"
+        so_far = plural(replay.valid, "event", sep=True)
+        why = f"validation has not reached it yet ({so_far} replayed so far)"
     out["not_replayed"] = escape_controls(f"not replayed: {why}")
     return out
 
@@ -471,7 +475,9 @@ def md_block(text: str, info: str = "") -> str:
 def _md_receipt(rc: Mapping[str, Any]) -> list[str]:
     lines = [f"- receipt {md_code(rc['name'])} of call {md_code(rc['call_id'])}: {rc['pin_words']}"]
     if rc["size"] is not None:
-        lines.append(f"- size {rc['size']:,} bytes, sha256 {md_code(rc['sha256'])}")
+        lines.append(
+            f"- size {plural(rc['size'], 'byte', sep=True)}, sha256 {md_code(rc['sha256'])}"
+        )
     if rc["pinned"]:
         lines.append(f"- pinned sha256 {md_code(rc['pinned'])}")
     if rc["problem"]:
@@ -551,7 +557,7 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
             parts += ["The rules' traceback:", md_block(err["traceback"], "text")]
         word = f" ({md_code(err['state_word'])})" if err["state_word"] else ""
         parts += [
-            f"State before it, after {err['valid']:,} events{word}:",
+            f"State before it, after {plural(err['valid'], 'event', sep=True)}{word}:",
             md_block(err["state_before"], "json"),
         ]
         if err["receipt"] is not None:
@@ -666,7 +672,9 @@ def _html_receipt(rc: Mapping[str, Any]) -> list[str]:
         f'<span class="{pin_class}">{_e(rc["pin_words"])}</span></li>'
     ]
     if rc["size"] is not None:
-        items.append(f"<li>size {rc['size']:,} bytes, sha256 {_code(rc['sha256'])}</li>")
+        items.append(
+            f"<li>size {plural(rc['size'], 'byte', sep=True)}, sha256 {_code(rc['sha256'])}</li>"
+        )
     if rc["pinned"]:
         items.append(f"<li>pinned sha256 {_code(rc['pinned'])}</li>")
     if rc["problem"]:
@@ -768,7 +776,7 @@ def render_html(doc: Mapping[str, Any]) -> str:
             body += [_label("The rules' traceback:"), _pre(err["traceback"])]
         word = f" ({_code(err['state_word'])})" if err["state_word"] else ""
         body += [
-            _label(f"State before it, after {int(err['valid']):,} events{word}:"),
+            _label(f"State before it, after {plural(int(err['valid']), 'event', sep=True)}{word}:"),
             _pre(err["state_before"]),
         ]
         if err["receipt"] is not None:

@@ -20,6 +20,7 @@ from typing import Any
 from replay_tui.diff import Change
 from replay_tui.patchlog import PatchLog
 from replay_tui.persistent import apply_changes
+from replay_tui.words import plural
 
 #: A checkpoint is kept once this many patches (or events) were recorded
 #: since the last one; a seek applies at most about this many patches.
@@ -86,7 +87,7 @@ class History:
         with self._lock:
             head_n, head = self._head
             if not 0 <= n <= head_n:
-                raise IndexError(f"no state at {n}: {head_n} events recorded")
+                raise IndexError(f"no state at {n}: {plural(head_n, 'event')} recorded")
             if n == head_n:
                 return head
             i = bisect.bisect_right(self._keys, n) - 1

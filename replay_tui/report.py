@@ -18,6 +18,7 @@ import orjson
 from replay_tui import READER_VERSION, canonical
 from replay_tui.errors import CannotRun
 from replay_tui.replay import Replay
+from replay_tui.words import plural
 
 REPORT_FIELDS = (
     "run_id",
@@ -163,8 +164,8 @@ def human_summary(name: str, replay: Replay, report: dict[str, Any]) -> str:
     err = replay.error
     if err is None:
         lines.append(
-            f"{name}: verified: {report['events']} events, {receipts} "
-            f"receipt{'s' if receipts != 1 else ''}, state {report['state']} ({rules})"
+            f"{name}: verified: {plural(report['events'], 'event')}, "
+            f"{plural(receipts, 'receipt')}, state {report['state']} ({rules})"
         )
         still = replay.still_open()
         if still:
@@ -173,13 +174,13 @@ def human_summary(name: str, replay: Replay, report: dict[str, Any]) -> str:
         lines.append(f"{name}: FAILED {err.one_line()}")
         if err.artifact:
             lines.append(f"  artifact: {err.artifact}")
-        prefix = f"  valid prefix: {replay.valid} events"
+        prefix = f"  valid prefix: {plural(replay.valid, 'event')}"
         if report["partial"]:
             prefix += f", state {report['state']} (partial)"
         lines.append(prefix)
         lines.append(f"  rules: {rules}")
     if replay.warning_count:
-        lines.append(f"  {replay.warning_count} warning(s):")
+        lines.append(f"  {plural(replay.warning_count, 'warning')}:")
         for w in replay.warnings[:20]:
             where = f"seq {w.seq}: " if w.seq is not None else ""
             lines.append(f"    {w.code}: {where}{w.message}")

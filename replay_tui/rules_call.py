@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from replay_tui import canonical
+from replay_tui.condition import format_path
 from replay_tui.diff import diff
 from replay_tui.errors import CannotRun
 from replay_tui.persistent import is_frozen, thaw
@@ -152,5 +153,5 @@ def _event_change(before: bytes, after: bytes) -> str:
     changes = diff(old[0], new[0]) or diff(old[1:], new[1:])
     if not changes:
         return head
-    where = ".".join(str(p) for p in changes[0].path) or "the event itself"
+    where = format_path(changes[0].path) or "the event itself"
     return f"{head}: {where} changed"

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replay_tui.errors import CannotRun
+from replay_tui.sniff import named_as_ledger, not_a_run
 from replay_tui.temporal import looks_like_history
 
 EVENTS = "events.jsonl"
@@ -28,8 +29,9 @@ class RunPaths:
 
     @property
     def name(self) -> str:
-        """What to call the run: its folder, or a history file's name."""
-        if self.format != JSONL:
+        """What to call the run: its folder, or the file given (a history,
+        a ledger not named ``events.jsonl``)."""
+        if self.format != JSONL or self.events.name not in (EVENTS, EVENTS_GZ):
             return self.events.name
         return self.dir.resolve().name if self.dir.name in ("", ".", "..") else self.dir.name
 
@@ -44,7 +46,11 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
 
     A file other than ``events.jsonl`` that starts like a Temporal history
     export (``{"events": [``) is read as one (``fmt`` forces ``jsonl`` or
-    ``temporal``).
+    ``temporal``). A file not named as a ledger (``*.jsonl``, ``*.jsonl.gz``:
+    see :func:`~replay_tui.sniff.named_as_ledger`) that is plainly something
+    else (Markdown, HTML, a JSON document, a report, binary data, nothing) is
+    refused in one line saying what it looks like; one that may be a ledger,
+    even a damaged one, is replayed and judged strictly.
 
     With ``may_be_empty`` (following a run that has not started), a folder
     without ``events.jsonl`` yet, or that file's future path, is accepted.
@@ -71,6 +77,11 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
             raise CannotRun(f"{events}: not a regular file")
         return RunPaths(path, events)
     if path.is_file():
+        if fmt == "auto" and not named_as_ledger(path):
+            history = path.suffix != ".gz" and looks_like_history(path)
+            why = None if history else not_a_run(path, may_be_empty=may_be_empty)
+            if why is not None:
+                raise CannotRun(f"{arg}: not a run: {why}")
         if path.suffix == ".gz" and fmt != TEMPORAL:
             return RunPaths(path.parent, path, compressed=True)
         if fmt == TEMPORAL or (fmt == "auto" and path.name != EVENTS and looks_like_history(path)):

@@ -43,11 +43,16 @@ def escape_controls(text: str) -> str:
 
 
 def clip(text: str, limit: int) -> str:
-    """Cut ``text`` to ``limit`` characters with a marker saying how much is hidden."""
+    """Cut ``text`` to ``limit`` characters with a marker saying how much is
+    hidden. A cut never makes it longer, nor hides fewer characters than the
+    marker costs: then ``text`` is shown whole."""
     if limit <= 0 or len(text) <= limit:
         return text
     hidden = len(text) - limit
-    return f"{text[:limit]}… (+{hidden:,} chars)"
+    note = f"… (+{hidden:,} char{'s' if hidden != 1 else ''})"
+    if len(note) >= hidden:
+        return text
+    return text[:limit] + note
 
 
 def is_secret_key(key: str) -> bool:

@@ -31,6 +31,7 @@ from replay_tui.diff import diff
 from replay_tui.envelope import Event
 from replay_tui.errors import CannotRun
 from replay_tui.persistent import thaw
+from replay_tui.words import plural
 
 #: The digest of an event a branch leaves out: differs from any event's.
 LEFT_OUT = b"\xff" * 8
@@ -66,8 +67,17 @@ def skip_seqs(values: Iterable[int]) -> tuple[int, ...]:
     """``--skip`` given as seqs: sorted, each once; raises CannotRun below 1."""
     seqs = tuple(sorted(set(values)))
     if seqs and seqs[0] < 1:
-        raise CannotRun("--skip: events are numbered from 1")
+        raise CannotRun(f"--skip {seqs[0]}: events are numbered from 1")
     return seqs
+
+
+def past_the_end(skip: Iterable[int], lines: int) -> str | None:
+    """Why ``--skip`` names an event the run does not have (its ledger has
+    ``lines`` lines), or None: a branch without it would be the run itself."""
+    past = sorted(s for s in skip if s > lines)
+    if not past:
+        return None
+    return f"--skip {past[0]}: seq {past[0]} is past the end of the run ({plural(lines, 'event')})"
 
 
 @dataclass
@@ -158,6 +168,10 @@ def _side_main(side: Side, conn: Connection, keep_patches: bool) -> None:
 
         replay.observer = observe
         replay.verify()
+        past = past_the_end(side.skip, len(replay.ledger))
+        if past is not None:
+            conn.send({"cannot": past})
+            return
         report = build_report(replay)
         verdict = human_summary(replay.paths.name, replay, report).splitlines()[0]
         events = bytearray()  # every line: a rules failure does not change the events

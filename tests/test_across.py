@@ -6,6 +6,7 @@ held to brute force over every prefix."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -77,12 +78,15 @@ def test_bad_paths_say_where(text: str, column: int, words: str) -> None:
     assert info.value.column == column and words in info.value.message
 
 
-def test_lookup_reads_objects_by_key_and_lists_by_index_only() -> None:
+def test_lookup_reads_objects_by_key_and_lists_by_index_or_digit_key() -> None:
     state = {"a": [{"b": 1}], "c": {"0": "zero"}, "n": None}
     assert lookup(state, ("a", 0, "b")) == 1
     assert lookup(state, ("c", "0")) == "zero"
     assert lookup(state, ("c", 0)) is ABSENT  # an index does not read an object
-    assert lookup(state, ("a", "0")) is ABSENT  # a key does not read a list
+    assert lookup(state, ("a", "0")) == {"b": 1}  # a key of digits alone reads a list: a.0
+    assert lookup(state, ("a", "0", "b")) == 1
+    assert lookup(state, ("a", "x")) is ABSENT  # any other key does not
+    assert lookup(state, ("a", "1")) is ABSENT
     assert lookup(state, ("a", 1)) is ABSENT
     assert lookup(state, ("n",)) is None  # null is there: not absent
     assert lookup(state, ("n", "x")) is ABSENT
@@ -315,6 +319,8 @@ PATHS = [
     "calls.call-000003.ok",
     "checks[0].passed",
     "checks[1]",
+    "checks.0.passed",  # the dotted form of a list index: as checks[0].passed
+    "checks.1",
     "calls",
     "checks",
     "spent",
@@ -333,6 +339,9 @@ ATOMS = st.one_of(
             "calls.call-000003 exists",
             "checks[0].passed == false",
             "checks[1].passed == true",
+            "checks.0.passed == false",
+            "checks.1 exists",
+            "len(checks.0) == 3",
             "len(calls) > 3",
             "len(checks) == 1",
             "spent.cost < 0.01",
@@ -411,6 +420,10 @@ def test_when_and_history_agree_with_every_prefix(
             for k in range(1, len(values))
             if not _json_same(values[k - 1], values[k])
         ]
+        # checks.0 is checks[0]: the brute force of the bracketed path agrees
+        bracketed = parse_path(_bracketed(path))
+        assert all(_json_same(lookup(s, bracketed), v) for s, v in zip(states, values, strict=True))
+        assert [parse_condition(_bracketed(condition)).evaluate(s) for s in states] == truth
 
         when = WhenSearch(cond)
         _forward(run, when)
@@ -432,6 +445,11 @@ def test_when_and_history_agree_with_every_prefix(
             plain.close()
     finally:
         full.close()
+
+
+def _bracketed(text: str) -> str:
+    """``checks.0.passed`` written ``checks[0].passed`` (numbers left alone)."""
+    return re.sub(r"(?<=[A-Za-z_\]-])\.(\d+)(?![\w-])", r"[\1]", text)
 
 
 def _json_same(a: Any, b: Any) -> bool:

@@ -304,12 +304,22 @@ def test_a_failing_run_shows_the_error_its_event_and_the_state_before(
 
 
 def test_seq_0_and_seqs_past_the_ledger(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(capsys, "report", str(DEMO), "--at", "0", "--at", "99")
+    code, out, _ = run_cli(capsys, "report", str(DEMO), "--at", "0")
     assert code == 0
-    initial = out.split("## Seq 0 (the initial state)", 1)[1].split("## Seq 99", 1)[0]
+    initial = out.split("## Seq 0 (the initial state)", 1)[1]
     _, blocks, _ = md_parts(initial)
     assert orjson.loads(blocks[0])["phase"] == "new"
-    assert "`not replayed: the ledger has 14 lines, none at seq 99`" in out
+    # asked for on the command line, a seq past the ledger is a bad value: one line, exit 2
+    code, out, err = run_cli(capsys, "report", str(DEMO), "--at", "0", "--at", "99")
+    assert code == 2 and out == ""
+    assert err == "replay-tui: --at 99: seq 99 is past the end of the run (14 events)\n"
+    # the document itself (a bookmark on a ledger since cut short) says why there is none
+    replay, _ = _open_replay(str(DEMO), None, 0, "auto", history=True)
+    try:
+        doc = build_report_doc(replay.verify(), [99], {}, False)
+        assert "`not replayed: the ledger has 14 lines, none at seq 99`" in render_markdown(doc)
+    finally:
+        replay.close()
 
 
 def test_receipt_and_pin_at_a_tool_finished(capsys: pytest.CaptureFixture[str]) -> None:
@@ -614,7 +624,7 @@ def test_stdout_and_out_are_the_same_bytes(
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (["--at", "-1"], "--at -1"),
+        (["--at", "-1"], "--at: -1: seqs are 0 (the initial state) and up"),
         (["--at", "x"], "invalid int value"),
     ],
 )

@@ -503,7 +503,7 @@ def test_a_check_stricter_than_temporal_is_a_warning_not_an_error(
     path = history(tmp_path, events)
     assert main(["check", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "1 warning(s)" in out
+    assert "1 warning:" in out
     assert "seq 8" in out and "rule_warning" in out and "stricter than Temporal" in out
     replay = replay_of(path)
     try:

@@ -450,3 +450,12 @@ async def test_a_filter_of_one_row_says_row() -> None:
         app.apply_filter("tool_denied")
         assert await until(pilot, lambda: app.matches is not None, 5)
         assert "filter 'tool_denied': 1 row" in status(app) and "1 rows" not in status(app)
+
+
+def test_the_app_refuses_a_skip_past_the_end() -> None:
+    from replay_tui.errors import CannotRun
+
+    with pytest.raises(
+        CannotRun, match=r"--skip 99: seq 99 is past the end of the run \(14 events\)"
+    ):
+        make_app(DEMO, skip=(99,))

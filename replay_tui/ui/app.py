@@ -17,6 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -162,6 +163,9 @@ PANE_KEYS: list[tuple[str, str]] = [
     ("w", "In the state pane: watch the path at the cursor (every seq it changed)"),
     ("Enter", "In the watch list: go to that seq (Esc stops watching)"),
 ]
+
+#: A run_id cut to fit the header keeps at least this many characters.
+MIN_RUN_ID = 12
 
 #: Shortest pause between two passes of the rewrite check (seconds).
 VERIFY_GAP = 0.2
@@ -554,7 +558,7 @@ class ReplayApp(App[int]):
     def verify_worker(self, replay: Replay) -> None:
         """Rehash what was read each time the ledger changes, whatever else
         changed with it (an append in the same moment hides an edit from
-        the cheap checks). A pass costs what was read (~0.3 s per 100 MB
+        the cheap checks). A pass costs what was read (about 70 ms per 100 MB
         here), so passes are spaced by as long as the last took: at most
         half a core, and an edit is named within two passes."""
         try:
@@ -1497,23 +1501,31 @@ class ReplayApp(App[int]):
         return self._with_names(text)
 
     def _with_names(self, rest: Text) -> Text:
-        """The run's label first, then its run_id and rules while they fit
-        (the run_id names the run in a ticket: it goes last): the verdict,
-        the position and the state's word matter more."""
+        """The run's label first, then its run_id and rules while they fit:
+        the verdict, the position and the state's word matter more. A long
+        run_id (a Temporal run's UUID) is cut before the rules go; the rules
+        go before the run_id, which names the run in a ticket."""
         r = self.replay
         head = Text(" ")
         head.append(escape_controls(self.label), style="bold")
-        extras = []
-        if r.run_id:
-            extras.append(Text(f"  run {escape_controls(r.run_id)}", style="dim"))
-        extras.append(Text(f"  rules {r.reducer.name} {r.reducer.version}", style="dim"))
         room = self.size.width - head.cell_len - rest.cell_len
-        while extras and sum(e.cell_len for e in extras) > room:
-            extras.pop()  # the rules go first, then the run_id
+        rules = f"  rules {r.reducer.name} {r.reducer.version}"
+        run = escape_controls(r.run_id) if r.run_id else ""
+        extras = ""
+        for with_rules in (True, False):
+            left = room - (len(rules) if with_rules else 0) - len("  run ")
+            if not run or cell_len(run) <= left:
+                extras = (f"  run {run}" if run else "") + (rules if with_rules else "")
+            elif left >= MIN_RUN_ID:
+                extras = f"  run {run[: left - 1]}…" + (rules if with_rules else "")
+            else:
+                continue
+            if cell_len(extras) <= room:
+                break
+            extras = ""
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append_text(head)
-        for extra in extras:
-            text.append_text(extra)
+        text.append(extras, style="dim")
         text.append_text(rest)
         if self.banner:  # on a line of its own: it must be read whole
             text.append("\n ")

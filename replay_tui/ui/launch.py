@@ -8,9 +8,10 @@ from pathlib import Path
 
 from replay_tui.errors import CannotRun
 from replay_tui.reducers import rules_for_run
-from replay_tui.replay import Replay
+from replay_tui.replay import Replay, open_ledger
 from replay_tui.rules_guard import DEFAULT_TIMEOUT
-from replay_tui.run import locate_run
+from replay_tui.run import RunPaths, locate_run
+from replay_tui.sidebyside import past_the_end
 from replay_tui.ui.app import COMPARE_FINISHED, ReplayApp
 
 #: The demo run shipped inside the package, opened by ``replay-tui`` alone.
@@ -55,6 +56,9 @@ def make_app(
         if follow:
             raise CannotRun(f"{COMPARE_FINISHED}: not with --follow")
         b_paths = locate_run(against, fmt=fmt) if against is not None else paths
+        past = past_the_end(skip, _ledger_lines(b_paths)) if skip else None
+        if past is not None:
+            raise CannotRun(past)
         b_rules = rules_for_run(rules_b or reducer, b_paths.events, b_paths.format)
         try:
             other = Replay(b_paths, b_rules, history=True, skip=skip)
@@ -70,6 +74,21 @@ def make_app(
         against=other,
         strict_events=strict_events,
     )
+
+
+def _ledger_lines(paths: RunPaths) -> int:
+    """Lines in a run's ledger (a last one without its newline counted):
+    ``--skip`` past them is refused before the app opens."""
+    try:
+        ledger = open_ledger(paths)
+    except OSError as exc:
+        raise CannotRun(f"{paths.events}: {exc.strerror or exc}") from None
+    try:
+        for _ in ledger.scan():
+            pass
+        return len(ledger) + (1 if ledger.tail_size() else 0)
+    finally:
+        ledger.close()
 
 
 def open_app(app: ReplayApp) -> int:
