@@ -50,11 +50,11 @@ ENGINE = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[2])
 from pathlib import Path
-from replay_tui.across import condition_turns, iter_path_changes
-from replay_tui.condition import parse_condition, parse_path
+from replay_tui.questions.across import condition_turns, iter_path_changes
+from replay_tui.questions.condition import parse_condition, parse_path
 from replay_tui.reducers import rules_for_run
-from replay_tui.replay import Replay
-from replay_tui.run import locate_run
+from replay_tui.engine.replay import Replay
+from replay_tui.formats.run import locate_run
 
 paths = locate_run(Path(sys.argv[1]))
 replay = Replay(paths, rules_for_run(None, paths.events, paths.format), history=True)

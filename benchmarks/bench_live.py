@@ -32,10 +32,10 @@ sys.path.insert(0, str(ROOT))
 
 from watchfiles import awatch  # noqa: E402
 
+from replay_tui.engine.replay import Replay  # noqa: E402
+from replay_tui.formats.run import RunPaths  # noqa: E402
+from replay_tui.formats.synth import write_agent_run  # noqa: E402
 from replay_tui.reducers import load_reducer  # noqa: E402
-from replay_tui.replay import Replay  # noqa: E402
-from replay_tui.run import RunPaths  # noqa: E402
-from replay_tui.synth import write_agent_run  # noqa: E402
 from replay_tui.ui.app import ReplayApp  # noqa: E402
 from replay_tui.ui.launch import make_app  # noqa: E402
 

@@ -116,7 +116,7 @@ def main() -> None:
     if not (ledger_dir / "events.jsonl").exists() or not hist.exists():
         events = history_events(args.events)
         hist.write_bytes(orjson.dumps({"events": events}, option=orjson.OPT_INDENT_2))
-        from replay_tui.temporal import load_history
+        from replay_tui.formats.temporal import load_history
 
         ledger_dir.mkdir(exist_ok=True)
         with (ledger_dir / "events.jsonl").open("wb") as out:

@@ -38,9 +38,9 @@ MEASURE = r"""
 import json, random, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 from replay_tui.reducers import load_reducer
-from replay_tui.replay import Replay
-from replay_tui.run import locate_run
-from replay_tui.runview import RunView
+from replay_tui.engine.replay import Replay
+from replay_tui.formats.run import locate_run
+from replay_tui.views.runview import RunView
 
 def q(xs, p):
     xs = sorted(xs)

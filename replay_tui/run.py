@@ -1,90 +1,14 @@
-"""Locating a run: a folder with ``events.jsonl``, or that file itself."""
+"""Kept for scripts written before the layout in subpackages: locating a
+run is :mod:`replay_tui.formats.run` now."""
 
-from __future__ import annotations
+from replay_tui.formats.run import (
+    EVENTS,
+    FORMATS,
+    JSONL,
+    TEMPORAL,
+    RunPaths,
+    has_ledger,
+    locate_run,
+)
 
-from dataclasses import dataclass
-from pathlib import Path
-
-from replay_tui.errors import CannotRun
-from replay_tui.sniff import named_as_ledger, not_a_run
-from replay_tui.temporal import looks_like_history
-
-EVENTS = "events.jsonl"
-EVENTS_GZ = "events.jsonl.gz"
-JSONL = "jsonl"
-TEMPORAL = "temporal"
-FORMATS = ("auto", JSONL, TEMPORAL)
-
-
-@dataclass(frozen=True, slots=True)
-class RunPaths:
-    """Where a run's files are; nothing is opened yet."""
-
-    dir: Path
-    events: Path
-    #: ``jsonl`` (events.jsonl) or ``temporal`` (a Temporal history export).
-    format: str = JSONL
-    #: The ledger is gzip-compressed (``events.jsonl.gz``, or a ``.gz`` given).
-    compressed: bool = False
-
-    @property
-    def name(self) -> str:
-        """What to call the run: its folder, or the file given (a history,
-        a ledger not named ``events.jsonl``)."""
-        if self.format != JSONL or self.events.name not in (EVENTS, EVENTS_GZ):
-            return self.events.name
-        return self.dir.resolve().name if self.dir.name in ("", ".", "..") else self.dir.name
-
-
-def has_ledger(folder: Path) -> bool:
-    """A run folder: ``events.jsonl`` in it, or ``events.jsonl.gz``."""
-    return (folder / EVENTS).is_file() or (folder / EVENTS_GZ).is_file()
-
-
-def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto") -> RunPaths:
-    """Resolve a RUN argument; raises :class:`CannotRun` with a one-line reason.
-
-    A file other than ``events.jsonl`` that starts like a Temporal history
-    export (``{"events": [``) is read as one (``fmt`` forces ``jsonl`` or
-    ``temporal``). A file not named as a ledger (``*.jsonl``, ``*.jsonl.gz``:
-    see :func:`~replay_tui.sniff.named_as_ledger`) that is plainly something
-    else (Markdown, HTML, a JSON document, a report, binary data, nothing) is
-    refused in one line saying what it looks like; one that may be a ledger,
-    even a damaged one, is replayed and judged strictly.
-
-    With ``may_be_empty`` (following a run that has not started), a folder
-    without ``events.jsonl`` yet, or that file's future path, is accepted.
-    """
-    path = Path(arg)
-    if may_be_empty:
-        if path.is_dir() and not has_ledger(path):
-            return RunPaths(path, path / EVENTS)
-        if not path.exists() and path.name == EVENTS and path.parent.is_dir():
-            return RunPaths(path.parent, path)
-    if not path.exists():
-        raise CannotRun(f"{arg}: no such file or folder")
-    if fmt not in FORMATS:
-        raise CannotRun(f"--format {fmt}: expected one of {', '.join(FORMATS)}")
-    if path.is_dir() and fmt == TEMPORAL:
-        raise CannotRun(f"{arg}: --format temporal takes a history file, not a folder")
-    if path.is_dir():
-        events = path / EVENTS
-        if not events.exists() and (path / EVENTS_GZ).is_file():
-            return RunPaths(path, path / EVENTS_GZ, compressed=True)
-        if not events.exists():
-            raise CannotRun(f"{arg}: not a run folder (no {EVENTS} in it)")
-        if not events.is_file():
-            raise CannotRun(f"{events}: not a regular file")
-        return RunPaths(path, events)
-    if path.is_file():
-        if fmt == "auto" and not named_as_ledger(path):
-            history = path.suffix != ".gz" and looks_like_history(path)
-            why = None if history else not_a_run(path, may_be_empty=may_be_empty)
-            if why is not None:
-                raise CannotRun(f"{arg}: not a run: {why}")
-        if path.suffix == ".gz" and fmt != TEMPORAL:
-            return RunPaths(path.parent, path, compressed=True)
-        if fmt == TEMPORAL or (fmt == "auto" and path.name != EVENTS and looks_like_history(path)):
-            return RunPaths(path.parent, path, TEMPORAL)
-        return RunPaths(path.parent, path)
-    raise CannotRun(f"{arg}: not a file or folder")
+__all__ = ["EVENTS", "FORMATS", "JSONL", "TEMPORAL", "RunPaths", "has_ledger", "locate_run"]

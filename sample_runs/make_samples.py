@@ -22,7 +22,7 @@ HERE = ROOT / "sample_runs"
 DEMO_COPY = ROOT / "replay_tui" / "demo" / "demo-001"  # shipped inside the package
 sys.path.insert(0, str(ROOT))
 
-from replay_tui.synth import receipt_bytes, write_agent_run  # noqa: E402
+from replay_tui.formats.synth import receipt_bytes, write_agent_run  # noqa: E402
 
 Event = dict[str, Any]
 DEMO_TASK = "fix the failing test in tests/test_parser.py"

@@ -15,9 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay_tui.across import HistorySearch, WhenSearch, condition_turns, path_changes
 from replay_tui.cli import main
-from replay_tui.condition import (
+from replay_tui.engine.replay import Replay
+from replay_tui.formats.run import locate_run
+from replay_tui.formats.synth import write_agent_run
+from replay_tui.questions.across import HistorySearch, WhenSearch, condition_turns, path_changes
+from replay_tui.questions.condition import (
     ABSENT,
     ConditionError,
     format_path,
@@ -26,11 +29,8 @@ from replay_tui.condition import (
     parse_condition,
     parse_path,
 )
-from replay_tui.persistent import thaw
 from replay_tui.reducers import rules_for_run
-from replay_tui.replay import Replay
-from replay_tui.run import locate_run
-from replay_tui.synth import write_agent_run
+from replay_tui.state.persistent import thaw
 from tests.conftest import SAMPLES
 
 DEMO = SAMPLES / "demo-001"

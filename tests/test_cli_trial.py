@@ -20,16 +20,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replay_tui.across import HistorySearch, WhenSearch, condition_turns, path_changes
 from replay_tui.cli import main
-from replay_tui.condition import ABSENT, format_path, lookup, parse_condition, parse_path
-from replay_tui.diff import path_str
-from replay_tui.errors import CannotRun
+from replay_tui.core.errors import CannotRun
+from replay_tui.core.safe_text import clip, escape_controls
+from replay_tui.engine.replay import Replay
+from replay_tui.formats.run import locate_run
+from replay_tui.formats.sniff import describe
+from replay_tui.questions.across import HistorySearch, WhenSearch, condition_turns, path_changes
+from replay_tui.questions.condition import ABSENT, format_path, lookup, parse_condition, parse_path
 from replay_tui.reducers import load_reducer
-from replay_tui.replay import Replay
-from replay_tui.run import locate_run
-from replay_tui.safe_text import clip, escape_controls
-from replay_tui.sniff import describe
+from replay_tui.state.diff import path_str
 from tests.conftest import SAMPLES, agent_lines, line, make_run, receipt
 
 DEMO = SAMPLES / "demo-001"

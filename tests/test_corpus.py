@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from replay_tui.cli import main
-from replay_tui.errors import CannotRun
+from replay_tui.core.errors import CannotRun
 from replay_tui.ui.launch import make_app
 from tests.corpus.make_corpus import CASES, CASES_DIR, HERE, Case, by_name
 from tests.test_app import screen_text, seq_at_cursor, settle, status

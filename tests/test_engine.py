@@ -9,10 +9,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from replay_tui.ledger import Ledger, LedgerRewritten
+from replay_tui.engine.replay import Replay, verify
+from replay_tui.formats.ledger import Ledger, LedgerRewritten
+from replay_tui.formats.run import locate_run
 from replay_tui.reducers import load_reducer
-from replay_tui.replay import Replay, verify
-from replay_tui.run import locate_run
 from tests.conftest import agent_lines, line, receipt, sha
 
 RunFactory = Callable[..., Path]
@@ -340,7 +340,7 @@ def test_events_sha256_covers_every_byte(run_factory: RunFactory) -> None:
 
 
 def test_checkpoints_thin_out_and_still_seek_right(tmp_path: Path) -> None:
-    from replay_tui.synth import write_agent_run
+    from replay_tui.formats.synth import write_agent_run
 
     run = tmp_path / "gen"
     write_agent_run(run, 400, seed=3)
@@ -371,7 +371,7 @@ def test_reducer_by_module_and_entry_point(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_rules_file_that_fails_to_import_says_why(tmp_path: Path) -> None:
-    from replay_tui.errors import CannotRun
+    from replay_tui.core.errors import CannotRun
 
     rules = tmp_path / "rules.py"
     rules.write_text("raise RuntimeError('broken rules')\n")

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay_tui.ledger import LedgerRewritten
+from replay_tui.engine.replay import Replay
+from replay_tui.engine.report import build_report
+from replay_tui.formats.ledger import LedgerRewritten
+from replay_tui.formats.run import RunPaths, locate_run
+from replay_tui.formats.synth import write_agent_run
 from replay_tui.reducers import load_reducer
-from replay_tui.replay import Replay
-from replay_tui.report import build_report
-from replay_tui.run import RunPaths, locate_run
-from replay_tui.synth import write_agent_run
 
 RULES = load_reducer(None)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from replay_tui.errors import CannotRun
+from replay_tui.core.errors import CannotRun
 from replay_tui.ui.launch import make_app
 from tests.conftest import SAMPLES
 from tests.test_app import settle, status

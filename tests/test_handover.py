@@ -20,13 +20,19 @@ from typing import Any
 import orjson
 import pytest
 
-from replay_tui import handover
-from replay_tui.bookmarks import Bookmarks
-from replay_tui.cli import _open_replay, main
-from replay_tui.diff import Change
-from replay_tui.errors import CannotRun
-from replay_tui.handover import build_report_doc, render_html, render_markdown, write_report
-from replay_tui.run import locate_run
+from replay_tui.cli import main
+from replay_tui.core.errors import CannotRun
+from replay_tui.engine.open import open_replay
+from replay_tui.formats.run import locate_run
+from replay_tui.handover import document as handover
+from replay_tui.handover.bookmarks import Bookmarks
+from replay_tui.handover.document import (
+    build_report_doc,
+    render_html,
+    render_markdown,
+    write_report,
+)
+from replay_tui.state.diff import Change
 from tests.conftest import SAMPLES, line, make_run, receipt, sha
 
 DEMO = SAMPLES / "demo-001"
@@ -314,7 +320,7 @@ def test_seq_0_and_seqs_past_the_ledger(capsys: pytest.CaptureFixture[str]) -> N
     assert code == 2 and out == ""
     assert err == "replay-tui: --at 99: seq 99 is past the end of the run (14 events)\n"
     # the document itself (a bookmark on a ledger since cut short) says why there is none
-    replay, _ = _open_replay(str(DEMO), None, 0, "auto", history=True)
+    replay, _ = open_replay(str(DEMO), history=True)
     try:
         doc = build_report_doc(replay.verify(), [99], {}, False)
         assert "`not replayed: the ledger has 14 lines, none at seq 99`" in render_markdown(doc)
@@ -438,7 +444,7 @@ def test_change_values_under_secret_keys_are_masked(tmp_path: Path) -> None:
             line(2, "attempt_started", payload={"attempt": 1}),
         ],
     )
-    replay, _ = _open_replay(str(run), None, 0, "auto", history=True)
+    replay, _ = open_replay(str(run), history=True)
     try:
         replay.verify()
         doc = build_report_doc(replay, [1], {}, False)
@@ -535,7 +541,7 @@ def test_a_read_only_run_is_left_as_it_was(
                 assert out.startswith("wrote ")
             code, out, _ = run_cli(capsys, "report", str(evidence / name), "--at", "3")
             assert code == 0 and out.startswith("# replay-tui report")
-            replay, _ = _open_replay(str(evidence / name), None, 0, "auto", history=True)
+            replay, _ = open_replay(str(evidence / name), history=True)
             try:
                 replay.verify()
                 for html in (False, True):
@@ -559,7 +565,7 @@ def test_write_report_never_overwrites(tmp_path: Path, monkeypatch: pytest.Monke
             return cls(2026, 11, 1, 9, 0, 31, tzinfo=UTC)
 
     monkeypatch.setattr(handover, "datetime", Frozen)
-    replay, _ = _open_replay(str(DEMO), None, 0, "auto", history=True)
+    replay, _ = open_replay(str(DEMO), history=True)
     try:
         replay.verify()
         paths = [write_report(replay, [10], {}, html=False, folder=tmp_path) for _ in range(3)]
@@ -675,7 +681,7 @@ def test_reducer_runs_supervised_and_help_has_examples(tmp_path: Path) -> None:
 
 
 def test_the_document_renders_from_plain_data() -> None:
-    replay, _ = _open_replay(str(BROKEN), None, 0, "auto", history=True)
+    replay, _ = open_replay(str(BROKEN), history=True)
     try:
         replay.verify()
         doc = build_report_doc(replay, [12, 10, 10], {10: "first"})

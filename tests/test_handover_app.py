@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from replay_tui.bookmarks import Bookmarks
-from replay_tui.cli import split_link
+from replay_tui.cli.commands import split_link
+from replay_tui.handover.bookmarks import Bookmarks
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.screens import NoteScreen
 from tests.conftest import SAMPLES
@@ -167,7 +167,7 @@ async def test_a_changed_ledger_shows_its_old_bookmarks_as_earlier(tmp_path: Pat
 
 
 def test_bookmarks_follow_xdg_state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from replay_tui.bookmarks import state_dir
+    from replay_tui.handover.bookmarks import state_dir
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
     assert state_dir() == tmp_path / "xdg" / "replay-tui"

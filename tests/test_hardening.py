@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from replay_tui.engine.replay import verify
+from replay_tui.formats.run import locate_run
 from replay_tui.reducers import load_reducer
-from replay_tui.replay import verify
-from replay_tui.run import locate_run
-from replay_tui.runview import RunView
+from replay_tui.views.runview import RunView
 from tests.conftest import agent_lines, line, receipt, sha
 
 RunFactory = Callable[..., Path]

@@ -17,11 +17,15 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay_tui import canonical
-from replay_tui.diff import diff
-from replay_tui.history import History
-from replay_tui.patchlog import PatchLog
-from replay_tui.persistent import (
+from replay_tui.engine.replay import Replay
+from replay_tui.formats.run import locate_run
+from replay_tui.formats.synth import write_agent_run
+from replay_tui.reducers import load_reducer
+from replay_tui.state import canonical
+from replay_tui.state.diff import diff
+from replay_tui.state.history import History
+from replay_tui.state.patchlog import PatchLog
+from replay_tui.state.persistent import (
     BIG,
     DictDraft,
     FrozenDict,
@@ -29,10 +33,6 @@ from replay_tui.persistent import (
     freeze,
     thaw,
 )
-from replay_tui.reducers import load_reducer
-from replay_tui.replay import Replay
-from replay_tui.run import locate_run
-from replay_tui.synth import write_agent_run
 
 RULES = load_reducer(None)
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -234,7 +234,7 @@ RULES_MORE_TOKENS = RULES_SAME.replace(
 
 
 def test_reloaded_rules_first_differ_where_the_patch_logs_do(tmp_path: Path) -> None:
-    from replay_tui.rules_diff import first_difference
+    from replay_tui.questions.rules_diff import first_difference
 
     write_agent_run(tmp_path / "run", 300, seed=2)
     (tmp_path / "same.py").write_text(RULES_SAME)

@@ -27,11 +27,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from replay_tui.cli import main
-from replay_tui.errors import ERROR_CODES
+from replay_tui.core.errors import ERROR_CODES
+from replay_tui.engine.replay import Replay
+from replay_tui.formats.run import locate_run
+from replay_tui.formats.synth import write_agent_run
 from replay_tui.reducers import load_reducer
-from replay_tui.replay import Replay
-from replay_tui.run import locate_run
-from replay_tui.synth import write_agent_run
 from replay_tui.ui.launch import make_app
 from tests.conftest import SAMPLES
 from tests.corpus.make_corpus import hostile_everywhere
@@ -401,14 +401,14 @@ def test_out_never_overwrites_the_evidence(tmp_path: Path) -> None:
     ],
 )
 def test_careful_json_refuses(raw: bytes) -> None:
-    from replay_tui.strict_json import JSONDoubt, loads
+    from replay_tui.core.strict_json import JSONDoubt, loads
 
     with pytest.raises(JSONDoubt):
         loads(raw)
 
 
 def test_careful_json_accepts_what_only_looks_odd() -> None:
-    from replay_tui.strict_json import loads
+    from replay_tui.core.strict_json import loads
 
     for raw in (
         b'{\n  "a": "x",\n  "b": {"c" : 1}\n}',

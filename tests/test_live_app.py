@@ -10,11 +10,11 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
+from replay_tui.engine.replay import Replay
+from replay_tui.engine.report import build_report
+from replay_tui.formats.run import locate_run
+from replay_tui.formats.synth import write_agent_run
 from replay_tui.reducers import load_reducer
-from replay_tui.replay import Replay
-from replay_tui.report import build_report
-from replay_tui.run import locate_run
-from replay_tui.synth import write_agent_run
 from replay_tui.ui.app import Progress, ReplayApp
 from replay_tui.ui.launch import make_app
 from tests.test_app import status
@@ -271,7 +271,7 @@ async def test_a_receipt_that_arrives_refreshes_both_panes(tmp_path: Path) -> No
 async def test_a_watch_grows_with_a_followed_run(tmp_path: Path) -> None:
     """Watching a path while the run is written: its changes in the new
     events join the list and the gutter, scanned on from where it stopped."""
-    from replay_tui.across import path_changes
+    from replay_tui.questions.across import path_changes
     from replay_tui.ui.watch import WatchPane
 
     src, lines = _source(tmp_path, n=160, seed=7)

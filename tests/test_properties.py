@@ -12,13 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay_tui.diff import MISSING, Change
-from replay_tui.envelope import ts_seconds
+from replay_tui.engine.replay import Replay
+from replay_tui.engine.report import build_report
+from replay_tui.formats.envelope import ts_seconds
+from replay_tui.formats.run import locate_run
+from replay_tui.formats.synth import write_agent_run
 from replay_tui.reducers import load_reducer
-from replay_tui.replay import Replay
-from replay_tui.report import build_report
-from replay_tui.run import locate_run
-from replay_tui.synth import write_agent_run
+from replay_tui.state.diff import MISSING, Change
 
 RULES = load_reducer(None)
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

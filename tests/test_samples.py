@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from replay_tui.errors import ERROR_CODES
+from replay_tui.core.errors import ERROR_CODES
 from tests.conftest import ROOT, SAMPLES
 
 EXPECTED: dict[str, dict[str, Any]] = orjson.loads((SAMPLES / "expected.json").read_bytes())
@@ -70,9 +70,9 @@ def test_the_sample_runs_readme_counts_what_is_in_the_files() -> None:
     import re
     from collections import Counter
 
+    from replay_tui.engine.replay import verify
+    from replay_tui.formats.run import locate_run
     from replay_tui.reducers import rules_for_run
-    from replay_tui.replay import verify
-    from replay_tui.run import locate_run
 
     text = (SAMPLES / "README.md").read_text()
     valid = text.split("## Valid runs", 1)[1].split("##", 1)[0]

@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from replay_tui.cli import main
+from replay_tui.engine.replay import Replay
+from replay_tui.formats.run import locate_run
+from replay_tui.formats.synth import write_agent_run
+from replay_tui.questions.sidebyside import Side, side_by_side
 from replay_tui.reducers import rules_for_run
-from replay_tui.replay import Replay
-from replay_tui.run import locate_run
-from replay_tui.sidebyside import Side, side_by_side
-from replay_tui.synth import write_agent_run
 from tests.conftest import SAMPLES
 
 DEMO = SAMPLES / "demo-001"
@@ -191,7 +191,7 @@ def test_receipts_that_differ_are_walked_past_when_the_rules_keep_nothing_of_the
     # name, not its output, so the states never part
     assert result["first_event_difference"] is None
     assert result["first_state_difference"] is None and result["same"]
-    import replay_tui.sidebyside as sbs
+    import replay_tui.questions.sidebyside as sbs
 
     assert sbs.WALK_LIMIT > 0
 
@@ -201,7 +201,7 @@ def test_a_long_walk_falls_back_to_the_patch_logs(
 ) -> None:
     """Where the fast way would walk too long, both sides replay keeping
     their patches: the answer is the same."""
-    import replay_tui.sidebyside as sbs
+    import replay_tui.questions.sidebyside as sbs
 
     b = tmp_path / "b"
     shutil.copytree(DEMO, b)

@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from replay_tui.synth import write_agent_run
+from replay_tui.formats.synth import write_agent_run
 from replay_tui.ui.jsontree import JsonTree
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.panes import StatePane
@@ -103,7 +103,7 @@ async def test_tab_focuses_the_state_pane_and_enter_opens_a_call(big_run: Path) 
 
 
 def test_tree_lines_match_the_whole_text_for_a_small_state() -> None:
-    from replay_tui.persistent import freeze
+    from replay_tui.state.persistent import freeze
     from replay_tui.ui.jsonview import json_text
 
     value = {"a": [1, {"b": None}], "c": {}, "d": "x\x1b[2J", "token": "sk-1"}
@@ -116,10 +116,10 @@ def test_tree_lines_match_the_whole_text_for_a_small_state() -> None:
 def test_the_view_of_a_line_not_indexed_yet_never_raises(tmp_path: Path) -> None:
     """A reloaded ledger is empty until read: a cursor left at line 0 must
     not crash the app (the view is made on the UI thread now)."""
+    from replay_tui.engine.replay import Replay
+    from replay_tui.formats.run import locate_run
     from replay_tui.reducers import load_reducer
-    from replay_tui.replay import Replay
-    from replay_tui.run import locate_run
-    from replay_tui.runview import RunView
+    from replay_tui.views.runview import RunView
 
     write_agent_run(tmp_path / "run", 20, seed=1)
     replay = Replay(locate_run(tmp_path / "run"), load_reducer(None), history=True)

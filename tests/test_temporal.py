@@ -11,11 +11,11 @@ import orjson
 import pytest
 
 from replay_tui.cli import main
-from replay_tui.errors import CannotRun
+from replay_tui.core.errors import CannotRun
+from replay_tui.engine.replay import Replay
+from replay_tui.formats.run import locate_run
+from replay_tui.formats.temporal import decode_payload, normalise_kind
 from replay_tui.reducers import rules_for_run
-from replay_tui.replay import Replay
-from replay_tui.run import locate_run
-from replay_tui.temporal import decode_payload, normalise_kind
 from replay_tui.ui.launch import make_app
 from tests.conftest import SAMPLES
 from tests.test_app import pane_text, seq_at_cursor, settle, status
@@ -397,7 +397,7 @@ def test_a_command_completed_by_a_later_workflow_task_is_not_a_bad_parent(
     assert fifth.payload["workflowTaskCompletedEventId"] == "10"  # type: ignore[union-attr]
     words = "completed by the workflow task at event 10"
     assert words in (replay.step(5).explanation or "")
-    from replay_tui.runview import RunView
+    from replay_tui.views.runview import RunView
 
     view = RunView(replay).line_view(4)
     assert view.record is not None and view.record[0].endswith(words)
@@ -458,7 +458,7 @@ def test_an_unknown_event_a_worker_may_ignore_is_skipped(
     assert code == 0 and report["error"] is None and report["state"] == "completed"
     paths = locate_run(history(tmp_path, events, "again.json"))
     replay = Replay(paths, rules_for_run(None, paths.events, paths.format), history=True).verify()
-    from replay_tui.runview import RunView
+    from replay_tui.views.runview import RunView
 
     view = RunView(replay)
     assert view.row(7).problem == "ignored (workerMayIgnore)"
@@ -471,7 +471,7 @@ def test_an_unknown_event_a_worker_may_ignore_is_skipped(
 
 
 def test_rows_of_a_history_read_as_temporal_sums_events_up() -> None:
-    from replay_tui.runview import RunView
+    from replay_tui.views.runview import RunView
 
     paths = locate_run(RESEARCH)
     replay = Replay(paths, rules_for_run(None, paths.events, paths.format), history=True).verify()

@@ -206,7 +206,7 @@ async def test_wrapping_never_drops_a_character_at_any_width() -> None:
 @pytest.fixture(scope="module")
 def long_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A run long enough that validating it takes seconds."""
-    from replay_tui.synth import write_agent_run
+    from replay_tui.formats.synth import write_agent_run
 
     run = tmp_path_factory.mktemp("long") / "run"
     write_agent_run(run, 60_000, seed=4)
@@ -217,7 +217,7 @@ def long_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     """Validation held at seq 30,000 until the test sets the event (a big
     run still being validated, deterministically)."""
-    from replay_tui.replay import Replay
+    from replay_tui.engine.replay import Replay
 
     opened = threading.Event()
     consume = Replay._consume_line
@@ -412,7 +412,7 @@ async def test_watching_an_object_says_which_field_changed() -> None:
     app = make_app(DEMO)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        from replay_tui.condition import parse_path
+        from replay_tui.questions.condition import parse_path
 
         app.start_watch(parse_path("calls.call-003"))
         assert await until(pilot, lambda: app._watch_done, 5)
@@ -453,7 +453,7 @@ async def test_a_filter_of_one_row_says_row() -> None:
 
 
 def test_the_app_refuses_a_skip_past_the_end() -> None:
-    from replay_tui.errors import CannotRun
+    from replay_tui.core.errors import CannotRun
 
     with pytest.raises(
         CannotRun, match=r"--skip 99: seq 99 is past the end of the run \(14 events\)"

@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from replay_tui.errors import CannotRun
+from replay_tui.core.errors import CannotRun
 from replay_tui.reducers.base import Reducer
 
 ENTRY_POINT_GROUP = "replay_tui.reducers"
@@ -48,7 +48,7 @@ class LoadedReducer:
         self.spec = spec
         self.rules_sha256 = hashlib.sha256(source).hexdigest()
         #: Built-in rules are ours and tested; any other rules are watched
-        #: (see :mod:`replay_tui.rules_guard`).
+        #: (see :mod:`replay_tui.reducers.guard`).
         self.trusted = False
 
 

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import orjson
 
-from replay_tui.budget import Budget
-from replay_tui.errors import RuleViolation
-from replay_tui.receipts import Receipt, ReceiptPending, ReceiptStore
+from replay_tui.core.errors import RuleViolation
+from replay_tui.formats.budget import Budget
+from replay_tui.formats.receipts import Receipt, ReceiptPending, ReceiptStore
 
 if TYPE_CHECKING:
-    from replay_tui.envelope import Event
+    from replay_tui.formats.envelope import Event
 
 __all__ = ["Context", "ReceiptPending", "Reducer", "RuleViolation", "State"]
 

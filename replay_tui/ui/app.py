@@ -31,21 +31,21 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 from watchfiles import awatch
 
-from replay_tui import canonical
-from replay_tui.across import PathChange, PathScan, iter_path_changes, iter_turns, resolve
-from replay_tui.bookmarks import Bookmarks, state_dir
-from replay_tui.condition import Condition, StatePath, format_path
-from replay_tui.errors import CannotRun
-from replay_tui.handover import refuse_inside_run, write_report
-from replay_tui.ledger import LedgerRewritten
-from replay_tui.persistent import thaw
-from replay_tui.receipts import FRESH_SECONDS
+from replay_tui.core.errors import CannotRun
+from replay_tui.core.safe_text import clip, escape_controls, mask_secrets
+from replay_tui.engine.open import reopen
+from replay_tui.engine.replay import Replay, why_not_follow
+from replay_tui.formats.ledger import LedgerRewritten
+from replay_tui.formats.receipts import FRESH_SECONDS
+from replay_tui.handover.bookmarks import Bookmarks, state_dir
+from replay_tui.handover.document import refuse_inside_run, write_report
+from replay_tui.questions.across import PathChange, PathScan, iter_path_changes, iter_turns, resolve
+from replay_tui.questions.condition import Condition, StatePath, format_path
+from replay_tui.questions.rules_diff import first_difference
+from replay_tui.questions.sidebyside import compare_at, row_differences, without
 from replay_tui.reducers import load_reducer
-from replay_tui.replay import Replay, why_not_follow
-from replay_tui.rules_diff import first_difference
-from replay_tui.runview import LineView, RunView
-from replay_tui.safe_text import clip, escape_controls, mask_secrets
-from replay_tui.sidebyside import compare_at, row_differences, without
+from replay_tui.state import canonical
+from replay_tui.state.persistent import thaw
 from replay_tui.ui.commands import ReplayCommands
 from replay_tui.ui.footer import FittedFooter
 from replay_tui.ui.jsonview import json_text
@@ -54,6 +54,7 @@ from replay_tui.ui.screens import FilterScreen, GotoScreen, HelpScreen, NoteScre
 from replay_tui.ui.tail import TailRider
 from replay_tui.ui.timeline import Timeline
 from replay_tui.ui.watch import WatchPane
+from replay_tui.views.runview import LineView, RunView
 
 
 class _Cancelled(threading.Event):
@@ -595,8 +596,7 @@ class ReplayApp(App[int]):
         old = self.replay
         try:
             rules = load_reducer(self.reducer_spec)
-            new = Replay(old.paths, rules, following=old.following, history=True)
-            new.watch = old.watch  # the app's clock watches these rules too
+            new = reopen(old, rules=rules)  # the app's clock watches these rules too
             new.advance(cancelled=lambda: get_current_worker().is_cancelled)
             if not new.following:
                 new.finish()
@@ -849,7 +849,7 @@ class ReplayApp(App[int]):
             self._rewrite_place = (None if self.riding else self._cursor_seq(),)
         self.banner = f"history changed: {message.why}; reading it again from the start"
         self.rewrite_note = message.why
-        fresh = Replay(self.replay.paths, self.replay.rules, following=self.following, history=True)
+        fresh = reopen(self.replay, following=self.following)
         self.set_replay(fresh)
         self.refresh_status()
 
@@ -1044,7 +1044,7 @@ class ReplayApp(App[int]):
             self.notify("already comparing with another run: Esc first", timeout=3)
             return
         skip = {seq, *(self.b.skip if self.b is not None else ())}
-        self.open_compare(Replay(self.replay.paths, self.replay.rules, history=True, skip=skip))
+        self.open_compare(reopen(self.replay, following=False, skip=skip))
 
     def open_compare(self, b: Replay) -> None:
         """Compare mode with B (closing any B before it)."""
@@ -1622,9 +1622,7 @@ class ReplayApp(App[int]):
             self.following = self.live = True
             self._stop_following = False
             self.tail = TailRider()
-            self.set_replay(
-                Replay(self.replay.paths, self.replay.rules, following=True, history=True)
-            )
+            self.set_replay(reopen(self.replay, following=True))
             self.watch_run()
             self.notify("following the ledger: new events appear as they are written", timeout=3)
         self.action_last()

@@ -14,8 +14,8 @@ from typing import Any
 import orjson
 from rich.text import Text
 
-from replay_tui.diff import Path
-from replay_tui.safe_text import MASK, clip, escape_controls, is_secret_key
+from replay_tui.core.safe_text import MASK, clip, escape_controls, is_secret_key
+from replay_tui.state.diff import Path
 
 KEY = "bold #8fb8ff"
 STRING = "#a6d189"

@@ -6,12 +6,12 @@ import os
 import sys
 from pathlib import Path
 
-from replay_tui.errors import CannotRun
-from replay_tui.reducers import rules_for_run
-from replay_tui.replay import Replay, open_ledger
-from replay_tui.rules_guard import DEFAULT_TIMEOUT
-from replay_tui.run import RunPaths, locate_run
-from replay_tui.sidebyside import past_the_end
+from replay_tui.core.errors import CannotRun
+from replay_tui.engine.open import open_replay
+from replay_tui.engine.replay import open_ledger
+from replay_tui.formats.run import RunPaths, locate_run
+from replay_tui.questions.sidebyside import past_the_end
+from replay_tui.reducers.guard import DEFAULT_TIMEOUT
 from replay_tui.ui.app import COMPARE_FINISHED, ReplayApp
 
 #: The demo run shipped inside the package, opened by ``replay-tui`` alone.
@@ -44,11 +44,8 @@ def make_app(
     paths = locate_run(run if run is not None else BUNDLED_DEMO, may_be_empty=follow, fmt=fmt)
     if watch_rules and not (reducer and reducer.rpartition(":")[0].endswith(".py")):
         raise CannotRun("--watch-rules needs --reducer path/to/rules.py:NAME")
-    rules = rules_for_run(reducer, paths.events, paths.format)
-    try:
-        replay = Replay(paths, rules, following=follow, history=True)
-    except OSError as exc:
-        raise CannotRun(f"{paths.events}: {exc.strerror or exc}") from None
+    # no watchdog: the app's clock watches the rules (and says so on screen)
+    replay, _ = open_replay(paths, reducer, watchdog=False, following=follow, history=True)
     replay.watch.timeout = rules_timeout if rules_timeout > 0 else None
     label = "demo-001 (bundled)" if run is None else paths.name
     other = None
@@ -59,11 +56,7 @@ def make_app(
         past = past_the_end(skip, _ledger_lines(b_paths)) if skip else None
         if past is not None:
             raise CannotRun(past)
-        b_rules = rules_for_run(rules_b or reducer, b_paths.events, b_paths.format)
-        try:
-            other = Replay(b_paths, b_rules, history=True, skip=skip)
-        except OSError as exc:
-            raise CannotRun(f"{b_paths.events}: {exc.strerror or exc}") from None
+        other, _ = open_replay(b_paths, rules_b or reducer, watchdog=False, history=True, skip=skip)
         other.watch.timeout = replay.watch.timeout
     return ReplayApp(
         replay,

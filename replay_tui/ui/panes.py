@@ -1,5 +1,5 @@
 """The state pane (what the event changed, or the whole state) and the
-receipt inspector. Both render a :class:`~replay_tui.runview.LineView` into
+receipt inspector. Both render a :class:`~replay_tui.views.runview.LineView` into
 ``rich.text.Text``: data is never markup.
 """
 
@@ -21,11 +21,11 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from replay_tui.diff import Change, Path, path_str
-from replay_tui.runview import PIN_WORDS, LineView, ReceiptView
-from replay_tui.safe_text import MASK, clip, escape_controls, is_secret_key, mask_secrets
+from replay_tui.core.safe_text import MASK, clip, escape_controls, is_secret_key, mask_secrets
+from replay_tui.state.diff import Change, Path, path_str
 from replay_tui.ui.jsontree import JsonTree
 from replay_tui.ui.jsonview import MAX_DEPTH, json_text, scalar_text
+from replay_tui.views.runview import PIN_WORDS, LineView, ReceiptView
 
 ADDED = "bold #a6d189"
 REMOVED = "bold #e78284"

@@ -14,8 +14,13 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from replay_tui.condition import Condition, ConditionError, looks_like_seq, parse_condition
-from replay_tui.safe_text import escape_controls
+from replay_tui.core.safe_text import escape_controls
+from replay_tui.questions.condition import (
+    Condition,
+    ConditionError,
+    looks_like_seq,
+    parse_condition,
+)
 
 ResultT = TypeVar("ResultT")
 

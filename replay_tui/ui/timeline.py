@@ -22,7 +22,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from replay_tui.rows import Row, format_offset
+from replay_tui.views.rows import Row, format_offset
 
 FAMILY_STYLES = {
     "run": Style(color="#8caaee", bold=True),

@@ -21,11 +21,11 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from replay_tui.across import PathChange, shown_value
-from replay_tui.condition import ABSENT, format_path
-from replay_tui.diff import Change, diff
-from replay_tui.persistent import thaw
-from replay_tui.safe_text import MASK, escape_controls, is_secret_key
+from replay_tui.core.safe_text import MASK, escape_controls, is_secret_key
+from replay_tui.questions.across import PathChange, shown_value
+from replay_tui.questions.condition import ABSENT, format_path
+from replay_tui.state.diff import Change, diff
+from replay_tui.state.persistent import thaw
 from replay_tui.ui.panes import ROW_CURSOR_KEYS
 
 OP_STYLES = {"added": "bold #a6d189", "removed": "bold #e78284", "changed": "bold #e5c890"}

@@ -1,0 +1,2 @@
+"""Strict replay: the forward pass that validates, checkpoints, the report and
+checking many runs at once."""

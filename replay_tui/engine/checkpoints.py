@@ -1,0 +1,77 @@
+"""``check``'s states: one mutable state, and canonical JSON of it now and then.
+
+``check`` reads a ledger once and never seeks, so it keeps the fastest
+representation: the rules change one plain state in place, and a few JSON
+checkpoints let the engine rebuild the valid prefix's state after an error
+(the rules may have half-applied the failing event). User rules that take
+plain dicts use the same in the app. Checkpoints are spaced by event count and
+by the state's size (writing them costs a bounded share of each event), and
+thinned (every other one dropped, spacing doubled) past their memory budget.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+
+from replay_tui.reducers.base import State
+from replay_tui.state import canonical
+
+
+class JsonCheckpoints:
+    """Canonical JSON of the state after some prefixes; readable from any thread."""
+
+    def __init__(self, initial: State, *, every: int, budget_bytes: int) -> None:
+        first = canonical.dumps(initial)
+        self._data: dict[int, bytes] = {0: first}
+        self._keys: list[int] = [0]
+        self._size = len(first)
+        self._every = max(1, every)
+        self._budget = budget_bytes
+        self._next = self._every
+        self._lock = threading.Lock()
+
+    def due(self, n: int) -> bool:
+        """Is a checkpoint due after ``n`` events?"""
+        return n >= self._next
+
+    def keep(self, n: int, state: State) -> None:
+        """Keep the state after ``n`` events; ``TypeError`` if it is not JSON."""
+        data = canonical.dumps_fast(state)
+        with self._lock:
+            self._data[n] = data
+            self._keys.append(n)
+            self._size += len(data)
+            # about 2 KiB of state written per event at most
+            self._next = n + max(self._every, len(data) // 2048)
+            if self._size > self._budget and len(self._data) > 2:
+                self._thin(n)
+
+    def _thin(self, n: int) -> None:
+        self._every *= 2
+        keep = self._keys[::2]  # every other one; 0 stays first
+        if keep[-1] != n:
+            keep.append(n)
+        kept = set(keep)
+        for k in self._keys:
+            if k not in kept:
+                self._size -= len(self._data.pop(k))
+        self._keys = keep
+
+    def nearest(self, n: int) -> tuple[int, bytes]:
+        """The last checkpoint at or before ``n``: (its prefix, its JSON)."""
+        with self._lock:
+            at = self._keys[bisect.bisect_right(self._keys, n) - 1]
+            return at, self._data[at]
+
+    def last(self) -> tuple[int, bytes]:
+        with self._lock:
+            return self._keys[-1], self._data[self._keys[-1]]
+
+    def keys(self) -> list[int]:
+        with self._lock:
+            return list(self._keys)
+
+    def get(self, n: int) -> bytes | None:
+        with self._lock:
+            return self._data.get(n)

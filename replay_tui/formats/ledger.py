@@ -1,0 +1,538 @@
+"""The ledger file: an index of line offsets, lines read on demand.
+
+Following Textualize/toolong's ``log_file.py``: we keep only the byte offset
+where each line starts (8 bytes per event in an ``array``), read a line with
+``os.pread`` when it is needed and keep a bounded LRU of parsed events. Memory
+does not grow with the size of the lines, only with their count.
+
+The ledger reads forward only: :meth:`Ledger.scan` yields the complete lines
+appended since the last scan (a half-written last line waits for its newline),
+so a growing file is never reread.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import stat
+import tempfile
+import threading
+import zlib
+from array import array
+from collections import OrderedDict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from replay_tui.formats.envelope import Event, LineError, parse_line
+
+UTF8_BOM = b"\xef\xbb\xbf"
+_CHUNK = 1 << 22  # 4 MiB reads: few syscalls, bounded memory
+_CACHE_LINE_LIMIT = 64 << 10  # the LRU keeps parsed lines up to 64 KiB: bounded by bytes too
+
+
+def sniff_encoding(head: bytes) -> str | None:
+    """Name the encoding of a ledger that is not UTF-8, from its first bytes.
+
+    UTF-16 is what PowerShell's ``>`` writes; people need to be told so.
+    """
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "UTF-32"
+    if head.startswith(b"\xff\xfe"):
+        return "UTF-16 LE"
+    if head.startswith(b"\xfe\xff"):
+        return "UTF-16 BE"
+    if len(head) >= 4 and head[1] == 0 and head[3] == 0 and head[0] != 0:
+        return "UTF-16 LE"
+    if len(head) >= 4 and head[0] == 0 and head[2] == 0 and head[1] != 0:
+        return "UTF-16 BE"
+    return None
+
+
+def _first_difference(a: bytes, b: bytes) -> int:
+    """The first index where ``a`` and ``b`` differ (or the shorter length)."""
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
+class LedgerRewritten(Exception):
+    """The file no longer extends what was read: it shrank or was replaced."""
+
+    def __init__(self, offset: int, reason: str) -> None:
+        super().__init__(f"ledger rewritten at byte {offset}: {reason}")
+        self.offset = offset
+        self.reason = reason
+
+
+class Ledger:
+    """Read-only, append-aware view of ``events.jsonl``.
+
+    ``len(ledger)`` is the number of complete (newline-terminated) lines seen
+    by the scans so far. Line numbers given to users are 1-based.
+    """
+
+    #: How the file on disk is compressed (``gzip``), if it is.
+    compressed: str | None = None
+
+    def __init__(self, path: Path, *, cache_size: int = 4096, may_be_missing: bool = False) -> None:
+        self.path = path
+        self._fd = -1
+        self._inode: tuple[int, int] | None = None
+        #: Not None when the file is not UTF-8 (e.g. "UTF-16 LE").
+        self.foreign_encoding: str | None = None
+        self.has_bom = False
+        self._sniffed = False
+        # _ends[i] is the offset just past line i's newline; _ends[-1] of an
+        # empty index is where the first line starts.
+        self._ends = array("Q", [0])
+        # sha256 of exactly the bytes [0, indexed_end): extended as lines are
+        # indexed, so events_sha256 costs nothing more and a rewrite of what
+        # was read can be proven.
+        self._prefix_hash = hashlib.sha256()
+        self._hashed_end = 0  # _prefix_hash covers bytes [0, _hashed_end)
+        # the two change together; a verifier in another thread reads both
+        self._hash_lock = threading.Lock()
+        self._cache: OrderedDict[int, Event | LineError] = OrderedDict()
+        self._cache_size = cache_size
+        self._cache_lock = threading.Lock()  # the app reads while a worker scans
+        self._head = b""  # first bytes read, to notice a rewrite
+        self._guard = b""  # last bytes of the last complete line, likewise
+        self._stamp: tuple[int, int] | None = None  # (mtime_ns, size) last looked at
+        if not self._open() and not may_be_missing:
+            raise FileNotFoundError(f"{path}: no such file")
+
+    def _open(self) -> bool:
+        """Open the file if it exists now (it may be created later when following)."""
+        if self._fd >= 0:
+            return True
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            return False
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            raise IsADirectoryError(f"{self.path} is not a regular file")
+        self._fd = fd
+        self._inode = (st.st_dev, st.st_ino)
+        return True
+
+    @property
+    def exists(self) -> bool:
+        return self._fd >= 0
+
+    def _sniff(self) -> bool:
+        """Look at the first bytes once there are enough of them (BOM, UTF-16)."""
+        if self._sniffed:
+            return True
+        head = os.pread(self._fd, 4, 0)
+        if len(head) < 4 and b"\n" not in head and UTF8_BOM.startswith(head):
+            return False  # too little written yet to tell
+        self._sniffed = True
+        self.foreign_encoding = sniff_encoding(head)
+        if head.startswith(UTF8_BOM):
+            self.has_bom = True
+            self._ends[0] = len(UTF8_BOM)
+            with self._hash_lock:
+                self._prefix_hash.update(UTF8_BOM)
+                self._hashed_end = len(UTF8_BOM)
+        return True
+
+    # -- size and lines -------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._ends) - 1
+
+    @property
+    def indexed_end(self) -> int:
+        """Byte offset just past the last complete line."""
+        return self._ends[-1]
+
+    def file_size(self) -> int:
+        return os.fstat(self._fd).st_size if self._fd >= 0 else 0
+
+    def tail_size(self) -> int:
+        """Bytes after the last newline: a line still being written, or cut."""
+        return max(0, self.file_size() - self.indexed_end)
+
+    def tail(self) -> bytes:
+        if self._fd < 0:
+            return b""
+        return os.pread(self._fd, self.tail_size(), self.indexed_end)
+
+    def line_span(self, index: int) -> tuple[int, int]:
+        """(start, end) of line ``index`` (0-based), end excluding the newline."""
+        end = self._ends[index + 1] - 1
+        return self._ends[index], end
+
+    def raw_line(self, index: int) -> bytes:
+        """The bytes of line ``index`` without its ``\\n`` (or ``\\r\\n``)."""
+        start, end = self.line_span(index)
+        data = os.pread(self._fd, end - start, start)
+        return data[:-1] if data.endswith(b"\r") else data
+
+    def event(self, index: int) -> Event | LineError:
+        """Parsed line ``index``; cached in a bounded LRU. Treat as read-only."""
+        with self._cache_lock:
+            hit = self._cache.get(index)
+            if hit is not None:
+                self._cache.move_to_end(index)
+                return hit
+        raw = self.raw_line(index)
+        parsed = parse_line(raw, index + 1, self._ends[index])
+        if len(raw) <= _CACHE_LINE_LIMIT:  # huge lines are parsed again when needed
+            with self._cache_lock:
+                self._cache[index] = parsed
+                if len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        return parsed
+
+    def artifact(self, line: int) -> str:
+        """Where line ``line`` (1-based) is, as error reports name it: the
+        ledger's own file name (a customer's ``prod-7731.jsonl`` is not
+        ``events.jsonl``)."""
+        return f"{self.path.name}:{line}"
+
+    def fresh_event(self, index: int) -> Event | LineError:
+        """A newly parsed copy, safe to hand to code that might mutate it."""
+        return parse_line(self.raw_line(index), index + 1, self._ends[index])
+
+    # -- growing --------------------------------------------------------
+    def check_unchanged(self) -> None:
+        """Raise :class:`LedgerRewritten` if the history already read changed.
+
+        Cheap checks for every append: a new inode at the path, a file shorter
+        than what was read, different first bytes, different last bytes of
+        the last complete line. :meth:`verify_prefix` is the full proof.
+        """
+        if self._fd < 0:
+            return
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            raise LedgerRewritten(0, "the file was removed") from None
+        if (st.st_dev, st.st_ino) != self._inode:
+            self._adopt_replacement()
+            return
+        if st.st_size < self.indexed_end:
+            raise LedgerRewritten(st.st_size, "the file shrank")
+        if self._head:
+            now = os.pread(self._fd, len(self._head), 0)
+            if now != self._head:
+                raise LedgerRewritten(
+                    _first_difference(self._head, now), "bytes already read changed"
+                )
+        if self._guard:
+            at = self.indexed_end - len(self._guard)
+            now = os.pread(self._fd, len(self._guard), at)
+            if now != self._guard:
+                where = at + _first_difference(self._guard, now)
+                raise LedgerRewritten(where, "bytes already read changed")
+
+    def _adopt_replacement(self) -> None:
+        """A new file at the path (log shippers and rsync write a temporary
+        file and rename it over the ledger): if it begins with exactly the
+        bytes already read, it is the same history grown, and reading goes on
+        in it; else :class:`LedgerRewritten` names the first byte that differs
+        (the old file is still readable through the descriptor held)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            raise LedgerRewritten(0, "the file was removed") from None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise LedgerRewritten(0, "the file was replaced by something not a regular file")
+            pos, end = 0, self.indexed_end
+            while pos < end:
+                want = min(_CHUNK, end - pos)
+                old = os.pread(self._fd, want, pos)
+                new = os.pread(fd, want, pos)
+                if old != new:
+                    raise LedgerRewritten(
+                        pos + _first_difference(old, new),
+                        "the file was replaced by another history",
+                    )
+                if not old:
+                    break
+                pos += len(old)
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(self._fd)
+        self._fd = fd
+        self._inode = (st.st_dev, st.st_ino)
+        self._stamp = None
+
+    def touched_without_growing(self) -> bool:
+        """True if the file was written since the last call but is no longer:
+        an append always grows it, so only a rewrite does this."""
+        if self._fd < 0:
+            return False
+        st = os.fstat(self._fd)
+        stamp = (st.st_mtime_ns, st.st_size)
+        before, self._stamp = self._stamp, stamp
+        return before is not None and stamp[0] != before[0] and stamp[1] == before[1]
+
+    def verify_prefix(self) -> None:
+        """Rehash every byte already read; raise :class:`LedgerRewritten` if any changed.
+
+        O(size of the file): for when the file was modified without growing.
+        """
+        self.check_unchanged()
+        if self.prefix_changed():
+            # where: the caller may know the lines' checksums (Replay.locate_rewrite)
+            raise LedgerRewritten(0, "bytes already read changed")
+
+    def _read_so_far(self) -> tuple[int, Any]:
+        """(end, sha256 of bytes [0, end)) of what was read, taken together."""
+        with self._hash_lock:
+            return self._hashed_end, self._prefix_hash.copy()
+
+    def prefix_changed(self) -> bool:
+        """True if any byte already read differs now (or is gone).
+
+        Rehashes what was read: O(bytes read), about a second for hundreds
+        of MB, so callers run it in a worker. Safe beside a scan in another
+        thread: it checks the prefix as read when it starts.
+        """
+        if self._fd < 0:
+            return False
+        end, recorded = self._read_so_far()
+        hasher = hashlib.sha256()
+        pos = 0
+        while pos < end:
+            chunk = os.pread(self._fd, min(_CHUNK, end - pos), pos)
+            if not chunk:
+                return True  # shorter than what was read
+            hasher.update(chunk)
+            pos += len(chunk)
+        return bool(hasher.digest() != recorded.digest())
+
+    def scan(self) -> Iterator[tuple[int, bytes]]:
+        """Yield ``(index, raw_line)`` for each complete line not yet scanned.
+
+        Reads from the end of the last complete line, so each byte is read
+        once and a half-written last line is left for the next scan.
+        """
+        if not self._open() or not self._sniff():
+            return
+        pos = self.indexed_end
+        pieces: list[bytes] = []
+        ends = self._ends
+        try:
+            while True:
+                chunk = os.pread(self._fd, _CHUNK, pos)
+                if not chunk:
+                    break
+                pos += len(chunk)
+                if b"\n" not in chunk:
+                    pieces.append(chunk)
+                    continue
+                if pieces:
+                    pieces.append(chunk)
+                    chunk = b"".join(pieces)
+                    pieces = []
+                lines = chunk.split(b"\n")
+                carry = lines.pop()
+                if carry:
+                    pieces.append(carry)
+                end = ends[-1]
+                for raw in lines:
+                    end += len(raw) + 1
+                    ends.append(end)
+                    yield len(ends) - 2, (raw[:-1] if raw.endswith(b"\r") else raw)
+                with self._hash_lock:
+                    self._prefix_hash.update(memoryview(chunk)[: len(chunk) - len(carry)])
+                    self._hashed_end = end
+        finally:
+            # a consumer that stopped early leaves lines indexed but not hashed
+            self._hash_through(ends[-1])
+            self._remember_edges()
+
+    def _hash_through(self, end: int) -> None:
+        while self._hashed_end < end:
+            at = self._hashed_end
+            chunk = os.pread(self._fd, min(_CHUNK, end - at), at)
+            if not chunk:
+                break
+            with self._hash_lock:
+                self._prefix_hash.update(chunk)
+                self._hashed_end = at + len(chunk)
+
+    def _remember_edges(self) -> None:
+        end = self.indexed_end
+        if end and len(self._head) < 64:
+            self._head = os.pread(self._fd, min(64, end), 0)
+        if end:
+            n = min(64, end)
+            self._guard = os.pread(self._fd, n, end - n)
+
+    def accept_tail(self) -> None:
+        """Index an unterminated last line as a line (the file is complete).
+
+        Only for a finished ledger: its end is recorded one past the file's
+        end, as if the missing newline were there.
+        """
+        size = self.file_size()
+        if size > self.indexed_end:
+            self._hash_through(size)
+            self._ends.append(size + 1)
+
+    def sha256(self) -> str:
+        """sha256 of the whole file as it is now (the read prefix plus the rest)."""
+        pos, hasher = self._read_so_far()
+        while self._fd >= 0:
+            chunk = os.pread(self._fd, _CHUNK, pos)
+            if not chunk:
+                break
+            hasher.update(chunk)
+            pos += len(chunk)
+        return str(hasher.hexdigest())
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ConvertedLedger(Ledger):
+    """A ledger converted from another format (a Temporal history).
+
+    ``lines`` yields chunks of envelope lines; they are appended to an
+    unlinked temporary file as the ledger is scanned, and indexed and read
+    exactly like ``events.jsonl``. So the first events are on screen while
+    the rest are still being converted, and once converted, memory holds only
+    the offsets. The source was read once and is complete: nothing to follow
+    or re-check. Errors point at the source's event number; ``sha256`` is
+    the source file's digest.
+    """
+
+    def __init__(
+        self,
+        source: Path,
+        lines: Iterator[bytes],
+        source_sha256: str,
+        *,
+        total: int | None = None,
+        cache_size: int = 4096,
+    ) -> None:
+        self._lines: Iterator[bytes] | None = lines
+        self._source_sha256 = source_sha256
+        self._total = total  # events the source holds, for progress
+        self._written = 0
+        self._converted = 0
+        self._convert_lock = threading.Lock()
+        with tempfile.TemporaryFile(prefix="replay-tui-converted-") as tmp:
+            self._given_fd = os.dup(tmp.fileno())  # lives on, unlinked, while open
+        super().__init__(source, cache_size=cache_size)
+
+    def _open(self) -> bool:
+        if self._fd < 0 and self._given_fd >= 0:
+            self._fd, self._given_fd = self._given_fd, -1
+            st = os.fstat(self._fd)
+            self._inode = (st.st_dev, st.st_ino)
+        return self._fd >= 0
+
+    def _convert_more(self) -> bool:
+        """Append the next chunk of converted lines; False when all are done."""
+        with self._convert_lock:
+            if self._lines is None:
+                return False
+            chunk = next(self._lines, None)
+            if chunk is None:
+                self._lines = None
+                return False
+            os.pwrite(self._fd, chunk, self._written)
+            self._written += len(chunk)
+            self._converted += chunk.count(b"\n")
+            return True
+
+    @property
+    def converting(self) -> bool:
+        return self._lines is not None
+
+    def scan(self) -> Iterator[tuple[int, bytes]]:
+        yield from super().scan()  # what was converted but not yet scanned
+        while self._convert_more():
+            yield from super().scan()
+
+    def file_size(self) -> int:
+        """The converted file's size once done; until then an estimate from
+        the share of events converted (for progress)."""
+        if self._lines is None or not self._converted or not self._total:
+            return self._written
+        return max(self._written, self._written * self._total // self._converted)
+
+    def tail_size(self) -> int:
+        """Bytes written past the last scanned line (never the estimate)."""
+        return max(0, self._written - self.indexed_end)
+
+    def check_unchanged(self) -> None:
+        return None
+
+    def touched_without_growing(self) -> bool:
+        return False
+
+    def verify_prefix(self) -> None:
+        return None
+
+    def prefix_changed(self) -> bool:
+        return False  # read once, complete: never followed
+
+    def sha256(self) -> str:
+        return self._source_sha256
+
+    def artifact(self, line: int) -> str:
+        return f"{self.path.name}: event {line}"
+
+    def close(self) -> None:
+        with self._convert_lock:
+            self._lines = None
+        if self._given_fd >= 0:
+            os.close(self._given_fd)
+            self._given_fd = -1
+        super().close()
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class GzipLedger(ConvertedLedger):
+    """A compressed ledger (``events.jsonl.gz``, what support is often sent),
+    decompressed once, as it is scanned, into an unlinked temporary file that
+    is indexed and read like ``events.jsonl``. Errors name the ``.gz`` file and
+    its line; ``sha256`` is that of the decompressed ledger, which is what the
+    events are."""
+
+    compressed = "gzip"
+
+    def __init__(self, source: Path, *, cache_size: int = 4096) -> None:
+        super().__init__(source, _gunzip(source), "", cache_size=cache_size)
+
+    def sha256(self) -> str:
+        return Ledger.sha256(self)
+
+    def artifact(self, line: int) -> str:
+        return Ledger.artifact(self, line)
+
+
+def _gunzip(path: Path) -> Iterator[bytes]:
+    """The decompressed bytes of ``path`` in 1 MiB pieces; a damaged file
+    is a one-line :class:`~replay_tui.core.errors.CannotRun`, not a traceback."""
+    from replay_tui.core.errors import CannotRun
+
+    try:
+        with gzip.open(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                yield chunk
+    except (OSError, EOFError, zlib.error) as exc:
+        raise CannotRun(f"{path.name}: not a readable gzip file ({exc})") from None

@@ -1,0 +1,1 @@
+"""Handing a run over: the report document and bookmarks."""

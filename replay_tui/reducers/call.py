@@ -1,0 +1,157 @@
+"""How the engine calls a reducer.
+
+Built-in rules are called directly. Rules of your own are watched (they must
+return within the timeout, and leave the event they are given as it was; see
+:mod:`replay_tui.reducers.guard`), and get plain dicts unless they say they take
+drafts (``drafts = True``). Everything that calls the rules goes through
+:class:`RulesCaller`, so those promises hold for ``apply``, ``summary``,
+``explain`` and the inspector's ``record_for`` alike.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from replay_tui.core.errors import CannotRun
+from replay_tui.reducers import LoadedReducer
+from replay_tui.reducers.base import Context, State, explain, still_open
+from replay_tui.reducers.guard import EventChanged, RulesWatch
+from replay_tui.state import canonical
+from replay_tui.state.diff import diff
+from replay_tui.state.paths import format_path
+from replay_tui.state.persistent import is_frozen, thaw
+
+if TYPE_CHECKING:
+    from replay_tui.formats.envelope import Event
+
+
+def takes_drafts(rules: LoadedReducer) -> bool:
+    """Built-in rules, and user rules that say ``drafts = True``: their
+    ``apply`` changes the state only through dict and list operations, so
+    it may be given a draft (a dict-like view that records what it writes)."""
+    return rules.trusted or getattr(rules.reducer, "drafts", False) is True
+
+
+class RulesCaller:
+    """One reducer, called as its kind of rules must be."""
+
+    def __init__(self, rules: LoadedReducer, watch: RulesWatch) -> None:
+        self.rules = rules
+        self.reducer = rules.reducer
+        #: Rules not built in are watched: they must return, and leave events be.
+        self.guarded = not rules.trusted
+        self.watch = watch
+        self.drafts = takes_drafts(rules)
+
+    def initial_state(self) -> State:
+        """The rules' state after zero events; CannotRun if they cannot give one."""
+        try:
+            if self.guarded:
+                initial = self.watch.call(None, self.reducer.initial_state)
+            else:
+                initial = self.reducer.initial_state()
+            canonical.dumps(initial)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            raise CannotRun(
+                f"the rules' initial_state() failed: {type(exc).__name__}: {exc}"
+            ) from None
+        if not isinstance(initial, dict):
+            raise CannotRun(f"the rules' initial_state() gave {type(initial).__name__}, not a dict")
+        return initial
+
+    def apply(self, state: State, event: Event, ctx: Context) -> State:
+        """``reducer.apply``; for rules not built in, watched and checked
+        for leaving the event as it was given."""
+        if not self.guarded:
+            return self.reducer.apply(state, event, ctx)
+        before = _event_bytes(event)
+        new = self.watch.call(event.seq, self.reducer.apply, state, event, ctx)
+        after = _event_bytes(event)
+        if after != before:
+            raise EventChanged(_event_change(before, after))
+        return new
+
+    def as_rules_take(self, state: State) -> State:
+        """``state`` as these rules may be given it: frozen states are
+        read-only dicts, fine for rules that take drafts; other user rules
+        were promised plain dicts, so they get a copy (O(state))."""
+        if is_frozen(state) and not self.drafts:
+            return thaw(state)  # type: ignore[no-any-return]
+        return state
+
+    def summary(self, state: State) -> str:
+        """``reducer.summary`` (watched for rules not built in)."""
+        if not self.guarded:
+            return self.reducer.summary(state)
+        return self.watch.call(None, self.reducer.summary, self.as_rules_take(state))
+
+    def explain(self, before: State, event: Event, after: State) -> str | None:
+        """The rule in words (optional ``explain``), for the diff pane."""
+        if not self.guarded:
+            return explain(self.reducer, before, event, after)
+        before, after = self.as_rules_take(before), self.as_rules_take(after)
+        return self.watch.call(event.seq, explain, self.reducer, before, event, after)
+
+    def still_open(self, state: State) -> list[str]:
+        """What the rules say is still open in ``state`` (optional hook)."""
+        if not self.guarded:
+            return still_open(self.reducer, state)
+        return self.watch.call(None, still_open, self.reducer, self.as_rules_take(state))
+
+    def call_with_state(
+        self, seq: int | None, fn: Callable[..., Any], state: State, *args: Any
+    ) -> Any:
+        """Any other hook of the rules that reads a state (``record_for``)."""
+        if not self.guarded:
+            return fn(state, *args)
+        return self.watch.call(seq, fn, self.as_rules_take(state), *args)
+
+
+_ENGINE_DIR = str(Path(__file__).resolve().parent)
+_RULES_DIR = str(Path(__file__).resolve().parent / "reducers")
+
+
+def rules_traceback() -> str:
+    """The exception being handled, as the rules' author needs it: the
+    frames of the rules, without this engine's own around them."""
+    exc = sys.exc_info()[1]
+    if exc is None:
+        return ""
+    tb = traceback.TracebackException.from_exception(exc, capture_locals=False)
+    frames = [
+        f
+        for f in tb.stack
+        if not f.filename.startswith(_ENGINE_DIR) or f.filename.startswith(_RULES_DIR)
+    ]
+    if frames:
+        tb.stack = traceback.StackSummary.from_list(frames)
+    return "".join(tb.format())
+
+
+def _event_bytes(event: Event) -> bytes:
+    """What the rules were given, as bytes to compare after the call."""
+    try:
+        return orjson.dumps([event.fields, event.payload, event.seq, event.kind, event.run_id])
+    except TypeError as exc:  # the rules put something that is not JSON in it
+        return f"not JSON: {exc}".encode()
+
+
+def _event_change(before: bytes, after: bytes) -> str:
+    head = "the rules changed the event they were given (rules must leave events as they are)"
+    try:
+        old, new = orjson.loads(before), orjson.loads(after)
+    except orjson.JSONDecodeError:
+        return f"{head}: it now holds a value that is not JSON"
+    changes = diff(old[0], new[0]) or diff(old[1:], new[1:])
+    if not changes:
+        return head
+    where = format_path(changes[0].path) or "the event itself"
+    return f"{head}: {where} changed"

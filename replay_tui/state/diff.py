@@ -1,0 +1,82 @@
+"""The change one event made: a list of (path, old, new).
+
+Paths are tuples of keys and list indexes, so they are unambiguous whatever
+characters keys hold; :func:`path_str` renders them for people.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from replay_tui.state.paths import MISSING as MISSING
+from replay_tui.state.paths import Path as Path
+from replay_tui.state.paths import format_path
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    path: Path
+    old: Any
+    new: Any
+
+    @property
+    def op(self) -> str:
+        if self.old is MISSING:
+            return "added"
+        if self.new is MISSING:
+            return "removed"
+        return "changed"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": list(self.path), "op": self.op}
+        if self.old is not MISSING:
+            out["old"] = self.old
+        if self.new is not MISSING:
+            out["new"] = self.new
+        return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: ``1 == True`` in Python, but not in JSON."""
+    return type(a) is type(b) and a == b
+
+
+def diff(old: Any, new: Any, path: Path = ()) -> list[Change]:
+    """Changes from ``old`` to ``new``, deepest paths, in key order.
+
+    Equal subtrees are skipped with one C-level comparison, so the cost
+    follows what changed more than the size of the state.
+    """
+    if old is new or _same(old, new):
+        return []
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[Change] = []
+        get = new.get
+        for key, was in old.items():
+            now = get(key, MISSING)
+            if now is MISSING and key not in new:
+                out.append(Change((*path, key), was, MISSING))
+            elif was is now or (was == now and type(was) is type(now)):
+                continue  # inline: this loop runs once per key of a big state
+            else:
+                out.extend(diff(was, now, (*path, key)))
+        if len(new) != len(old) or out:
+            out.extend(Change((*path, k), MISSING, v) for k, v in new.items() if k not in old)
+        return out
+    if isinstance(old, list) and isinstance(new, list):
+        out = []
+        common = min(len(old), len(new))
+        for i in range(common):
+            out.extend(diff(old[i], new[i], (*path, i)))
+        out.extend(Change((*path, i), old[i], MISSING) for i in range(common, len(old)))
+        out.extend(Change((*path, i), MISSING, new[i]) for i in range(common, len(new)))
+        return out
+    return [Change(path, old, new)]
+
+
+def path_str(path: Path) -> str:
+    """``calls.call-001.status``, ``checks[0].passed``; odd keys are quoted:
+    the path as ``when`` and ``history`` read it (:func:`~replay_tui.state.paths.format_path`),
+    ``(state)`` for the whole state."""
+    return format_path(path) if path else "(state)"

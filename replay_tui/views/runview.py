@@ -1,0 +1,363 @@
+"""What the app shows about a run, computed without any UI toolkit.
+
+:class:`RunView` sits between :class:`~replay_tui.engine.replay.Replay` and the
+widgets: rows for the timeline, the view of one selected line (a step, the
+failing event, or a line never replayed), receipts with their pin status,
+and searches. Everything here is safe to call from a worker thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from array import array
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from replay_tui.core.errors import ReplayError, Warning_
+from replay_tui.core.safe_text import escape_controls
+from replay_tui.engine.replay import LedgerChanged, Replay, Step
+from replay_tui.formats.envelope import Event, LineError
+from replay_tui.formats.receipts import Receipt, ReceiptProblem, ReceiptStore, call_id_problem
+from replay_tui.state import canonical
+from replay_tui.views.rows import Row, make_row
+
+#: A receipt's pin status in words (the receipt pane and the report say the same).
+PIN_WORDS = {
+    "matches": "pin ✓ matches receipt_sha256",
+    "tampered": "pin ✗ TAMPERED: file differs from receipt_sha256",
+    "missing": "receipt ✗ missing",
+    "not pinned": "pin: not pinned (no receipt_sha256)",
+    "none yet": "no receipt for this call yet (none is needed so far)",
+    "denied": "the host denied this call: it was never made, so it has no receipt",
+    "pending": "receipt pending: not written yet (following: it is waited for)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptView:
+    """A call's receipt as the inspector shows it."""
+
+    call_id: str
+    name: str
+    receipt: Receipt | None
+    problem: str | None  # why there is no receipt to show
+    #: "matches" | "tampered" | "not pinned" | "missing" | "none yet" | "denied" | "pending"
+    pin: str
+    pinned_sha256: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LineView:
+    """Everything the side panes show for one selected line.
+
+    ``mode`` is ``step`` (a replayed event), ``failed`` (the first
+    inconsistency), ``unreplayed`` (after it), ``pending`` (validation has
+    not reached it yet), or ``initial`` (prefix 0, before any event).
+    """
+
+    index: int
+    mode: str
+    event: Event | None
+    step: Step | None = None
+    state_before: dict[str, Any] | None = None
+    error: ReplayError | None = None
+    raw: str | None = None
+    receipt: ReceiptView | None = None
+    summary: str | None = None  # the reducer's word for the state after this prefix
+    #: What the rules say belongs beside this event in the inspector (a
+    #: Temporal activity's input and result): (title, JSON value), as known
+    #: after this prefix; and, when the run changed it later, as it ended up.
+    record: tuple[str, Any] | None = None
+    record_later: tuple[str, Any] | None = None
+    #: At the last valid event: what the rules say is left open (unfinished calls).
+    still_open: list[str] | None = None
+    #: Warnings at this line, as ``check`` prints them (odd but legal).
+    warnings: tuple[Warning_, ...] = ()
+
+
+class RunView:
+    def __init__(self, replay: Replay, *, cache_size: int = 4096) -> None:
+        self.replay = replay
+        self._rows: OrderedDict[int, Row] = OrderedDict()
+        self._cache_size = cache_size
+        self._first_ts: float | None = None
+        self._first_ts_known = False
+        self._lock = threading.Lock()  # rows are read by the UI and by search workers
+        #: Line index where reloaded rules first derive something different.
+        self.difference_index: int | None = None
+        self._warned: tuple[int, frozenset[int]] = (0, frozenset())
+        self._warnings_at: tuple[int, dict[int, tuple[Warning_, ...]]] = (0, {})
+        self._last_state: tuple[int, dict[str, Any]] | None = None
+        longest = max((len(k) for k in replay.reducer.kinds), default=16)
+        self._columns = (max(16, min(longest, 30)), 12 if replay.receipts.enabled else 0)
+
+    # -- timeline ---------------------------------------------------------
+    def row_count(self) -> int:
+        return len(self.replay.ledger)
+
+    def row(self, index: int) -> Row:
+        with self._lock:
+            hit = self._rows.get(index)
+        if hit is not None:
+            return hit
+        parsed = self.replay.ledger.event(index)
+        raw = self.replay.ledger.raw_line(index) if isinstance(parsed, LineError) else None
+        row = make_row(index, parsed, raw)
+        if isinstance(parsed, Event):
+            if self.replay.is_ignored(parsed):
+                row = dataclasses.replace(row, problem="ignored (workerMayIgnore)")
+            said = self._row_summary(parsed)
+            if said:  # the rules' words first; the payload after, still searchable
+                summary = escape_controls(said) + ("  " + row.summary if row.summary else "")
+                row = dataclasses.replace(row, summary=summary)
+        with self._lock:
+            self._rows[index] = row
+            if len(self._rows) > self._cache_size:
+                self._rows.popitem(last=False)
+        return row
+
+    def _row_summary(self, event: Event) -> str | None:
+        """The rules' one line for a row (their optional ``row_summary``);
+        built-in rules only: it runs for every row drawn, unwatched."""
+        fn = getattr(self.replay.reducer, "row_summary", None)
+        if fn is None or self.replay.guarded:
+            return None
+        try:
+            said = fn(event)
+        except Exception:  # optional prose: a bug in it must not hide the row
+            return None
+        return said if isinstance(said, str) else None
+
+    def columns(self) -> tuple[int, int]:
+        """Widths of the timeline's kind and call_id columns: kinds as long
+        as the rules' longest (16 to 30), no call_id column without receipts."""
+        return self._columns
+
+    def first_ts(self) -> float | None:
+        if not self._first_ts_known and self.row_count():
+            self._first_ts = self.row(0).ts
+            self._first_ts_known = True
+        return self._first_ts
+
+    def valid_count(self) -> int:
+        return self.replay.valid
+
+    def error_index(self) -> int | None:
+        err = self.replay.error
+        return err.line - 1 if err is not None and err.line is not None else None
+
+    def has_error(self) -> bool:
+        return self.replay.error is not None
+
+    def error_label(self) -> str:
+        err = self.replay.error
+        return escape_controls(f"{err.code}: {err.message}") if err else ""
+
+    def pending_index(self) -> int | None:
+        pending = self.replay.pending
+        return pending.index if pending is not None else None
+
+    def warning_indexes(self) -> frozenset[int]:
+        """Lines with a warning. Asked for every row drawn, so it is rebuilt
+        only when the replay's warnings change, not per row."""
+        count = len(self.replay.warnings)
+        if self._warned[0] != count:
+            lines = frozenset(w.line - 1 for w in self.replay.warnings if w.line is not None)
+            self._warned = (count, lines)
+        return self._warned[1]
+
+    def warnings_at(self, index: int) -> tuple[Warning_, ...]:
+        """The warnings at line ``index`` (rebuilt when warnings are added)."""
+        warnings = self.replay.warnings
+        if self._warnings_at[0] != len(warnings):
+            found: dict[int, tuple[Warning_, ...]] = {}
+            for w in warnings:
+                if w.line is not None:
+                    found[w.line - 1] = (*found.get(w.line - 1, ()), w)
+            self._warnings_at = (len(warnings), found)
+        return self._warnings_at[1].get(index, ())
+
+    def problem_indexes(self) -> list[int]:
+        """Lines with an error or warning, in order (for ``e`` / ``E``)."""
+        found = set(self.warning_indexes())
+        err = self.error_index()
+        if err is not None:
+            found.add(err)
+        return sorted(found)
+
+    def matches(self, query: str, cancelled: Callable[[], bool] | None = None) -> array[int] | None:
+        """Indexes of rows whose kind, call_id or payload text contain ``query``.
+
+        Case-insensitive; ``None`` when cancelled part way.
+        """
+        needle = query.lower()
+        found = array("L")
+        for index in range(self.row_count()):
+            if cancelled is not None and index % 4096 == 0 and cancelled():
+                return None
+            if needle in self.row(index).search_text():
+                found.append(index)
+        return found
+
+    # -- the selected line ------------------------------------------------
+    def line_view(self, index: int) -> LineView:
+        """What happened at ledger line ``index`` (0-based).
+
+        Never raises: if the run changed on disk since it was validated, or
+        the rules fail when re-applied, the view says so instead.
+        """
+        try:
+            return self._line_view(index)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            if isinstance(exc, LedgerChanged):
+                why = f"{exc}: the run changed on disk since it was checked; reopen it"
+            else:
+                why = f"re-applying the rules failed: {type(exc).__name__}: {exc}"
+            try:
+                parsed: Event | LineError | None = self.replay.ledger.event(index)
+            except (IndexError, OSError, ValueError):
+                parsed = None  # the line itself is gone (the ledger was replaced)
+            return LineView(index, "broken", parsed if isinstance(parsed, Event) else None, raw=why)
+
+    def _line_view(self, index: int) -> LineView:
+        replay = self.replay
+        parsed = replay.ledger.event(index)
+        event = parsed if isinstance(parsed, Event) else None
+        raw = None
+        if event is None:
+            raw = replay.ledger.raw_line(index).decode("utf-8", errors="backslashreplace")
+        err_index = self.error_index()
+        if err_index is not None and index == err_index:
+            before = replay.frozen_at(replay.valid)
+            return LineView(
+                index,
+                "failed",
+                event,
+                state_before=before,
+                error=replay.error,
+                raw=raw,
+                receipt=self.receipt_view(event),
+                **self.records(event, replay.valid),
+                summary=replay.summarize(before),
+            )
+        if event is not None and event.seq <= replay.valid and index < replay.valid:
+            step = replay.step(index + 1)
+            last = index + 1 == replay.valid and replay.error is None
+            return LineView(
+                index,
+                "step",
+                event,
+                step=step,
+                # at the last event: why the run ended as it did
+                still_open=replay.rules_call.still_open(step.after) if last else None,
+                warnings=self.warnings_at(index),
+                receipt=self.receipt_view(event),
+                **self.records(event, index + 1),
+                summary=replay.summarize(step.after),
+            )
+        if replay.pending is not None and index == replay.pending.index:
+            mode = "receipt"  # held back while following: its receipt is not written yet
+        else:
+            mode = "unreplayed" if replay.error is not None else "pending"
+        return LineView(
+            index,
+            mode,
+            event,
+            error=replay.error,
+            raw=raw,
+            receipt=self.receipt_view(event),
+            **self.records(event, replay.valid),
+        )
+
+    def initial_view(self) -> LineView:
+        """Prefix 0: the state before any event (what ``initial_state()`` gives)."""
+        state = self.replay.frozen_at(0)
+        return LineView(
+            -1, "initial", None, state_before=state, summary=self.replay.summarize(state)
+        )
+
+    def records(self, event: Event | None, n: int) -> dict[str, Any]:
+        """The rules' record for ``event`` (``record_for``, if they have it)
+        as known after events 1..n, and, if the run went on to change it (an
+        activity's result), the record at the end of the valid prefix."""
+        now = self.record_for(event, n)
+        valid = self.replay.valid
+        if now is None or n >= valid:
+            return {"record": now}
+        last = self.record_for(event, valid)
+        if last is None or canonical.dumps(last[1]) == canonical.dumps(now[1]):
+            return {"record": now}
+        return {"record": now, "record_later": last}
+
+    def record_for(self, event: Event | None, n: int) -> tuple[str, Any] | None:
+        """The rules' record for ``event`` from the state after events 1..n."""
+        fn = getattr(self.replay.reducer, "record_for", None)
+        if event is None or fn is None:
+            return None
+        if n == self.replay.valid:  # asked for on every view: keep it
+            if self._last_state is None or self._last_state[0] != n:
+                self._last_state = (n, self.replay.frozen_at(n))
+            state = self._last_state[1]
+        else:
+            state = self.replay.frozen_at(n)
+        try:
+            found = self.replay.rules_call.call_with_state(event.seq, fn, state, event)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # optional: a bug in it must not hide the rest
+            return ("record", f"(record_for failed: {type(exc).__name__}: {exc})")
+        if isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], str):
+            return found
+        return None
+
+    def receipt_view(self, event: Event | None) -> ReceiptView | None:
+        """The receipt of the event's call and whether it matches its pin."""
+        if event is None or event.call_id is None:
+            return None
+        cid = event.call_id
+        name = ReceiptStore.name_of(cid)
+        if call_id_problem(cid):
+            return ReceiptView(
+                cid, name, None, "not a valid call_id: never used as a path", "missing", None
+            )
+        pinned = self._pin_for(event)
+        got = self.replay.receipts.read(cid)
+        if isinstance(got, ReceiptProblem):
+            if got.absent and self.replay.following:
+                # while following, a receipt not written yet is awaited, not missing
+                return ReceiptView(cid, got.name, None, got.message, "pending", pinned)
+            return ReceiptView(
+                cid,
+                got.name,
+                None,
+                got.message,
+                "missing"
+                if pinned or event.kind == "tool_finished"
+                else ("denied" if event.kind == "tool_denied" else "none yet"),
+                pinned,
+            )
+        if pinned is None:
+            pin = "not pinned"
+        elif pinned.lower() == got.sha256:
+            pin = "matches"
+        else:
+            pin = "tampered"
+        return ReceiptView(cid, got.name, got, got.problem, pin, pinned)
+
+    def _pin_for(self, event: Event) -> str | None:
+        value = event.payload.get("receipt_sha256")
+        if isinstance(value, str):
+            return value
+        cid = event.call_id
+        at = self.replay.calls_seen.get(cid, -1) if cid else -1
+        if at >= 0:
+            pinning = self.replay.ledger.event(at)
+            if isinstance(pinning, Event):
+                pinned = pinning.payload.get("receipt_sha256")
+                return pinned if isinstance(pinned, str) else None
+        return None
