@@ -21,7 +21,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
+from replay_tui.core.errors import ReplayError
 from replay_tui.core.safe_text import MASK, clip, escape_controls, is_secret_key, mask_secrets
+from replay_tui.engine.replay import Step
 from replay_tui.state.diff import Change, Path, path_str
 from replay_tui.ui.jsontree import JsonTree
 from replay_tui.ui.jsonview import MAX_DEPTH, json_text, scalar_text
@@ -216,126 +218,97 @@ class StatePane(ScrollView, can_focus=True):
         reveal: bool,
         expand: bool,
         pending_note: str = "",
-    ) -> tuple[list[Text], Any, list[Path], list[Text]]:
+    ) -> Composed:
         """(text above, state to draw as a tree or None, changed paths, text below)."""
         limit = CLIP_LONG if expand else CLIP_SHORT
         if view is None:
             return [Text(pending_note or "no events yet", style=DIM)], None, [], []
-        lines: list[Text] = []
+        if view.mode == "step" and view.step is not None:
+            return self._step_view(view, view.step, full=full, reveal=reveal, limit=limit)
+        if view.mode == "initial":
+            return _initial_view(view)
+        if view.mode == "failed" and view.error is not None:
+            return self._failed_view(view, view.error, reveal=reveal, limit=limit)
+        if view.mode == "broken":
+            return [Text(escape_controls(view.raw or ""), style="#e78284")], None, [], []
+        lines = [_why_not_replayed(view, pending_note), Text("")]
+        lines.extend(self._event_block(view, reveal, limit).split("\n"))
+        return lines, None, [], []
+
+    def _step_view(
+        self, view: LineView, step: Step, *, full: bool, reveal: bool, limit: int
+    ) -> Composed:
+        """A replayed event: what it changed (or, ``full``, the state after it)."""
         ev = view.event
         seq = ev.seq if ev is not None else None
         kind = escape_controls(ev.kind) if ev is not None else "?"
-        if view.mode == "step" and view.step is not None:
-            step = view.step
+        lines: list[Text] = [
+            Text.assemble(
+                (f"seq {seq}", HEAD),
+                " · ",
+                (kind, HEAD),
+                "  prefix 1..",
+                str(seq),
+                " → ",
+                (escape_controls(view.summary or ""), OK),
+            )
+        ]
+        if step.explanation:
+            lines.append(Text(escape_controls(step.explanation), style="italic"))
+        for warning in view.warnings:  # as check prints it
             lines.append(
                 Text.assemble(
-                    (f"seq {seq}", HEAD),
-                    " · ",
-                    (kind, HEAD),
-                    "  prefix 1..",
-                    str(seq),
-                    " → ",
-                    (escape_controls(view.summary or ""), OK),
+                    (f"⚠ warning {escape_controls(warning.code)}: ", WARN),
+                    escape_controls(warning.message),
                 )
             )
-            if step.explanation:
-                lines.append(Text(escape_controls(step.explanation), style="italic"))
-            for warning in view.warnings:  # as check prints it
-                lines.append(
-                    Text.assemble(
-                        (f"⚠ warning {escape_controls(warning.code)}: ", WARN),
-                        escape_controls(warning.message),
-                    )
-                )
-            if view.still_open:
-                lines.append(
-                    Text.assemble(
-                        ("the ledger ends here; still open: ", "bold #e5c890"),
-                        escape_controls("; ".join(view.still_open)),
-                    )
-                )
-            lines.append(Text(""))
-            if full:
-                lines.append(Text("state after this event (● changed):", style=DIM))
-                return lines, step.after, [c.path for c in step.changes], []
-            if step.changes:
-                first = len(lines)
-                lines.extend(change_lines(step.changes, reveal=reveal, limit=limit))
-                self._line_paths.update(
-                    (first + i, change.path) for i, change in enumerate(step.changes)
-                )
-            else:
-                lines.append(Text("no change to the state", style=DIM))
-            lines.append(Text(""))
-            lines.extend(self._event_block(view, reveal, limit).split("\n"))
-            return lines, None, [], []
-        if view.mode == "initial":
+        if view.still_open:
             lines.append(
                 Text.assemble(
-                    ("initial state", HEAD),
-                    "  prefix 0, before event 1 → ",
-                    (escape_controls(view.summary or ""), OK),
+                    ("the ledger ends here; still open: ", "bold #e5c890"),
+                    escape_controls("; ".join(view.still_open)),
                 )
             )
-            lines.append(
-                Text("what the rules start from, before any event (j: event 1)", style=DIM)
-            )
-            lines.append(Text(""))
-            return lines, view.state_before, [], []
-        if view.mode == "failed" and view.error is not None:
-            err = view.error
-            where = f"seq {err.seq}" if err.seq is not None else f"line {err.line}"
-            lines.append(
-                Text.assemble(
-                    ("✗ strict replay stops here: ", ERROR), (f"{where} · {err.code}", ERROR)
-                )
-            )
-            lines.append(Text(escape_controls(err.message), style="#e78284"))
-            if err.artifact:
-                lines.append(Text.assemble(("artifact: ", DIM), escape_controls(err.artifact)))
-            if err.traceback:
-                lines.append(Text(""))
-                lines.append(Text("traceback (a bug in the rules):", style=DIM))
-                lines.extend(Text(escape_controls(t)) for t in err.traceback.rstrip().splitlines())
-            lines.append(Text(""))
-            lines.extend(self._event_block(view, reveal, limit).split("\n"))
-            lines.append(Text(""))
-            n = (err.seq - 1) if err.seq is not None else None
-            label = f"state before it (prefix 1..{n})" if n else "state before it"
-            lines.append(Text(f"{label}: {escape_controls(view.summary or '')}", style=DIM))
-            return lines, view.state_before, [], []
-        if view.mode == "broken":
-            return [Text(escape_controls(view.raw or ""), style="#e78284")], None, [], []
-        if view.mode == "receipt" and view.receipt is not None:
-            lines.append(
-                Text(
-                    f"receipt pending: waiting for {escape_controls(view.receipt.name)} "
-                    "(not an error while following; strict again when following stops)",
-                    style="#e5c890",
-                )
-            )
-        elif view.mode == "unreplayed" and view.error is not None:
-            err = view.error
-            if err.seq is not None:
-                where = f"seq {err.seq} (line {err.line})"
-            elif err.line is not None:
-                where = f"line {err.line}"
-            else:
-                where = f"the start ({err.code}: {err.message})"
-            lines.append(
-                Text(
-                    escape_controls(
-                        f"not replayed: strict replay stopped at {where}; "
-                        "a replay past it would prove nothing"
-                    ),
-                    style="#e78284",
-                )
+        lines.append(Text(""))
+        if full:
+            lines.append(Text("state after this event (● changed):", style=DIM))
+            return lines, step.after, [c.path for c in step.changes], []
+        if step.changes:
+            first = len(lines)
+            lines.extend(change_lines(step.changes, reveal=reveal, limit=limit))
+            self._line_paths.update(
+                (first + i, change.path) for i, change in enumerate(step.changes)
             )
         else:
-            lines.append(Text(pending_note or "validating: not reached yet", style=DIM))
+            lines.append(Text("no change to the state", style=DIM))
         lines.append(Text(""))
         lines.extend(self._event_block(view, reveal, limit).split("\n"))
         return lines, None, [], []
+
+    def _failed_view(
+        self, view: LineView, err: ReplayError, *, reveal: bool, limit: int
+    ) -> Composed:
+        """The first inconsistency: the error, the event, the state before it."""
+        where = f"seq {err.seq}" if err.seq is not None else f"line {err.line}"
+        lines = [
+            Text.assemble(
+                ("✗ strict replay stops here: ", ERROR), (f"{where} · {err.code}", ERROR)
+            ),
+            Text(escape_controls(err.message), style="#e78284"),
+        ]
+        if err.artifact:
+            lines.append(Text.assemble(("artifact: ", DIM), escape_controls(err.artifact)))
+        if err.traceback:
+            lines.append(Text(""))
+            lines.append(Text("traceback (a bug in the rules):", style=DIM))
+            lines.extend(Text(escape_controls(t)) for t in err.traceback.rstrip().splitlines())
+        lines.append(Text(""))
+        lines.extend(self._event_block(view, reveal, limit).split("\n"))
+        lines.append(Text(""))
+        n = (err.seq - 1) if err.seq is not None else None
+        label = f"state before it (prefix 1..{n})" if n else "state before it"
+        lines.append(Text(f"{label}: {escape_controls(view.summary or '')}", style=DIM))
+        return lines, view.state_before, [], []
 
     def render_text(self) -> str:
         """Everything the pane holds as plain text (tests, copying)."""
@@ -530,6 +503,52 @@ class StatePane(ScrollView, can_focus=True):
         return Text.assemble(
             Text(f"line {view.index + 1} as read:\n", style=DIM), Text(clip(raw, limit))
         )
+
+
+Composed = tuple[list[Text], Any, list[Path], list[Text]]
+"""What the state pane shows: text above, a state drawn as a tree (or None),
+the changed paths marked in it, text below."""
+
+
+def _initial_view(view: LineView) -> Composed:
+    """Prefix 0: the state the rules start from."""
+    lines = [
+        Text.assemble(
+            ("initial state", HEAD),
+            "  prefix 0, before event 1 → ",
+            (escape_controls(view.summary or ""), OK),
+        ),
+        Text("what the rules start from, before any event (j: event 1)", style=DIM),
+        Text(""),
+    ]
+    return lines, view.state_before, [], []
+
+
+def _why_not_replayed(view: LineView, pending_note: str) -> Text:
+    """Why a line has no state: its receipt is awaited, replay stopped
+    before it, or validation has not reached it yet."""
+    if view.mode == "receipt" and view.receipt is not None:
+        return Text(
+            f"receipt pending: waiting for {escape_controls(view.receipt.name)} "
+            "(not an error while following; strict again when following stops)",
+            style="#e5c890",
+        )
+    err = view.error
+    if view.mode == "unreplayed" and err is not None:
+        if err.seq is not None:
+            where = f"seq {err.seq} (line {err.line})"
+        elif err.line is not None:
+            where = f"line {err.line}"
+        else:
+            where = f"the start ({err.code}: {err.message})"
+        return Text(
+            escape_controls(
+                f"not replayed: strict replay stopped at {where}; "
+                "a replay past it would prove nothing"
+            ),
+            style="#e78284",
+        )
+    return Text(pending_note or "validating: not reached yet", style=DIM)
 
 
 def _has_children(value: Any) -> bool:
