@@ -692,3 +692,56 @@ def test_the_document_renders_from_plain_data() -> None:
     orjson.dumps(doc)  # plain data: it could be written as JSON too
     assert render_markdown(doc).startswith("# replay-tui report: `broken-divergence`")
     assert render_html(doc).startswith("<!DOCTYPE html>")
+
+
+# -- the look is the templates' ----------------------------------------------------------
+
+
+def broken_doc() -> dict[str, Any]:
+    replay, _ = open_replay(str(BROKEN), history=True)
+    try:
+        replay.verify()
+        return build_report_doc(replay, [8, 12], {8: "<b>note</b>"})
+    finally:
+        replay.close()
+
+
+def test_the_templates_ship_in_the_package() -> None:
+    from importlib.resources import files
+
+    folder = files("replay_tui.handover") / "templates"
+    html = (folder / handover.HTML_TEMPLATE).read_text()
+    markdown = (folder / handover.MARKDOWN_TEMPLATE).read_text()
+    assert "default-src 'none'" in html and "<script" not in html and "|safe" not in html
+    # the HTML template's tags are the ones the page may hold, and no others
+    assert set(re.findall(r"<([a-z][a-z0-9]*)", html)) == handover.HTML_TAGS
+    assert "`replay-tui check` says:" in markdown
+    tomls = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text()
+    assert '"handover/templates/*"' in tomls and '"jinja2>=3.1"' in tomls
+
+
+def test_a_template_is_all_it_takes_to_change_the_look(tmp_path: Path) -> None:
+    doc = broken_doc()
+    (tmp_path / handover.HTML_TEMPLATE).write_text(
+        "<html><body><h1 class=custom>{{ doc.run }}</h1>"
+        "{% for s in doc.seqs %}<p>{{ s.seq }}{% if s.note %}: {{ s.note }}{% endif %}</p>{% endfor %}"
+        "</body></html>\n"
+    )
+    page = render_html(doc, templates=tmp_path)
+    # the custom look, still autoescaped: a note cannot become markup
+    assert page == (
+        "<html><body><h1 class=custom>broken-divergence</h1>"
+        "<p>8: &lt;b&gt;note&lt;/b&gt;</p><p>12</p></body></html>\n"
+    )
+    # a folder without the Markdown template falls back to the package's
+    assert render_markdown(doc, templates=tmp_path) == render_markdown(doc)
+    (tmp_path / handover.MARKDOWN_TEMPLATE).write_text(
+        "{% for s in doc.seqs %}* seq {{ s.seq }}: {{ (s.note or '')|code }}\n{% endfor %}"
+    )
+    assert render_markdown(doc, templates=tmp_path) == "* seq 8: `<b>note</b>`\n* seq 12: (empty)\n"
+    # the package's own templates are untouched by either
+    assert render_html(doc).startswith("<!DOCTYPE html>")
+    # a name the document does not have is an error, not an empty string
+    (tmp_path / handover.MARKDOWN_TEMPLATE).write_text("{{ doc.no_such_field }}\n")
+    with pytest.raises(Exception, match="no_such_field"):
+        render_markdown(doc, templates=tmp_path)

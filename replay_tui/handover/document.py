@@ -9,23 +9,27 @@ receipt with its pin and the timeline around it.
 The document is built once as plain data (:func:`build_report_doc`), every
 piece of run text already made inert for a terminal (controls, bidi and
 invisible characters spelled out) and secrets masked as the app masks them;
-:func:`render_markdown` and :func:`render_html` then only have to keep run
-text from being read as markup. In Markdown, run text goes in fenced blocks or
-inline code whose backtick fence is longer than any backtick run in it, so it
-cannot close them; in HTML it is escaped, and the page loads and runs nothing.
+:func:`render_markdown` and :func:`render_html` then pour it into the
+templates in ``templates/`` (Jinja2), which only have to keep run text from
+being read as markup, so the look changes without touching Python. In
+Markdown, run text goes in fenced blocks or inline code whose backtick fence is
+longer than any backtick run in it (the template's ``code`` and ``fenced``
+filters), so it cannot close them; the HTML template is autoescaped, and the
+page loads and runs nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import html as _html
 import os
 import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -47,6 +51,10 @@ from replay_tui.formats.run import JSONL, RunPaths
 from replay_tui.state.diff import Change, path_str
 from replay_tui.state.persistent import json_default, thaw
 from replay_tui.views.runview import PIN_WORDS, LineView, ReceiptView, RunView
+
+if TYPE_CHECKING:  # jinja2 is imported when a report is rendered, not at start-up
+    import jinja2
+    from markupsafe import Markup
 
 #: Timeline rows shown on each side of a chosen seq.
 WINDOW = 5
@@ -451,7 +459,7 @@ def _seq_doc(
     return out
 
 
-# -- Markdown --------------------------------------------------------------------------
+# -- Markdown: run text only in code it cannot close ------------------------------------
 
 _BACKTICKS = re.compile(r"`+")
 
@@ -463,7 +471,8 @@ def _longest_backticks(text: str) -> int:
 def md_code(text: str) -> str:
     """Inline code that ``text`` cannot close: a fence longer than any backtick
     run in it, padded when it starts or ends with a backtick or space. Newlines
-    and controls are escaped, so it stays on its line."""
+    and controls are escaped, so it stays on its line. The Markdown
+    template's ``code`` filter."""
     text = escape_controls(text)
     if not text:
         return "(empty)"
@@ -474,157 +483,16 @@ def md_code(text: str) -> str:
 
 def md_block(text: str, info: str = "") -> str:
     """A fenced block that ``text`` cannot close (its fence is longer than any
-    backtick run in it)."""
+    backtick run in it). The Markdown template's ``fenced`` filter."""
     fence = "`" * max(3, _longest_backticks(text) + 1)
     return f"{fence}{info}\n{text}\n{fence}"
 
 
-def _md_receipt(rc: Mapping[str, Any]) -> list[str]:
-    lines = [f"- receipt {md_code(rc['name'])} of call {md_code(rc['call_id'])}: {rc['pin_words']}"]
-    if rc["size"] is not None:
-        lines.append(
-            f"- size {plural(rc['size'], 'byte', sep=True)}, sha256 {md_code(rc['sha256'])}"
-        )
-    if rc["pinned"]:
-        lines.append(f"- pinned sha256 {md_code(rc['pinned'])}")
-    if rc["problem"]:
-        lines.append(f"- {md_code(rc['problem'])}")
-    if rc["masked"]:
-        lines.append("- secret-looking values are masked")
-    out = ["\n".join(lines)]
-    if rc["json"] is not None:
-        out.append(md_block(rc["json"], "json"))
-    if rc["raw"] is not None:
-        out.append(md_block(rc["raw"], "text"))
-    return out
+# -- rendering: the document through a template -----------------------------------------
 
-
-def _md_record(rec: Mapping[str, Any]) -> list[str]:
-    out = [f"{md_code(rec['title'])}:", md_block(rec["json"], "json")]
-    if rec["later"] is not None:
-        out += ["Later in this run (after the last valid event):", md_block(rec["later"], "json")]
-    return out
-
-
-def _md_event(part: Mapping[str, Any]) -> list[str]:
-    if part["event"] is not None:
-        return [f"Event (line {part['line']}):", md_block(part["event"], "json")]
-    if part["raw"] is not None:
-        return [f"Line {part['line']} as read (not an event):", md_block(part["raw"], "text")]
-    return []
-
-
-def _md_timeline(timeline: Mapping[str, Any] | None) -> list[str]:
-    if not timeline or not timeline["rows"]:
-        return []
-    return [
-        timeline_label(timeline),
-        md_block("\n".join(timeline_lines(timeline)), "text"),
-    ]
-
-
-def render_markdown(doc: Mapping[str, Any]) -> str:
-    """The report as Markdown (GitHub, Jira, Zendesk): run text only in inline
-    code or fenced blocks it cannot close."""
-    rules = doc["rules"]
-    parts = [f"# replay-tui report: {md_code(doc['run'])}"]
-    facts = [
-        f"- run: {md_code(doc['run'])}",
-        f"- run_id: {md_code(doc['run_id']) if doc['run_id'] is not None else '(none)'}",
-        f"- verdict: {md_code(doc['verdict'])}",
-        f"- events_sha256: {md_code(doc['events_sha256'])}",
-    ]
-    if doc["compressed"]:
-        facts.append(f"- compressed: {md_code(doc['compressed'])} (the digest is of the events)")
-    facts.append(
-        f"- rules: {md_code(rules['name'])} {md_code(rules['version'])}, "
-        f"rules_sha256 {md_code(rules['sha256'] or '(none)')}"
-    )
-    facts.append(
-        "- secret-looking values: "
-        + ("shown (--reveal)" if doc["reveal"] else "masked (`--reveal` shows them)")
-    )
-    facts.append(f"- written by {doc['writer']}")
-    parts.append("\n".join(facts))
-    parts += ["`replay-tui check` says:", md_block("\n".join(doc["check"]), "text")]
-
-    err = doc["error"]
-    if err is not None:
-        parts.append(f"## Error: {md_code(err['code'])}")
-        items = [f"- at: {err['at']}"]
-        if err["kind"] is not None:
-            items.append(f"- kind: {md_code(err['kind'])}")
-        items.append(f"- code: {md_code(err['code'])}")
-        items.append(f"- message: {md_code(err['message'])}")
-        if err["artifact"] is not None:
-            items.append(f"- artifact: {md_code(err['artifact'])}")
-        parts.append("\n".join(items))
-        parts += _md_event(err)
-        if err["traceback"]:
-            parts += ["The rules' traceback:", md_block(err["traceback"], "text")]
-        word = f" ({md_code(err['state_word'])})" if err["state_word"] else ""
-        parts += [
-            f"State before it, after {plural(err['valid'], 'event', sep=True)}{word}:",
-            md_block(err["state_before"], "json"),
-        ]
-        if err["receipt"] is not None:
-            parts += _md_receipt(err["receipt"])
-        if err["record"] is not None:
-            parts += _md_record(err["record"])
-        parts += _md_timeline(err["timeline"])
-
-    for s in doc["seqs"]:
-        title = f"## Seq {s['seq']}" + (" (the initial state)" if s["mode"] == "initial" else "")
-        parts.append(title)
-        if s["note"]:
-            parts.append(f"- note: {md_code(s['note'])}")
-        if s["mode"] == "initial":
-            word = f" ({md_code(s['state_word'])})" if s["state_word"] else ""
-            parts += [f"State before any event{word}:", md_block(s["state"], "json")]
-        parts += _md_event(s)
-        if s["not_replayed"]:
-            parts.append(f"- {md_code(s['not_replayed'])}")
-        if s["rule"] is not None:
-            parts.append(f"- rule: {md_code(s['rule'])}")
-        if s["changes"] is not None:
-            if s["changes"]:
-                lines = "\n".join(change_line(c) for c in s["changes"])
-                parts += ["Changes:", md_block(lines, "text")]
-            else:
-                parts.append("- changes: none")
-        if s["state_word"] and s["mode"] == "step":
-            parts.append(f"- state after it: {md_code(s['state_word'])}")
-        if s["still_open"]:
-            parts.append(f"- still open: {md_code('; '.join(s['still_open']))}")
-        if s["receipt"] is not None:
-            parts += _md_receipt(s["receipt"])
-        if s["record"] is not None:
-            parts += _md_record(s["record"])
-        parts += _md_timeline(s["timeline"])
-    return "\n\n".join(parts) + "\n"
-
-
-# -- HTML ------------------------------------------------------------------------------
-
-_CSS = """
-body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 72em;
-  padding: 0 1em; color: #222; background: #fff; }
-h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 2em;
-  border-bottom: 1px solid #ccc; }
-code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
-  font-size: 12.5px; }
-pre { background: #f6f8fa; border: 1px solid #ddd; padding: .6em .8em;
-  overflow-x: auto; white-space: pre; }
-p.label { margin: 1em 0 .2em; color: #555; }
-.bad { color: #b00020; font-weight: bold; } .good { color: #1a7f37; font-weight: bold; }
-table.timeline { border-collapse: collapse; font-family: ui-monospace, monospace;
-  font-size: 12.5px; }
-table.timeline td, table.timeline th { padding: .1em .6em; text-align: left;
-  vertical-align: top; border-bottom: 1px solid #eee; }
-tr.here { background: #fff3bf; } tr.error { color: #b00020; }
-tr.later { color: #999; }
-td.summary { word-break: break-all; }
-"""
+#: The templates, in ``replay_tui/handover/templates/`` (shipped in the wheel).
+MARKDOWN_TEMPLATE = "report.md.j2"
+HTML_TEMPLATE = "report.html.j2"
 
 #: The start tags the HTML template emits: run data never adds one.
 HTML_TAGS = frozenset(
@@ -651,195 +519,79 @@ HTML_TAGS = frozenset(
 )
 
 
-def _e(text: Any) -> str:
-    return _html.escape(str(text), quote=True)
+def _html_escape(value: Any) -> Markup:
+    """Every value the HTML template writes, escaped as :func:`html.escape`
+    does (``&#x27;``, ``&quot;``), so the page is what it was before templates;
+    autoescape then leaves it as it is. Markup (a macro's output) is kept."""
+    from markupsafe import Markup
+
+    if isinstance(value, Markup):
+        return value
+    return Markup(_html.escape(str(value), quote=True))
 
 
-def _code(text: str) -> str:
-    return f"<code>{_e(text)}</code>"
+def _environment(html: bool, folder: str | None) -> jinja2.Environment:
+    """The templates' environment: the package's templates, or those in
+    ``folder`` first (one it does not have comes from the package). HTML is
+    autoescaped; an unknown name in a template is an error, not silence."""
+    import jinja2
 
-
-def _pre(text: str) -> str:
-    return f"<pre><code>{_e(text)}</code></pre>"
-
-
-def _label(text: str) -> str:
-    """A label the template writes (its only run data is pre-escaped by callers)."""
-    return f'<p class="label">{text}</p>'
-
-
-def _html_receipt(rc: Mapping[str, Any]) -> list[str]:
-    pin_class = (
-        "good"
-        if rc["pin"] == "matches"
-        else ("bad" if rc["pin"] in ("tampered", "missing") else "plain")
+    loader: jinja2.BaseLoader = jinja2.PackageLoader("replay_tui.handover", "templates")
+    if folder is not None:
+        loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(folder), loader])
+    env = jinja2.Environment(
+        loader=loader,
+        autoescape=html,
+        finalize=_html_escape if html else None,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
     )
-    items = [
-        f"<li>receipt {_code(rc['name'])} of call {_code(rc['call_id'])}: "
-        f'<span class="{pin_class}">{_e(rc["pin_words"])}</span></li>'
-    ]
-    if rc["size"] is not None:
-        items.append(
-            f"<li>size {plural(rc['size'], 'byte', sep=True)}, sha256 {_code(rc['sha256'])}</li>"
-        )
-    if rc["pinned"]:
-        items.append(f"<li>pinned sha256 {_code(rc['pinned'])}</li>")
-    if rc["problem"]:
-        items.append(f"<li>{_code(rc['problem'])}</li>")
-    if rc["masked"]:
-        items.append("<li>secret-looking values are masked</li>")
-    out = ["<ul>" + "".join(items) + "</ul>"]
-    if rc["json"] is not None:
-        out.append(_pre(rc["json"]))
-    if rc["raw"] is not None:
-        out.append(_pre(rc["raw"]))
-    return out
-
-
-def _html_record(rec: Mapping[str, Any]) -> list[str]:
-    out = [_label(f"{_code(rec['title'])}:"), _pre(rec["json"])]
-    if rec["later"] is not None:
-        out += [_label("Later in this run (after the last valid event):"), _pre(rec["later"])]
-    return out
-
-
-def _html_event(part: Mapping[str, Any]) -> list[str]:
-    if part["event"] is not None:
-        return [_label(f"Event (line {int(part['line'])}):"), _pre(part["event"])]
-    if part["raw"] is not None:
-        return [_label(f"Line {int(part['line'])} as read (not an event):"), _pre(part["raw"])]
-    return []
-
-
-def _html_timeline(timeline: Mapping[str, Any] | None) -> list[str]:
-    if not timeline or not timeline["rows"]:
-        return []
-    rows = ["<tr><th></th><th>seq</th><th>kind</th><th>call_id</th><th></th><th>payload</th></tr>"]
-    for r in timeline["rows"]:
-        classes = []
-        if r["here"]:
-            classes.append("here")
-        if r["status"].startswith("✗"):
-            classes.append("error")
-        elif r["status"] == "not replayed":
-            classes.append("later")
-        cls = f' class="{" ".join(classes)}"' if classes else ""
-        mark = "▶" if r["here"] else ("◆" if r["chosen"] else "")
-        seq = r["seq"] if r["seq"] is not None else "?"
-        rows.append(
-            f"<tr{cls}><td>{mark}</td><td>{_e(seq)}</td><td>{_e(r['kind'])}</td>"
-            f"<td>{_e(r['call_id'])}</td><td>{_e(r['status'])}</td>"
-            f'<td class="summary">{_e(r["summary"])}</td></tr>'
-        )
-    return [
-        _label(_e(timeline_label(timeline))),
-        '<table class="timeline">' + "\n".join(rows) + "</table>",
-    ]
-
-
-def render_html(doc: Mapping[str, Any]) -> str:
-    """The report as one HTML page: inline CSS, no scripts, nothing fetched
-    (its Content-Security-Policy forbids it too), every piece of run data
-    escaped."""
-    rules = doc["rules"]
-    verdict_class = "good" if doc["ok"] else "bad"
-    body = [f"<h1>replay-tui report: {_code(doc['run'])}</h1>"]
-    facts = [
-        f"<li>run: {_code(doc['run'])}</li>",
-        f"<li>run_id: {_code(doc['run_id']) if doc['run_id'] is not None else '(none)'}</li>",
-        f'<li>verdict: <span class="{verdict_class}">{_code(doc["verdict"])}</span></li>',
-        f"<li>events_sha256: {_code(doc['events_sha256'])}</li>",
-    ]
-    if doc["compressed"]:
-        facts.append(
-            f"<li>compressed: {_code(doc['compressed'])} (the digest is of the events)</li>"
-        )
-    facts.append(
-        f"<li>rules: {_code(rules['name'])} {_code(rules['version'])}, "
-        f"rules_sha256 {_code(rules['sha256'] or '(none)')}</li>"
+    env.filters.update(
+        plural=plural,
+        change_line=change_line,
+        timeline_label=timeline_label,
+        timeline_lines=timeline_lines,
     )
-    facts.append(
-        "<li>secret-looking values: "
-        + ("shown (--reveal)" if doc["reveal"] else "masked (<code>--reveal</code> shows them)")
-        + "</li>"
-    )
-    facts.append(f"<li>written by {_e(doc['writer'])}</li>")
-    body.append("<ul>" + "".join(facts) + "</ul>")
-    body += [_label("<code>replay-tui check</code> says:"), _pre("\n".join(doc["check"]))]
+    if not html:
+        env.filters.update(code=md_code, fenced=md_block)
+    return env
 
-    err = doc["error"]
-    if err is not None:
-        body.append(f'<h2>Error: <span class="bad">{_code(err["code"])}</span></h2>')
-        items = [f"<li>at: {_e(err['at'])}</li>"]
-        if err["kind"] is not None:
-            items.append(f"<li>kind: {_code(err['kind'])}</li>")
-        items.append(f"<li>code: {_code(err['code'])}</li>")
-        items.append(f"<li>message: {_code(err['message'])}</li>")
-        if err["artifact"] is not None:
-            items.append(f"<li>artifact: {_code(err['artifact'])}</li>")
-        body.append("<ul>" + "".join(items) + "</ul>")
-        body += _html_event(err)
-        if err["traceback"]:
-            body += [_label("The rules' traceback:"), _pre(err["traceback"])]
-        word = f" ({_code(err['state_word'])})" if err["state_word"] else ""
-        body += [
-            _label(f"State before it, after {plural(int(err['valid']), 'event', sep=True)}{word}:"),
-            _pre(err["state_before"]),
-        ]
-        if err["receipt"] is not None:
-            body += _html_receipt(err["receipt"])
-        if err["record"] is not None:
-            body += _html_record(err["record"])
-        body += _html_timeline(err["timeline"])
 
-    for s in doc["seqs"]:
-        initial = " (the initial state)" if s["mode"] == "initial" else ""
-        body.append(f"<h2>Seq {int(s['seq'])}{initial}</h2>")
-        if s["note"]:
-            body.append(f"<ul><li>note: {_code(s['note'])}</li></ul>")
-        if s["mode"] == "initial":
-            word = f" ({_code(s['state_word'])})" if s["state_word"] else ""
-            body += [_label(f"State before any event{word}:"), _pre(s["state"])]
-        body += _html_event(s)
-        items = []
-        if s["not_replayed"]:
-            items.append(f"<li>{_code(s['not_replayed'])}</li>")
-        if s["rule"] is not None:
-            items.append(f"<li>rule: {_code(s['rule'])}</li>")
-        if s["changes"] == []:
-            items.append("<li>changes: none</li>")
-        if items:
-            body.append("<ul>" + "".join(items) + "</ul>")
-        if s["changes"]:
-            body += [_label("Changes:"), _pre("\n".join(change_line(c) for c in s["changes"]))]
-        items = []
-        if s["state_word"] and s["mode"] == "step":
-            items.append(f"<li>state after it: {_code(s['state_word'])}</li>")
-        if s["still_open"]:
-            items.append(f"<li>still open: {_code('; '.join(s['still_open']))}</li>")
-        if items:
-            body.append("<ul>" + "".join(items) + "</ul>")
-        if s["receipt"] is not None:
-            body += _html_receipt(s["receipt"])
-        if s["record"] is not None:
-            body += _html_record(s["record"])
-        body += _html_timeline(s["timeline"])
+@functools.lru_cache(maxsize=2)
+def _package_environment(html: bool) -> jinja2.Environment:
+    """The package's templates, compiled once per process."""
+    return _environment(html, None)
 
-    head = (
-        '<meta charset="utf-8">\n'
-        '<meta http-equiv="Content-Security-Policy" '
-        "content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
-        '<meta name="referrer" content="no-referrer">\n'
-        f"<title>replay-tui report: {_e(doc['run'])}</title>\n"
-        f"<style>{_CSS}</style>"
+
+def _render(doc: Mapping[str, Any], html: bool, templates: str | os.PathLike[str] | None) -> str:
+    # a folder of one's own is read afresh each time: it may be being edited
+    env = (
+        _package_environment(html)
+        if templates is None
+        else _environment(html, os.fspath(templates))
     )
-    return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n'
-        + head
-        + "\n</head>\n<body>\n"
-        + "\n".join(body)
-        + "\n</body>\n</html>\n"
-    )
+    return env.get_template(HTML_TEMPLATE if html else MARKDOWN_TEMPLATE).render(doc=doc)
+
+
+def render_markdown(doc: Mapping[str, Any], templates: str | os.PathLike[str] | None = None) -> str:
+    """The report as Markdown (GitHub, Jira, Zendesk), from ``report.md.j2``:
+    run text only in inline code or fenced blocks it cannot close.
+
+    ``templates``: a folder whose ``report.md.j2`` is used instead of the
+    package's (the look changes, the document does not)."""
+    return _render(doc, False, templates)
+
+
+def render_html(doc: Mapping[str, Any], templates: str | os.PathLike[str] | None = None) -> str:
+    """The report as one HTML page, from ``report.html.j2``: inline CSS, no
+    scripts, nothing fetched (its Content-Security-Policy forbids it too),
+    every piece of run data escaped (the template is autoescaped).
+
+    ``templates``: a folder whose ``report.html.j2`` is used instead of the
+    package's; it is autoescaped all the same."""
+    return _render(doc, True, templates)
 
 
 # -- where it is written ---------------------------------------------------------------
