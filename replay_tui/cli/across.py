@@ -9,12 +9,14 @@ the first answer.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from replay_tui.cli.options import rules_options
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.engine.open import open_replay
@@ -36,12 +38,70 @@ from replay_tui.questions.condition import (
 )
 
 if TYPE_CHECKING:
-    import argparse
-
+    from replay_tui.cli.options import Subparsers
     from replay_tui.engine.replay import Replay
 
 #: Longest value shown in human output (``--json`` has them whole).
 SHOWN = 80
+
+CONDITION_HELP = """\
+paths: keys joined by dots (calls.call-003.status), [n] for a list item
+  (checks[0].passed; checks.0.passed reads a list the same way), double quotes
+  for a key with dots, spaces or quotes (calls."a.b".status); bare keys hold
+  letters, digits, _ and -. Every command prints paths this way.
+conditions: PATH OP VALUE with == != < <= > >= and VALUE a JSON literal
+  ("retrying", 1000, true, null); PATH exists; len(PATH) as a number;
+  combined with and, or, not and parentheses. An absent path makes a
+  comparison false (absent is not null: use exists).
+exit codes: 0 found, 1 never, 2 a bad condition or a run that cannot be read.
+examples:
+  replay-tui when sample_runs/demo-001 'phase == "retrying"'
+  replay-tui when sample_runs/demo-001 --all \\
+      'calls.call-003.status == "allowed" or phase == "running"'
+  replay-tui when RUN 'spent.tokens > 1000 and not calls.call-007 exists'
+  replay-tui history sample_runs/demo-001 calls.call-003.status
+"""
+
+
+def add_parser(sub: Subparsers) -> None:
+    """``when``, then ``history``."""
+    p_when = sub.add_parser(
+        "when",
+        help="the seq at which a condition on the state turns true",
+        description=(
+            "Print the seq at which CONDITION turns true: false after n-1 events, true after n "
+            "(0 if the initial state satisfies it); with --all, every such seq. Each line: the "
+            "seq, the event's kind, and the changes that made it true."
+        ),
+        epilog=CONDITION_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p_when.add_argument("run", help="run folder or its events.jsonl")
+    p_when.add_argument("condition", help="e.g. 'phase == \"retrying\"' (quote it for the shell)")
+    p_when.add_argument("--all", action="store_true", help="every seq it turns true, not the first")
+    p_when.add_argument(
+        "--json", action="store_true", help='print {"condition": ..., "seqs": [...], ...}'
+    )
+    rules_options(p_when)
+    p_when.set_defaults(func=cmd_when, supervise=True)
+
+    p_hist = sub.add_parser(
+        "history",
+        help="every seq at which the value at a state path changed",
+        description=(
+            "Print every seq at which the value at PATH changed, including when an object "
+            "holding it was added or removed: seq, kind, old -> new (absent when not there)."
+        ),
+        epilog=CONDITION_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p_hist.add_argument("run", help="run folder or its events.jsonl")
+    p_hist.add_argument("path", help="e.g. calls.call-003.status, checks[0].passed")
+    p_hist.add_argument(
+        "--json", action="store_true", help='print [{"seq", "kind", "op", "old", "new"}, ...]'
+    )
+    rules_options(p_hist)
+    p_hist.set_defaults(func=cmd_history, supervise=True)
 
 
 def _shown(value: Any) -> str:

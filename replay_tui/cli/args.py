@@ -1,5 +1,5 @@
 """Numbers on the command line, checked as they are parsed: a bad value is
-one line and exit 2 (argparse's error, which ``cli._Parser`` makes one)."""
+one line and exit 2 (argparse's error, which ``cli.options.Parser`` makes one)."""
 
 from __future__ import annotations
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from replay_tui.cli.args import event_seq
+from replay_tui.cli.options import format_option, timeout_option
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import clip, escape_controls
 from replay_tui.formats.run import locate_run
@@ -17,6 +18,9 @@ from replay_tui.formats.sniff import named_as_ledger
 from replay_tui.questions.sidebyside import Side, side_by_side, skip_seqs
 from replay_tui.state import canonical
 from replay_tui.state.diff import path_str
+
+if TYPE_CHECKING:
+    from replay_tui.cli.options import Subparsers
 
 DIFF_HELP = """\
 A and B are replayed strictly, each in its own process, and aligned by seq.
@@ -36,7 +40,23 @@ exit codes: 0 nothing differs, 1 something does, 2 cannot run.
 SHOWN = 100
 
 
+def add_parser(sub: Subparsers) -> None:
+    parser = sub.add_parser(
+        "diff",
+        help="where two runs (or one run under two rules, or a what-if branch) part",
+        description="Replay A and B and say the first seq whose events differ, the first "
+        "prefix whose states differ, both verdicts and what differs in the state there.",
+        epilog=DIFF_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    timeout_option(parser)
+    format_option(parser)
+    parser.set_defaults(func=cmd_diff)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command's own options (``--rules-timeout`` and ``--format`` are shared)."""
     parser.add_argument("a", help="run A: a run folder, events.jsonl or a Temporal history")
     parser.add_argument("b", nargs="?", help="run B (default: A, for --skip or two rules)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")

@@ -7,11 +7,13 @@ atomically, never inside the run folder).
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from replay_tui.cli.args import seq_or_zero
+from replay_tui.cli.options import rules_options
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
@@ -28,7 +30,7 @@ from replay_tui.handover.document import (
 )
 
 if TYPE_CHECKING:
-    import argparse
+    from replay_tui.cli.options import Subparsers
 
 DESCRIPTION = """\
 Write a self-contained document about RUN for a support ticket: the verdict
@@ -51,8 +53,21 @@ examples:
 """
 
 
+def add_parser(sub: Subparsers) -> None:
+    parser = sub.add_parser(
+        "report",
+        help="write a document about a run for a support ticket (Markdown or HTML)",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    rules_options(parser)
+    parser.set_defaults(func=cmd_report, supervise=True)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The command's own options (``--reducer`` and friends are cli's)."""
+    """The command's own options (``--reducer`` and friends are shared: cli.options)."""
     parser.add_argument("run", help="run folder, its events.jsonl, or a Temporal history")
     parser.add_argument(
         "--at",

@@ -343,11 +343,41 @@ def write_agent_run(
     if dest.exists() and any(dest.iterdir()):
         raise FileExistsError(f"{dest} is not empty")
     (dest / "receipts").mkdir(parents=True, exist_ok=True)
-    folder = str(dest / "receipts")
     rid = run_id or f"synth-{seed}-{n_events}"
     agent = _Agent(_Rand(seed), n_events, deny_all)
     clock = _Clock(_Rand(f"{seed}/ts"))
-    at = plant_seq or 0
+    lines, receipts, hit, max_calls = _write_ledger(
+        dest, agent, clock, rid, n_events, plant, plant_seq or 0, pin_receipts
+    )
+    _write_budget(dest, agent, budget, max_calls)
+    facts: dict[str, Any] = {
+        "run_id": rid,
+        "events": lines,
+        "receipts": receipts,
+        "phase": agent.phase,
+        "attempts": agent.attempts,
+        "tool_calls": agent.allowed,
+        "denied": agent.denied,
+    }
+    if plant is not None:
+        facts.update(_planted_facts(plant, plant_seq, hit))
+    return facts
+
+
+def _write_ledger(
+    dest: Path,
+    agent: _Agent,
+    clock: _Clock,
+    rid: str,
+    n_events: int,
+    plant: str | None,
+    at: int,
+    pin_receipts: bool,
+) -> tuple[int, int, dict[str, Any], int | None]:
+    """Write ``events.jsonl`` (with the plant, if any, at or after seq ``at``)
+    and the receipts. Returns (lines, receipts, where the plant went: seq, line
+    and kind, or empty; the max_tool_calls a budget_exceeded plant needs)."""
+    folder = str(dest / "receipts")
     pending = plant is not None  # a plant still to place
     hit: dict[str, Any] = {}  # where the plant went: seq, line, kind
     max_calls: int | None = None  # budget_exceeded plant
@@ -389,7 +419,14 @@ def write_agent_run(
                 lines += 1
                 hit["line"] = lines
             phase_before = agent.phase
+    return lines, receipts, hit, max_calls
 
+
+def _write_budget(
+    dest: Path, agent: _Agent, budget: dict[str, Any] | None, max_calls: int | None
+) -> None:
+    """``budget.json``: the caller's, or one the clean run keeps within; a
+    budget_exceeded plant lowers max_tool_calls to ``max_calls``."""
     if budget is None:
         budget = {
             "max_attempts": agent.attempts + (0 if agent.final else 1),
@@ -400,28 +437,22 @@ def write_agent_run(
         budget = {**budget, "max_tool_calls": max_calls}
     (dest / "budget.json").write_bytes(orjson.dumps(budget, option=orjson.OPT_INDENT_2) + b"\n")
 
-    facts: dict[str, Any] = {
-        "run_id": rid,
-        "events": lines,
-        "receipts": receipts,
-        "phase": agent.phase,
-        "attempts": agent.attempts,
-        "tool_calls": agent.allowed,
-        "denied": agent.denied,
-    }
-    if plant is not None:
-        if not hit:
-            raise ValueError(f"no place for {plant} at or after seq {plant_seq}")
-        no_seq = plant in _NO_SEQ
-        facts["planted_seq"] = hit["seq"]
-        facts["planted_line"] = hit["line"]
-        facts["error"] = {
+
+def _planted_facts(plant: str, plant_seq: int | None, hit: dict[str, Any]) -> dict[str, Any]:
+    """Where ``plant`` went and the error strict replay must report there."""
+    if not hit:
+        raise ValueError(f"no place for {plant} at or after seq {plant_seq}")
+    no_seq = plant in _NO_SEQ
+    return {
+        "planted_seq": hit["seq"],
+        "planted_line": hit["line"],
+        "error": {
             "code": plant,
             "seq": None if no_seq else hit["seq"],
             "line": hit["line"],
             "kind": None if no_seq else hit["kind"],
-        }
-    return facts
+        },
+    }
 
 
 def _is_target(plant: str | None, seq: int, at: int, kind: str, payload: dict[str, Any]) -> bool:

@@ -137,7 +137,6 @@ def _side_main(side: Side, conn: Connection, keep_patches: bool) -> None:
     on from where the events part. With it, each event's patches are
     digested too (rules that differ part anywhere)."""
     from replay_tui.engine.replay import CHECK_CHECKPOINT_BUDGET
-    from replay_tui.engine.report import build_report, human_summary
 
     keep: dict[str, Any] = (
         {"history": True} if keep_patches else {"checkpoint_budget": CHECK_CHECKPOINT_BUDGET}
@@ -158,83 +157,118 @@ def _side_main(side: Side, conn: Connection, keep_patches: bool) -> None:
         conn.send({"cannot": f"{type(exc).__name__}: {exc}"})
         return
     try:
-        reads: dict[int, tuple[Any, ...]] = {}
-        log: list[tuple[str, str]] = []
-        replay.ctx.receipt_log = log
-
-        def observe(seq: int, state: Any, kind: str) -> None:
-            if log:
-                reads[seq] = tuple(log)
-                log.clear()
-
-        replay.observer = observe
+        reads = _record_reads(replay)
         replay.verify()
         past = past_the_end(side.skip, len(replay.ledger))
         if past is not None:
             conn.send({"cannot": past})
             return
-        report = build_report(replay)
-        verdict = human_summary(replay.paths.name, replay, report).splitlines()[0]
-        events = bytearray()  # every line: a rules failure does not change the events
-        inputs = bytearray()  # and with the receipts the rules read for them
-        for index in range(len(replay.ledger)):
-            if index + 1 in replay.skip:
-                events += LEFT_OUT
-                inputs += LEFT_OUT
-                continue
-            raw = replay.ledger.raw_line(index)
-            events += _event_digest(raw, side.strict_events)
-            read = reads.get(index + 1)
-            inputs += _event_digest(raw, False, read) if read else _event_digest(raw, False)
-        patches = bytearray()
-        if replay.history is not None:
-            patch_log = replay.history.patches
-            for first in range(1, replay.valid + 1, _CHUNK):
-                last = min(replay.valid, first + _CHUNK - 1)
-                data, starts = patch_log.span(first, last)
-                for k in range(last - first + 1):
-                    record = data[starts[k] : starts[k + 1]]
-                    patches += hashlib.blake2b(record, digest_size=8).digest()
-        initial = canonical.digest(replay.state_at(0))
-        trace = Trace(report, verdict, replay.valid, initial, bytes(events), bytes(patches))
-        trace.extra.update(
-            inputs=bytes(inputs),
-            lines=len(replay.ledger),
-            rules=replay.rules.rules_sha256,
-            budget=_budget_digest(replay),
-        )
-        conn.send(trace)
-        walk: Any = None
-        walk_at = -1
-        while True:
-            ask = conn.recv()
-            if ask is None:
-                break
-            what, n = ask[0], ask[1]
-            if what == "state":
-                conn.send(canonical.dumps(replay.state_at(n)))
-            elif what == "walk":  # digests of the states after n+1 .. n+count
-                count = ask[2]
-                if walk is None or walk_at != n:
-                    walk = replay.iter_states(replay.valid, start=n)
-                    next(walk)
-                found = []
-                for _, state in walk:
-                    found.append(_state_digest(state))
-                    if len(found) == count:
-                        break
-                walk_at = n + len(found)
-                conn.send(b"".join(found))
-            else:
-                event = replay.event(n - 1)
-                conn.send(
-                    orjson.dumps(event.fields, default=str) if isinstance(event, Event) else b"null"
-                )
+        conn.send(_trace(replay, side, reads))
+        _serve(replay, conn)
     finally:
         if dog is not None:
             dog.stop()
         replay.close()
         conn.close()
+
+
+def _record_reads(replay: Any) -> dict[int, tuple[Any, ...]]:
+    """Have ``replay`` note, by seq, the receipts its rules read for each event
+    (filled in as it replays)."""
+    reads: dict[int, tuple[Any, ...]] = {}
+    log: list[tuple[str, str]] = []
+    replay.ctx.receipt_log = log
+
+    def observe(seq: int, state: Any, kind: str) -> None:
+        if log:
+            reads[seq] = tuple(log)
+            log.clear()
+
+    replay.observer = observe
+    return reads
+
+
+def _line_digests(
+    replay: Any, side: Side, reads: dict[int, tuple[Any, ...]]
+) -> tuple[bytes, bytes]:
+    """Per ledger line: the event's digest as compared, and the digest of its
+    inputs (the event and the receipts the rules read for it)."""
+    events = bytearray()  # every line: a rules failure does not change the events
+    inputs = bytearray()  # and with the receipts the rules read for them
+    for index in range(len(replay.ledger)):
+        if index + 1 in replay.skip:
+            events += LEFT_OUT
+            inputs += LEFT_OUT
+            continue
+        raw = replay.ledger.raw_line(index)
+        events += _event_digest(raw, side.strict_events)
+        read = reads.get(index + 1)
+        inputs += _event_digest(raw, False, read) if read else _event_digest(raw, False)
+    return bytes(events), bytes(inputs)
+
+
+def _patch_digests(replay: Any) -> bytes:
+    """Per valid event, the digest of its patches (empty without the patch log)."""
+    patches = bytearray()
+    if replay.history is not None:
+        patch_log = replay.history.patches
+        for first in range(1, replay.valid + 1, _CHUNK):
+            last = min(replay.valid, first + _CHUNK - 1)
+            data, starts = patch_log.span(first, last)
+            for k in range(last - first + 1):
+                record = data[starts[k] : starts[k + 1]]
+                patches += hashlib.blake2b(record, digest_size=8).digest()
+    return bytes(patches)
+
+
+def _trace(replay: Any, side: Side, reads: dict[int, tuple[Any, ...]]) -> Trace:
+    """The verified replay as the parent compares it."""
+    from replay_tui.engine.report import build_report, human_summary
+
+    report = build_report(replay)
+    verdict = human_summary(replay.paths.name, replay, report).splitlines()[0]
+    events, inputs = _line_digests(replay, side, reads)
+    patches = _patch_digests(replay)
+    initial = canonical.digest(replay.state_at(0))
+    trace = Trace(report, verdict, replay.valid, initial, events, patches)
+    trace.extra.update(
+        inputs=inputs,
+        lines=len(replay.ledger),
+        rules=replay.rules.rules_sha256,
+        budget=_budget_digest(replay),
+    )
+    return trace
+
+
+def _serve(replay: Any, conn: Connection) -> None:
+    """Answer the parent's ``("state", n)``, ``("event", seq)`` and
+    ``("walk", n, count)`` until it sends ``None``."""
+    walk: Any = None
+    walk_at = -1
+    while True:
+        ask = conn.recv()
+        if ask is None:
+            break
+        what, n = ask[0], ask[1]
+        if what == "state":
+            conn.send(canonical.dumps(replay.state_at(n)))
+        elif what == "walk":  # digests of the states after n+1 .. n+count
+            count = ask[2]
+            if walk is None or walk_at != n:
+                walk = replay.iter_states(replay.valid, start=n)
+                next(walk)
+            found = []
+            for _, state in walk:
+                found.append(_state_digest(state))
+                if len(found) == count:
+                    break
+            walk_at = n + len(found)
+            conn.send(b"".join(found))
+        else:
+            event = replay.event(n - 1)
+            conn.send(
+                orjson.dumps(event.fields, default=str) if isinstance(event, Event) else b"null"
+            )
 
 
 def _first_mismatch(a: bytes, b: bytes, width: int = 8) -> int | None:

@@ -1,0 +1,99 @@
+"""``replay-tui open`` (the default command): the app on a run. Textual is
+imported only when it runs, so the other commands start without it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from replay_tui.cli.args import event_seq, seq_or_zero
+from replay_tui.cli.options import rules_options
+from replay_tui.core.errors import CannotRun
+from replay_tui.questions.sidebyside import skip_seqs
+
+if TYPE_CHECKING:
+    from replay_tui.cli.options import Subparsers
+
+
+def add_parser(sub: Subparsers) -> None:
+    parser = sub.add_parser("open", help="open the app on a run (the default command)")
+    parser.add_argument(
+        "run",
+        nargs="?",
+        help="run folder or events.jsonl (default: bundled demo); RUN@SEQ opens at SEQ",
+    )
+    parser.add_argument(
+        "--at",
+        type=seq_or_zero,
+        metavar="SEQ",
+        help="open with the cursor on SEQ (0: the initial state; past the end: the last event)",
+    )
+    rules_options(parser)
+    parser.add_argument(
+        "--against",
+        metavar="B",
+        help="compare mode: run B beside RUN, aligned by seq (] / [ go to where they part)",
+    )
+    parser.add_argument(
+        "--rules-b", metavar="R", help="compare mode: B's rules (as --reducer); B is RUN if alone"
+    )
+    parser.add_argument(
+        "--skip",
+        type=event_seq,
+        action="append",
+        default=[],
+        metavar="SEQ",
+        help="compare mode: B is the what-if branch without event SEQ (again for more)",
+    )
+    parser.add_argument(
+        "--strict-events", action="store_true", help="compare mode: also compare run_id and ts"
+    )
+    parser.add_argument(
+        "--follow",
+        action="store_true",
+        help="follow a growing ledger like tail -f (the run may not have started yet)",
+    )
+    parser.add_argument(
+        "--watch-rules",
+        action="store_true",
+        help="with --reducer path/to/rules.py:NAME: re-run every prefix when the file changes",
+    )
+    parser.set_defaults(func=cmd_open)
+
+
+def split_link(run: str | None) -> tuple[str | None, int | None]:
+    """``RUN@SEQ`` as (RUN, SEQ). A path that exists as given is a path,
+    even with an ``@`` in it."""
+    if run is None or Path(run).exists():
+        return run, None
+    head, at, tail = run.rpartition("@")
+    if at and head and tail.isdigit():
+        return head, int(tail)
+    return run, None
+
+
+def cmd_open(args: argparse.Namespace) -> int:
+    from replay_tui.ui.launch import make_app, open_app  # textual is imported only here
+
+    run, seq = split_link(args.run)
+    if args.at is not None:
+        if seq is not None and seq != args.at:
+            raise CannotRun(f"{args.run} and --at {args.at} name two seqs: give one")
+        seq = args.at
+    if seq is not None and seq < 0:
+        raise CannotRun(f"--at {seq}: seqs are 0 (the initial state) and up")
+    app = make_app(
+        run,
+        at=seq,
+        against=args.against,
+        rules_b=args.rules_b,
+        skip=skip_seqs(args.skip),
+        strict_events=args.strict_events,
+        reducer=args.reducer,
+        follow=args.follow,
+        watch_rules=args.watch_rules,
+        rules_timeout=args.rules_timeout,
+        fmt=args.format,
+    )
+    return open_app(app)

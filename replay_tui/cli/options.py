@@ -1,0 +1,77 @@
+"""What the commands share: the parser whose usage errors are one line, the
+options several commands take (``--reducer``, ``--rules-timeout``,
+``--format``) and the print for people."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, NoReturn
+
+from replay_tui.cli.args import seconds
+from replay_tui.core.errors import CannotRun
+from replay_tui.core.safe_text import escape_controls
+from replay_tui.formats.run import FORMATS
+from replay_tui.reducers import DEFAULT, available
+from replay_tui.reducers.guard import DEFAULT_TIMEOUT
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit 2 via CannotRun."""
+
+    def error(self, message: str) -> NoReturn:
+        raise CannotRun(f"{message} (see '{self.prog} --help')")
+
+
+if TYPE_CHECKING:
+    #: What ``Parser.add_subparsers`` returns: each command's module adds its parser to it.
+    Subparsers = argparse._SubParsersAction[Parser]
+
+
+def reducer_help() -> str:
+    return (
+        f"rules to replay with: a name ({', '.join(sorted(available()))}), "
+        "package.module:NAME, or path/to/rules.py:NAME; default: the built-in rules that "
+        f"know the first event's kind ({DEFAULT} first)"
+    )
+
+
+def reducer_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--reducer", help=reducer_help())
+
+
+def timeout_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--rules-timeout",
+        type=seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="S",
+        help=f"rules (other than the built-in ones) that run longer than S seconds on one "
+        f"event are stopped and reported as reducer_error (default {DEFAULT_TIMEOUT:g}; "
+        "0: wait forever)",
+    )
+
+
+def format_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="auto",
+        help="what RUN is: a run folder / events.jsonl, or a Temporal history export "
+        "(temporal workflow show --output json); default auto: a file that starts "
+        'like {"events": [ is a Temporal history',
+    )
+
+
+def rules_options(parser: argparse.ArgumentParser) -> None:
+    """``--reducer``, ``--rules-timeout`` and ``--format``, in that order."""
+    reducer_option(parser)
+    timeout_option(parser)
+    format_option(parser)
+
+
+def out(text: str) -> None:
+    """Print for people: run data (kinds, messages, file names) is escaped so
+    it cannot act on the terminal."""
+    safe = "\n".join(escape_controls(line) for line in text.rstrip("\n").split("\n"))
+    sys.stdout.write(safe + "\n")
