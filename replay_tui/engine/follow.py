@@ -1,0 +1,53 @@
+"""Following a growing ledger: receipts not written yet, and rewrites.
+
+While following, a line whose receipt file is not there yet is held back
+(``pending``), not failed; :meth:`Following.retry_pending` lets it try
+again when a file arrives, and :meth:`Following.stop_following` returns to
+strict rules. A file that was rewritten under the reader is found by the
+checksums of the lines already validated.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from replay_tui.engine.replay_core import ReplayCore
+from replay_tui.formats.ledger import LedgerRewritten
+
+
+class Following(ReplayCore):
+    """What only a growing ledger needs: held-back lines and rewrite detection."""
+
+    def stop_following(self) -> None:
+        """From now on the ledger is judged as complete: strict rules again."""
+        self.following = False
+        self.ctx.following = False
+        if self.pending is not None:
+            self.receipts.forget(self.pending.call_id)
+            self.pending = None
+
+    def retry_pending(self) -> None:
+        """A file arrived: let the line waiting for its receipt try again."""
+        if self.pending is not None:
+            self.receipts.forget(self.pending.call_id)
+            self.pending = None
+
+    def find_rewrite(self) -> LedgerRewritten | None:
+        """Whether any byte already read changed (rehashing what was read,
+        O(bytes read): call it from a worker), and if so where: the first
+        validated line whose checksum differs now."""
+        if not self.ledger.prefix_changed():
+            return None
+        return self.locate_rewrite(LedgerRewritten(0, "bytes already read changed"))
+
+    def locate_rewrite(self, exc: LedgerRewritten) -> LedgerRewritten:
+        """Where history changed, when the ledger could only say that it did
+        (an edit in place, same size): the first validated line whose
+        checksum differs now. O(file), and only after a rewrite."""
+        if exc.offset:
+            return exc
+        for index in range(len(self._crcs)):
+            if zlib.crc32(self.ledger.raw_line(index)) != self._crcs[index]:
+                start = self.ledger.line_span(index)[0]
+                return LedgerRewritten(start, f"line {index + 1} changed")
+        return exc

@@ -1,0 +1,367 @@
+"""The forward pass: every line checked, the rules run, once, in order.
+
+This is the hot path (``check`` is this and little else): the per-event
+work is :meth:`ForwardPass._consume` and, with a state store,
+:meth:`ForwardPass._next_in_history`. They read the replay's own
+attributes directly; keep it that way (no helper objects, no extra calls
+per event).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Self
+
+import orjson
+
+from replay_tui.core.errors import ERROR_CODES, ReplayError, RuleViolation
+from replay_tui.engine.replay_core import Pending, ReplayCore
+from replay_tui.formats.envelope import Event, LineError, parse_line
+from replay_tui.formats.ledger import GZIP_MAGIC
+from replay_tui.formats.receipts import ReceiptStore
+from replay_tui.reducers.base import ReceiptPending
+from replay_tui.reducers.call import rules_traceback
+from replay_tui.reducers.guard import EventChanged, RulesStuck
+from replay_tui.state import canonical
+from replay_tui.state.diff import Change, diff
+from replay_tui.state.persistent import DictDraft, freeze, thaw
+
+
+class _StateNotJSON(Exception):
+    """The rules made a state that is not JSON (raised from a state store commit)."""
+
+
+class _NotAState(Exception):
+    """The rules returned something other than a state."""
+
+
+def _not_a_state(value: object) -> str:
+    return f"apply returned {type(value).__name__}, not a state object"
+
+
+class ForwardPass(ReplayCore):
+    """Reading the ledger forward: validate each line, apply it, judge the end."""
+
+    if TYPE_CHECKING:
+
+        def stop_following(self) -> None: ...  # from Following
+
+    def advance(
+        self,
+        *,
+        progress: Callable[[int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+        every: int = 8192,
+        limit: int | None = None,
+    ) -> int:
+        """Check and apply the complete lines appended since the last call.
+
+        After an error, lines are still indexed (so they can be shown) but
+        not replayed. With ``limit``, stop once that many events are valid
+        (``state --at N`` need not read past N). Returns the lines indexed.
+        """
+        count = 0
+        with self._lock:
+            self._advancing = True
+        try:
+            count = self._advance(progress, cancelled, every, limit)
+        finally:
+            with self._lock:
+                self._advancing = False
+        return count
+
+    def _advance(
+        self,
+        progress: Callable[[int], None] | None,
+        cancelled: Callable[[], bool] | None,
+        every: int,
+        limit: int | None,
+    ) -> int:
+        # Lines indexed earlier but held back (a receipt was pending) go first.
+        while self._ready() and self._consumed < len(self.ledger):
+            index = self._consumed
+            self._consume_line(index, self.ledger.raw_line(index))
+        count = 0
+        for index, raw in self.ledger.scan():
+            count += 1
+            if self._ready() and index == self._consumed:
+                self._consume_line(index, raw)
+                if limit is not None and self.valid >= limit:
+                    break
+            if count % every == 0:
+                if progress is not None:
+                    progress(index + 1)
+                if cancelled is not None and cancelled():
+                    break
+        if progress is not None:
+            progress(len(self.ledger))
+        return count
+
+    def _ready(self) -> bool:
+        return self.error is None and self.pending is None
+
+    def _consume_line(self, index: int, raw: bytes) -> None:
+        if index == 0 and raw.startswith(GZIP_MAGIC) and not self.ledger.compressed:
+            self._consumed = 1
+            self._fail(
+                ReplayError(
+                    "bad_encoding",
+                    f"{self.ledger.path.name} is gzip-compressed: give it a .gz name (or put "
+                    "it in the run folder as events.jsonl.gz) and replay-tui reads it, or "
+                    "gunzip it",
+                    line=1,
+                    artifact=self.ledger.artifact(1),
+                )
+            )
+            return
+        if index == 0 and self.ledger.foreign_encoding:
+            enc = self.ledger.foreign_encoding
+            self._consumed = 1
+            self._fail(
+                ReplayError(
+                    "bad_encoding",
+                    f"{self.ledger.path.name} is {enc}, not UTF-8 (a PowerShell '>' redirect "
+                    "writes UTF-16); convert it, e.g. iconv -f UTF-16 -t UTF-8",
+                    line=1,
+                    artifact=self.ledger.artifact(1),
+                )
+            )
+            return
+        valid_before = self.valid
+        self._consume(parse_line(raw, index + 1, self.ledger.line_span(index)[0]))
+        if self.valid > valid_before:
+            self._crcs.append(zlib.crc32(raw))
+        if self.pending is None:
+            self._consumed = index + 1
+
+    def finish(self) -> None:
+        """The ledger is complete: judge an unterminated last line, warn of orphans.
+
+        A last line without ``\\n`` that parses is accepted with a warning;
+        one that does not is ``truncated_line``. (While following a growing
+        file, do not call this: the line is simply not complete yet.)
+        """
+        if self.finished:
+            return
+        self.stop_following()
+        self.advance()
+        tail = self.ledger.tail()
+        if tail and self.error is None:
+            line = len(self.ledger) + 1
+            offset = self.ledger.indexed_end
+            raw = tail[:-1] if tail.endswith(b"\r") else tail
+            parsed = parse_line(raw, line, offset)
+            if isinstance(parsed, LineError) and parsed.code in (
+                "bad_json",
+                "bad_encoding",
+                "blank_line",
+            ):
+                parsed = LineError(
+                    "truncated_line",
+                    f"the last line has no newline and is not complete JSON ({parsed.message})",
+                    line,
+                    offset,
+                )
+            with self._lock:
+                self._advancing = True
+            try:
+                self.ledger.accept_tail()
+                if isinstance(parsed, Event):
+                    self._warn("no_final_newline", "the last line has no newline", parsed.seq, line)
+                valid_before = self.valid
+                self._consume(parsed)
+                if self.valid > valid_before:
+                    self._crcs.append(zlib.crc32(raw))
+            finally:
+                with self._lock:
+                    self._advancing = False
+        elif tail:
+            self.ledger.accept_tail()
+        if self.error is None and len(self.ledger) == 0:
+            name = self.ledger.path.name
+            self._warn("empty_ledger", f"{name} has no events: nothing was replayed")
+        if self.error is None:
+            self._check_final_state()
+        if self.error is None:
+            for stem in self.receipts.stems():
+                if stem not in self.calls_seen:
+                    self._warn(
+                        "orphan_receipt",
+                        f"{ReceiptStore.name_of(stem)} is not referred to by any event",
+                        artifact=ReceiptStore.name_of(stem),
+                    )
+        self.finished = True
+
+    def _check_final_state(self) -> None:
+        """The final state must be JSON and have a summary (short runs never
+        reach a checkpoint, where this is otherwise checked)."""
+        state = self._live_state()
+        try:
+            digest = canonical.sha256_hex(canonical.dumps(state))
+        except TypeError as exc:
+            self._fail_not_json(str(exc))
+            return
+        word = self._summary_word(state)
+        if word is not None:
+            self._final = (self.valid, word, digest)
+
+    def verify(self) -> Self:
+        """Read the whole ledger as it is now and judge it (``check``)."""
+        self.advance()
+        self.finish()
+        return self
+
+    def _line_error(self, e: LineError) -> ReplayError:
+        return ReplayError(e.code, e.message, e.seq, e.line, e.kind, self.ledger.artifact(e.line))
+
+    def _fail_at(self, item: Event, message: str, tb: str | None = None) -> None:
+        """A bug in the rules (``reducer_error``) at event ``item``."""
+        artifact = self.ledger.artifact(item.line)
+        self._fail(
+            ReplayError(
+                "reducer_error", message, item.seq, item.line, item.kind, artifact, traceback=tb
+            )
+        )
+
+    def _consume(self, item: Event | LineError) -> None:
+        if isinstance(item, LineError):
+            self._fail(self._line_error(item))
+            return
+        problem = self._checker.check(item)
+        if problem is not None:
+            self._fail(self._line_error(problem))
+            return
+        if item.kind not in self._late_ts_kinds and self._checker.ts_went_back(item):
+            self._warn(
+                "ts_backwards",
+                f"ts {item.ts} is earlier than the event before",
+                item.seq,
+                item.line,
+            )
+        if self.run_id is None:
+            self.run_id = item.run_id
+        if item.seq in self.skip or item.kind not in self._checker.kinds:
+            # left out of this branch, or passed only as ignorable: skipped
+            with self._lock:
+                if self.history is not None:
+                    self.history.record(item.seq, self.history.head, [])
+                self.valid = item.seq
+            if self.observer is not None:
+                self.observer(item.seq, self._live_state(), item.kind)
+            return
+        cid = item.payload.get("call_id")
+        if isinstance(cid, str):
+            if "receipt_sha256" in item.payload:
+                self.calls_seen[cid] = item.line - 1
+            else:
+                self.calls_seen.setdefault(cid, -1)
+        saved_ts = self._checker.last_ts
+        self.ctx.warnings.clear()  # anything a rebuild with this ctx said
+        try:
+            if self.history is not None:
+                self._next_in_history(item)
+                return
+            state = self._state if self._state is not None else self._live_state()
+            new = self.apply_rules(state, item, self.ctx)
+        except ReceiptPending as exc:
+            # not an error while following: wait for the file, then retry
+            self.pending = Pending(item.line - 1, exc.call_id, item.seq)
+            self._checker.last_seq = item.seq - 1
+            self._checker.last_ts = saved_ts
+            self._state = None  # the rules may have half-applied it
+            return
+        except RuleViolation as exc:
+            code = exc.code if exc.code in ERROR_CODES else "reducer_error"
+            message = (
+                exc.message if code == exc.code else f"unknown code {exc.code!r}: {exc.message}"
+            )
+            self._fail(
+                ReplayError(
+                    code,
+                    message,
+                    item.seq,
+                    item.line,
+                    item.kind,
+                    exc.artifact or self.ledger.artifact(item.line),
+                )
+            )
+            return
+        except _NotAState as exc:
+            self._fail_at(item, str(exc))
+            return
+        except _StateNotJSON as exc:
+            self._fail_at(item, f"the state after this event is not JSON: {exc}")
+            return
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit from rules is a bug in them too
+            known = isinstance(exc, (EventChanged, RulesStuck))
+            message = str(exc) if known else f"the rules raised {type(exc).__name__}: {exc}"
+            self._fail_at(item, message, rules_traceback())
+            return
+        if not isinstance(new, dict):
+            self._fail_at(item, _not_a_state(new))
+            return
+        with self._lock:
+            self._state = new
+            self.valid = item.seq
+            if self.checkpoints.due(self.valid):
+                try:
+                    self.checkpoints.keep(self.valid, new)
+                except TypeError as exc:
+                    self._fail_not_json(str(exc))
+        self._rule_warnings(item)
+        if self.observer is not None and self.error is None:
+            self.observer(item.seq, new, item.kind)
+
+    def _next_in_history(self, item: Event) -> None:
+        """Apply ``item`` and record the frozen state it makes and its patches."""
+        assert self.history is not None
+        head = self.history.head
+        patches: list[Change] = []
+        draft = DictDraft(head)
+        self.ctx.carry_memo(head, draft)
+        # a draft reads and writes as the dict the rules are written for
+        new = self.apply_rules(draft, item, self.ctx)  # type: ignore[arg-type]
+        try:
+            if new is draft:
+                frozen = draft.commit(patches)
+            elif isinstance(new, dict | DictDraft):  # a new dict, not the draft changed
+                frozen = freeze(new)
+                patches = diff(thaw(head), thaw(frozen))
+            else:
+                raise _NotAState(_not_a_state(new))
+        except TypeError as exc:
+            raise _StateNotJSON(str(exc)) from None
+        self.ctx.carry_memo(draft, frozen)
+        with self._lock:
+            self.history.record(item.seq, frozen, patches)
+            self.valid = item.seq
+        self._rule_warnings(item)
+        if self.observer is not None:
+            self.observer(item.seq, frozen, item.kind)  # type: ignore[arg-type]
+
+    def _rule_warnings(self, item: Event) -> None:
+        """What the rules said with ``ctx.warn`` about ``item``, as warnings."""
+        if self.ctx.warnings and self.error is None:
+            for message in self.ctx.warnings:
+                self._warn("rule_warning", message, item.seq, item.line)
+            self.ctx.warnings.clear()
+
+    def _fail_not_json(self, why: str) -> None:
+        """Find the first event after which the state stopped being JSON."""
+        start, data = self.checkpoints.last()
+        state = orjson.loads(data)
+        for index in range(start, self.valid):
+            event = self._event_for_apply(index)
+            if self.is_ignored(event):
+                continue
+            state = self.apply_rules(state, event, self.ctx)
+            try:
+                canonical.dumps(state)
+            except TypeError as exc:
+                self.valid = event.seq - 1
+                self._fail_at(event, f"the state after this event is not JSON: {exc}")
+                return
+        self._fail(ReplayError("reducer_error", f"the state is not JSON: {why}"))

@@ -1,0 +1,307 @@
+"""The state of one strict replay, and what every part of it shares.
+
+:class:`ReplayCore` opens the run (ledger, receipts, budget, rules) and
+holds what the forward pass (:mod:`.forward`), following a growing file
+(:mod:`.follow`) and seeks (:mod:`.seek`) all read and write: the valid
+prefix, the live state, the checkpoints or the state store, the line
+checksums, and the few primitives they all call (recording an error or a
+warning, re-reading a validated line, rebuilding a state, calling the
+rules). It exists so each of those parts can be a mixin of
+:class:`~replay_tui.engine.replay.Replay` that reads plain instance
+attributes: no indirection on the per-event path.
+"""
+
+from __future__ import annotations
+
+import threading
+import zlib
+from array import array
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import orjson
+
+from replay_tui.core.errors import CannotRun, ReplayError, RuleViolation, Warning_
+from replay_tui.engine.checkpoints import JsonCheckpoints
+from replay_tui.formats import temporal
+from replay_tui.formats.budget import Budget, load_budget
+from replay_tui.formats.envelope import Event, LineError, SequenceChecker, parse_line
+from replay_tui.formats.ledger import ConvertedLedger, GzipLedger, Ledger
+from replay_tui.formats.receipts import ReceiptStore
+from replay_tui.formats.run import JSONL, RunPaths
+from replay_tui.reducers import LoadedReducer
+from replay_tui.reducers.base import Context, State
+from replay_tui.reducers.call import RulesCaller, rules_traceback
+from replay_tui.reducers.guard import RulesWatch
+from replay_tui.state.history import History
+from replay_tui.state.persistent import freeze, thaw
+
+_MAX_WARNINGS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A line held back while following: its receipt is not written yet."""
+
+    index: int
+    call_id: str
+    seq: int
+
+    @property
+    def name(self) -> str:
+        return ReceiptStore.name_of(self.call_id)
+
+
+class LedgerChanged(Exception):
+    """A line already validated reads differently now: the file was rewritten."""
+
+
+def why_not_follow(paths: RunPaths) -> str | None:
+    """Why this source cannot be followed as it grows (None: it can): a
+    compressed ledger or a Temporal export is read once, complete."""
+    if paths.compressed:
+        return "a compressed ledger is read once, complete: following is for a growing ledger"
+    if paths.format != JSONL:
+        return "a Temporal history is read once, complete: following is for a growing ledger"
+    return None
+
+
+def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
+    """The ledger of a run in whichever format it comes (``paths.format``)."""
+    refused = why_not_follow(paths) if following else None
+    if refused:
+        raise CannotRun(f"{paths.events}: {refused} (--follow)")
+    if paths.compressed:
+        return GzipLedger(paths.events)
+    if paths.format == JSONL:
+        return Ledger(paths.events, may_be_missing=following)
+    history = temporal.load_history(paths.events)
+    return ConvertedLedger(
+        paths.events, history.envelope_lines(), history.sha256, total=len(history.events)
+    )
+
+
+class ReplayCore:
+    """What a replay holds, and the primitives its parts share (see the module)."""
+
+    def __init__(
+        self,
+        paths: RunPaths,
+        rules: LoadedReducer,
+        *,
+        checkpoint_every: int = 256,
+        checkpoint_budget: int = 96 << 20,
+        following: bool = False,
+        watch: RulesWatch | None = None,
+        history: bool = False,
+        skip: Iterable[int] = (),
+    ) -> None:
+        self.paths = paths
+        #: Seqs left out: a hypothetical branch of the run (``diff --skip``).
+        #: They are read and checked as lines, but the rules never see them.
+        self.skip = frozenset(skip)
+        self.rules = rules
+        self.reducer = rules.reducer
+        #: While following a growing run, a line still being written and a
+        #: receipt not yet written are waited for, not errors.
+        self.following = following
+        self.ledger = open_ledger(paths, following=following)
+        #: A Temporal history carries its activities' results in its events:
+        #: no receipts/ or budget.json beside it belongs to it.
+        self.receipts = ReceiptStore(paths.dir, enabled=paths.format == JSONL)
+        self.error: ReplayError | None = None
+        self.warnings: list[Warning_] = []
+        self.warning_count = 0
+        #: Events in the longest valid prefix so far.
+        self.valid = 0
+        self.run_id: str | None = None
+        self.finished = False
+        every = max(1, checkpoint_every)
+        self._checker = SequenceChecker(
+            frozenset(self.reducer.kinds), getattr(self.reducer, "ignorable", None)
+        )
+        #: Kinds whose ts is recorded late by design (see TemporalRules).
+        self._late_ts_kinds: frozenset[str] = frozenset(getattr(self.reducer, "late_ts_kinds", ()))
+        #: call_id -> line index of the event that pins its receipt (-1: none yet).
+        self.calls_seen: dict[str, int] = {}
+        #: While following: the line waiting for its receipt file, if any.
+        self.pending: Pending | None = None
+        self._consumed = 0  # lines validated (or failed) so far
+        # crc32 of each validated line (4 bytes an event): a line re-read later
+        # to rebuild a state must be the line that was validated.
+        self._crcs = array("I")
+        self._advancing = False
+        self._lock = threading.RLock()
+        self.budget = Budget()
+        try:
+            if paths.format == JSONL:
+                self.budget = load_budget(paths.dir)
+        except RuleViolation as exc:
+            self.error = ReplayError(exc.code, exc.message, artifact=exc.artifact)
+        self.rules_call = RulesCaller(rules, watch if watch is not None else RulesWatch())
+        #: Rules not built in are watched: they must return, and leave events be.
+        self.guarded = self.rules_call.guarded
+        self.ctx = Context(
+            self.budget, self.receipts, following=following, fresh_receipts=self.guarded
+        )
+        self.history: History | None = None  # set below, once the rules gave a state
+        try:
+            initial = self.rules_call.initial_state()
+        except BaseException:
+            self.close()  # the ledger may hold a file (a converted history's)
+            raise
+        self._state: State | None = initial
+        #: With ``history`` (the app, ``state``), every prefix's state is kept,
+        #: sharing structure, with each event's patches: seeks and diffs cost
+        #: what changed. The rules then change a draft of the frozen state
+        #: (what they write is recorded), which the built-in rules and user
+        #: rules that say ``drafts = True`` accept. Other user rules, and
+        #: ``check``, keep one mutable state and JSON checkpoints.
+        if history and self.rules_call.drafts:
+            # a checkpoint costs the nodes copied since the last one: every
+            # 3,072 patches keeps a 1M-event run's within budget, and a seek
+            # applies at most that many patches (a few ms)
+            self.history = History(
+                freeze(initial), every_patches=12 * every, every_events=24 * every
+            )
+        self.checkpoints = JsonCheckpoints(
+            initial, every=checkpoint_every, budget_bytes=checkpoint_budget
+        )
+        self._final: tuple[int, str, str] | None = None  # (valid, summary, digest)
+        #: Called with (seq, state, kind) after each event of the forward
+        #: pass, in order, with the state in place (plain or frozen; do not
+        #: change it and copy what you keep): how ``when`` and ``history``
+        #: watch a run at the cost of ``check``.
+        self.observer: Callable[[int, State, str], None] | None = None
+
+    def close(self) -> None:
+        """Release what the replay holds open: receipts, ledger, patch log."""
+        self.receipts.close()
+        self.ledger.close()
+        if self.history is not None:
+            self.history.close()
+
+    def _fail(self, error: ReplayError) -> None:
+        """Record the error the forward pass stops at."""
+        self.error = error
+        # The reducer may have half-applied the failing event: rebuild the
+        # valid prefix's state from a checkpoint when next asked.
+        self._state = None
+
+    def _warn(
+        self,
+        code: str,
+        message: str,
+        seq: int | None = None,
+        line: int | None = None,
+        artifact: str | None = None,
+    ) -> None:
+        self.warning_count += 1
+        if len(self.warnings) < _MAX_WARNINGS:
+            self.warnings.append(Warning_(code, message, seq, line, artifact))
+
+    def _summary_word(self, state: State) -> str | None:
+        """The rules' one word for ``state``; None, and ``reducer_error`` if
+        there is no error yet, when the rules fail to give one."""
+        try:
+            word = self.summarize(state)
+            if not isinstance(word, str):
+                raise TypeError(f"summary() returned {type(word).__name__}, not a string")
+            return word
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a bug in the rules, never a crash
+            if self.error is None:
+                self._fail(
+                    ReplayError(
+                        "reducer_error",
+                        f"the rules' summary() raised {type(exc).__name__}: {exc}",
+                        traceback=rules_traceback(),
+                    )
+                )
+            return None
+
+    def _live_state(self) -> State:
+        """The state after the valid prefix, in place (rebuilt if it was dropped)."""
+        if self.history is not None:
+            return self.history.head  # type: ignore[no-any-return]
+        if self._state is None:
+            self._state = self._rebuild(self.valid, self.ctx)
+        return self._state
+
+    def _rebuild(self, n: int, ctx: Context) -> State:
+        """The state after ``n`` events: nearest checkpoint, then the events after it."""
+        if self.history is not None:
+            return thaw(self.history.state_at(n))  # type: ignore[no-any-return]
+        at, data = self.checkpoints.nearest(n)
+        state: State = orjson.loads(data)
+        for index in range(at, n):
+            event = self._event_for_apply(index)
+            if not self.is_ignored(event):
+                state = self.apply_rules(state, event, ctx)
+        return state
+
+    def _event_for_apply(self, index: int) -> Event:
+        """Line ``index`` again, for the rules: the line validated (by its crc32)
+        or :class:`LedgerChanged`."""
+        raw = self.ledger.raw_line(index)
+        offset = self.ledger.line_span(index)[0]
+        if index < len(self._crcs):
+            if zlib.crc32(raw) != self._crcs[index]:
+                raise LedgerChanged(f"line {index + 1} changed since it was validated")
+            # the very line that passed every envelope check: skip them
+            obj = orjson.loads(raw)
+            return Event(
+                obj,
+                obj["seq"],
+                obj["run_id"],
+                obj["kind"],
+                obj.get("payload", {}),
+                obj.get("ts"),
+                obj.get("parent_seq"),
+                obj.get("v", 1),
+                index + 1,
+                offset,
+            )
+        event = parse_line(raw, index + 1, offset)
+        if not isinstance(event, Event):  # only valid lines are replayed
+            raise LedgerChanged(f"line {index + 1} changed since it was validated")
+        return event
+
+    def is_ignored(self, event: Event) -> bool:
+        """An event the rules do not apply: left out of this branch
+        (``skip``), or of a kind they do not know but let pass
+        (``workerMayIgnore``)."""
+        if event.seq in self.skip:
+            return True
+        return event.kind not in self._checker.kinds and self._checker.ignorable(event)
+
+    @property
+    def watch(self) -> RulesWatch:
+        """The watch over user rules (the app's clock shares one across reloads)."""
+        return self.rules_call.watch
+
+    @watch.setter
+    def watch(self, watch: RulesWatch) -> None:
+        self.rules_call.watch = watch
+
+    def apply_rules(self, state: State, event: Event, ctx: Context) -> State:
+        """The rules' ``apply``, called as their kind needs (watched if not built in)."""
+        return self.rules_call.apply(state, event, ctx)
+
+    def as_rules_take(self, state: State) -> State:
+        return self.rules_call.as_rules_take(state)
+
+    def summarize(self, state: State) -> str:
+        return self.rules_call.summary(state)
+
+    def _side_context(self) -> Context:
+        """A Context for replays beside the live one (seeks from the UI thread),
+        so the two never share ``memo``."""
+        return Context(
+            self.budget, self.receipts, following=self.ctx.following, fresh_receipts=self.guarded
+        )
+
+    def event(self, index: int) -> Event | LineError:
+        """Line ``index`` (0-based) as parsed, for display (cached)."""
+        return self.ledger.event(index)

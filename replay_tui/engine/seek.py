@@ -1,0 +1,160 @@
+"""Seeks and steps: the state after any prefix, and what one event did.
+
+With a state store (``history``) every prefix's frozen state is at hand;
+without one, the nearest JSON checkpoint plus a bounded number of events
+is replayed again, beside the live state (a side :class:`Context`), so
+seeking never disturbs the forward pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import orjson
+
+from replay_tui.engine.replay_core import ReplayCore
+from replay_tui.formats.envelope import Event
+from replay_tui.reducers.base import State
+from replay_tui.state import canonical
+from replay_tui.state.diff import Change, diff
+from replay_tui.state.persistent import freeze, thaw
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What event ``seq`` did: the states around it, the changes, the rule in words."""
+
+    seq: int
+    event: Event
+    before: State
+    after: State
+    changes: list[Change]
+    explanation: str | None
+
+
+class Seeking(ReplayCore):
+    """Answers about prefixes of the valid run, for the UI and the questions."""
+
+    def state_at(self, n: int) -> State:
+        """A fresh copy of the state after the first ``n`` events (0..valid)."""
+        if not 0 <= n <= self.valid:
+            raise IndexError(f"no state at {n}: the valid prefix has {self.valid} events")
+        if self.history is not None:
+            return thaw(self.history.state_at(n))  # type: ignore[no-any-return]
+        with self._lock:
+            # The live state is mutated in place while a worker advances.
+            if n == self.valid and self._state is not None and not self._advancing:
+                return orjson.loads(canonical.dumps_fast(self._state))  # type: ignore[no-any-return]
+        state = self._rebuild(n, self._side_context())
+        with self._lock:
+            if n == self.valid and self._state is None and not self._advancing:
+                self._state = orjson.loads(canonical.dumps_fast(state))
+        return state
+
+    def frozen_at(self, n: int) -> State:
+        """The state after the first ``n`` events, frozen: shared with the
+        store, not to be changed (cheap with ``history``)."""
+        if self.history is not None:
+            if not 0 <= n <= self.valid:
+                raise IndexError(f"no state at {n}: the valid prefix has {self.valid} events")
+            return self.history.state_at(n)  # type: ignore[no-any-return]
+        return freeze(self.state_at(n))  # type: ignore[no-any-return]
+
+    def step(self, seq: int) -> Step:
+        """What event ``seq`` (1..valid) changed, and the rule in words.
+
+        With ``history``, the states are frozen and the changes come from the
+        patch log: the cost is what the event changed, not the state's size.
+        """
+        if not 1 <= seq <= self.valid:
+            raise IndexError(f"no valid event {seq}: the valid prefix has {self.valid} events")
+        if self.history is not None:
+            before = self.history.state_at(seq - 1)
+            after = self.history.state_at(seq)
+            event = self._event_for_apply(seq - 1)
+            changes = self.history.changes(seq)
+            if event.seq in self.skip:
+                explained: str | None = f"{event.kind}: left out (hypothetical branch), no change"
+            elif self.is_ignored(event):
+                explained = f"{event.kind}: ignored (workerMayIgnore), no change"
+            else:
+                explained = self.rules_call.explain(before, event, after)
+            return Step(seq, event, before, after, changes, explained)
+        before = self.state_at(seq - 1)
+        before_bytes = canonical.dumps_fast(before)
+        event = self._event_for_apply(seq - 1)
+        if self.is_ignored(event):
+            after = before
+        else:
+            after = self.apply_rules(before, event, self._side_context())
+        before = orjson.loads(before_bytes)
+        return Step(
+            seq,
+            event,
+            before,
+            after,
+            diff(before, after),
+            self.rules_call.explain(before, event, after),
+        )
+
+    def iter_states(
+        self, until: int, cancelled: Callable[[], bool] | None = None, start: int = 0
+    ) -> Iterator[tuple[int, State]]:
+        """(n, state after n events) for n = start..until, the rules run
+        again on plain states (from the nearest checkpoint): for questions
+        across time when there is no patch log (rules of one's own without
+        drafts), and ``diff`` walking on from where two runs' events part.
+        The state is the same object changed in place: copy what you keep."""
+        ctx = self._side_context()
+        if start:
+            state: State = self._rebuild(start, ctx)
+        else:
+            state = orjson.loads(self.checkpoints.nearest(0)[1])
+        yield start, state
+        for index in range(start, min(until, self.valid)):
+            if cancelled is not None and cancelled():
+                return
+            event = self._event_for_apply(index)
+            if self.is_ignored(event):
+                yield index + 1, state
+                continue
+            state = self.apply_rules(state, event, ctx)
+            yield index + 1, state
+
+    def checkpoint_keys(self) -> list[int]:
+        if self.history is not None:
+            return self.history.checkpoints()
+        return self.checkpoints.keys()
+
+    def checkpoint_bytes(self, n: int) -> bytes:
+        """Canonical JSON of the state after ``n`` events (a checkpoint or rebuilt)."""
+        if self.history is not None:
+            return canonical.dumps(self.history.state_at(n))
+        data = self.checkpoints.get(n)
+        state = orjson.loads(data) if data is not None else self.state_at(n)
+        return canonical.dumps(state)
+
+    def final_summary(self) -> tuple[str, str]:
+        """(summary word, sha256 of the canonical state) after the valid prefix,
+        without copying the state (a long run's state is large)."""
+        if self._final is not None and self._final[0] == self.valid:
+            return self._final[1], self._final[2]
+        state = self.frozen_at(self.valid) if self.history is not None else self.final_state()
+        digest = canonical.digest(state)
+        word = self._summary_word(state) or "?"
+        self._final = (self.valid, word, digest)
+        return word, digest
+
+    def still_open(self) -> list[str]:
+        """What the rules say the valid prefix leaves open (why a run that
+        stops here ended as it did), read from the final state in place."""
+        try:
+            return self.rules_call.still_open(self._live_state())
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # stuck or broken rules: say so, never crash
+            return [f"(still_open failed: {type(exc).__name__}: {exc})"]
+
+    def final_state(self) -> State:
+        return self.state_at(self.valid)
