@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from replay_tui.state.paths import MISSING as MISSING
 from replay_tui.state.paths import Path as Path
 from replay_tui.state.paths import format_path
@@ -37,9 +39,23 @@ class Change:
         return out
 
 
+_NESTED = (dict, list)
+
+
 def _same(a: Any, b: Any) -> bool:
-    """JSON equality: ``1 == True`` in Python, but not in JSON."""
-    return type(a) is type(b) and a == b
+    """JSON equality: ``1 == True`` in Python, but not in JSON, and so
+    ``{"a": false} == {"a": 0}``: containers Python finds equal are equal
+    in JSON only if they write the same (one C-level pass; a different key
+    order then only costs a walk that finds nothing)."""
+    if type(a) is not type(b) or a != b:
+        return False
+    return not isinstance(a, dict | list) or _written(a) == _written(b)
+
+
+def _written(value: Any) -> bytes:
+    from replay_tui.state.persistent import json_default  # persistent imports this module
+
+    return orjson.dumps(value, default=json_default)
 
 
 def diff(old: Any, new: Any, path: Path = ()) -> list[Change]:
@@ -57,7 +73,11 @@ def diff(old: Any, new: Any, path: Path = ()) -> list[Change]:
             now = get(key, MISSING)
             if now is MISSING and key not in new:
                 out.append(Change((*path, key), was, MISSING))
-            elif was is now or (was == now and type(was) is type(now)):
+            elif was is now or (
+                was == now
+                and type(was) is type(now)
+                and (not isinstance(was, _NESTED) or _same(was, now))
+            ):
                 continue  # inline: this loop runs once per key of a big state
             else:
                 out.extend(diff(was, now, (*path, key)))

@@ -1383,9 +1383,23 @@ class ReplayApp(App[int]):
         self.query_one("#state").border_title = title
 
     def status_text(self) -> Text:
-        r = self.replay
+        """The status line: verdict, compare mode, position, notes, questions
+        (each piece its own method), after the run's names."""
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("  ")
+        self._status_verdict(text)
+        self._status_compare(text)
+        total = self.view.row_count()
+        timelines = self.query(Timeline)
+        index = timelines.first().cursor_index if total and timelines else None
+        self._status_position(text, index, total)
+        self._status_notes(text, index)
+        self._status_questions(text)
+        return self._with_names(text)
+
+    def _status_verdict(self, text: Text) -> None:
+        """``● LIVE`` and the verdict so far."""
+        r = self.replay
         if self.following:
             text.append(" ● LIVE ", style="bold white on #2f6f4f")
             text.append(" ")
@@ -1412,6 +1426,9 @@ class ReplayApp(App[int]):
             text.append(f" validating {self._fraction:.0%} ", style="bold black on #e5c890")
         else:
             text.append(" ✓ verified ", style="bold black on #a6d189")
+
+    def _status_compare(self, text: Text) -> None:
+        """Compare mode: B's verdict and how many rows part."""
         if self.b is not None:
             b = self.b
             text.append("  vs ", style="bold")
@@ -1427,9 +1444,9 @@ class ReplayApp(App[int]):
                 text.append(" B ✓ verified ", style="bold black on #a6d189")
             if self.differs is not None:
                 text.append(f"  {len(self.differs)} rows part (] / [)", style="#ef9f76")
-        total = self.view.row_count()
-        timelines = self.query(Timeline)
-        index = timelines.first().cursor_index if total and timelines else None
+
+    def _status_position(self, text: Text, index: int | None, total: int) -> None:
+        """Where the cursor is, and the state's word there."""
         view = self._line_view
         if index is not None and self.at_initial and view is not None:
             text.append(f"  initial state, prefix 0 of {total}  state ")
@@ -1450,6 +1467,9 @@ class ReplayApp(App[int]):
                 elif view.mode == "failed":
                     text.append("  state before it ")
                     text.append(escape_controls(view.summary), style="bold #e5c890")
+
+    def _status_notes(self, text: Text, index: int | None) -> None:
+        """New rows while following, rules notes, the filter, a bookmark."""
         if self.following:
             new_rows = self.tail.unseen(self.view.row_count())
             if new_rows > 0:
@@ -1473,6 +1493,9 @@ class ReplayApp(App[int]):
                 text.append("  ◆ ", style="bold #ef9f76")
                 if note:
                     text.append(escape_controls(note), style="#ef9f76")
+
+    def _status_questions(self, text: Text) -> None:
+        """The condition, the watch, playback and revealed secrets."""
         if self.condition is not None:
             text.append(f"  {escape_controls(self.condition.text)}", style="#e5c890")
             if self.turn_seqs is None:
@@ -1498,7 +1521,6 @@ class ReplayApp(App[int]):
             text.append(f"  ▶ playing ×{self.speed:g}", style="bold #81c8be")
         if self.reveal:
             text.append("  secrets shown", style="bold #e78284")
-        return self._with_names(text)
 
     def _with_names(self, rest: Text) -> Text:
         """The run's label first, then its run_id and rules while they fit:
