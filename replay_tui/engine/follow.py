@@ -35,9 +35,13 @@ class Following(ReplayCore):
     def find_rewrite(self) -> LedgerRewritten | None:
         """Whether any byte already read changed (rehashing what was read,
         O(bytes read): call it from a worker), and if so where: the first
-        validated line whose checksum differs now."""
+        validated line whose checksum differs now, or that the file shrank
+        (as the reader's own cheap check would say, whichever sees it first)."""
         if not self.ledger.prefix_changed():
             return None
+        size = self.ledger.file_size()
+        if size < self.ledger.indexed_end:
+            return LedgerRewritten(size, "the file shrank")
         return self.locate_rewrite(LedgerRewritten(0, "bytes already read changed"))
 
     def locate_rewrite(self, exc: LedgerRewritten) -> LedgerRewritten:

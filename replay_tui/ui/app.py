@@ -23,7 +23,6 @@ from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.reactive import reactive, var
 from textual.screen import Screen
 from textual.timer import Timer
@@ -49,6 +48,26 @@ from replay_tui.state.persistent import thaw
 from replay_tui.ui.commands import ReplayCommands
 from replay_tui.ui.footer import FittedFooter
 from replay_tui.ui.jsonview import json_text
+from replay_tui.ui.messages import (
+    Advanced,
+    AdvanceDone,
+    AdvanceFailed,
+    BookmarksFailed,
+    BookmarksLoaded,
+    Differences,
+    FilterReady,
+    OtherSideDone,
+    Progress,
+    ReportDone,
+    Rewritten,
+    RulesFailed,
+    RulesReloaded,
+    TurnFound,
+    TurnsReady,
+    VerifyDone,
+    ViewReady,
+    WatchFound,
+)
 from replay_tui.ui.panes import ReceiptPane, StatePane, change_lines
 from replay_tui.ui.screens import FilterScreen, GotoScreen, HelpScreen, NoteScreen, PromptScreen
 from replay_tui.ui.tail import TailRider
@@ -178,148 +197,6 @@ COMPARE_FINISHED = "compare mode compares two finished runs"
 FIXED_PACE = 4.0
 #: A view that took longer than this on the UI thread sends the next ones to a worker.
 INLINE_VIEW_SECONDS = 0.03
-
-
-class Progress(Message):
-    def __init__(self, replay: Replay, lines: int, fraction: float) -> None:
-        super().__init__()
-        self.replay = replay
-        self.lines = lines
-        self.fraction = fraction
-
-
-class Advanced(Message):
-    """The ledger was read up to its current end (and judged, unless live)."""
-
-    def __init__(self, replay: Replay) -> None:
-        super().__init__()
-        self.replay = replay
-
-
-class AdvanceDone(Message):
-    def __init__(self, replay: Replay) -> None:
-        super().__init__()
-        self.replay = replay
-
-
-class Rewritten(Message):
-    """History already read changed under us: start again from scratch."""
-
-    def __init__(self, replay: Replay, why: str) -> None:
-        super().__init__()
-        self.replay = replay
-        self.why = why
-
-
-class VerifyDone(Message):
-    """A verification pass over what was read ended."""
-
-    def __init__(self, replay: Replay) -> None:
-        super().__init__()
-        self.replay = replay
-
-
-class AdvanceFailed(Message):
-    def __init__(self, replay: Replay, why: str) -> None:
-        super().__init__()
-        self.replay = replay
-        self.why = why
-
-
-class RulesReloaded(Message):
-    def __init__(self, replay: Replay, difference: int | None) -> None:
-        super().__init__()
-        self.replay = replay
-        self.difference = difference
-
-
-class RulesFailed(Message):
-    def __init__(self, why: str) -> None:
-        super().__init__()
-        self.why = why
-
-
-class ViewReady(Message):
-    def __init__(self, index: int, view: LineView) -> None:
-        super().__init__()
-        self.index = index
-        self.view = view
-
-
-class TurnFound(Message):
-    """Where the condition turns true next (or before, for N)."""
-
-    def __init__(self, condition: Condition, seq: int, wrapped: bool) -> None:
-        super().__init__()
-        self.condition = condition
-        self.seq = seq
-        self.wrapped = wrapped
-
-
-class TurnsReady(Message):
-    """Every seq in 0..until at which the condition turns true."""
-
-    def __init__(self, condition: Condition, seqs: list[int], until: int, seconds: float) -> None:
-        super().__init__()
-        self.condition = condition
-        self.seqs = seqs
-        self.until = until
-        self.seconds = seconds
-
-
-class WatchFound(Message):
-    """More changes of the watched path (``done``: the scan reached ``until``)."""
-
-    def __init__(
-        self, path: StatePath, changes: list[PathChange], done: bool, until: int, seconds: float
-    ) -> None:
-        super().__init__()
-        self.path = path
-        self.changes = changes
-        self.done = done
-        self.until = until
-        self.seconds = seconds
-
-
-class OtherSideDone(Message):
-    def __init__(self, b: Replay, why: str) -> None:
-        super().__init__()
-        self.b = b
-        self.why = why
-
-
-class Differences(Message):
-    def __init__(self, b: Replay, indexes: list[int]) -> None:
-        super().__init__()
-        self.b = b
-        self.indexes = indexes
-
-
-class ReportDone(Message):
-    def __init__(self, path: Path | None, why: str) -> None:
-        super().__init__()
-        self.path = path
-        self.why = why
-
-
-class BookmarksLoaded(Message):
-    def __init__(self, ledger: Path, bookmarks: Bookmarks) -> None:
-        super().__init__()
-        self.ledger = ledger
-        self.bookmarks = bookmarks
-
-
-class BookmarksFailed(Message):
-    def __init__(self, why: str) -> None:
-        super().__init__()
-        self.why = why
-
-
-class FilterReady(Message):
-    def __init__(self, query: str, found: array[int]) -> None:
-        super().__init__()
-        self.query = query
-        self.found = found
 
 
 class ReplayApp(App[int]):
