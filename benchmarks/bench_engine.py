@@ -45,13 +45,13 @@ def q(xs, p):
 async def main():
     app = make_app(sys.argv[1])
     async with app.run_test(size=(140, 40)) as pilot:
-        while not (app._line_view is not None and app._line_view.mode == "step"):
+        while not (app.main._line_view is not None and app.main._line_view.mode == "step"):
             await asyncio.sleep(0.002)
         first = time.perf_counter() - t0
-        while app.validating:
+        while app.main.validating:
             await asyncio.sleep(0.02)
         validated = time.perf_counter() - t0
-        view = app.view
+        view = app.main.view
         n = view.row_count()
         rng = random.Random(7)
         jumps, steps = [], []
@@ -63,16 +63,16 @@ async def main():
                 steps.append(time.perf_counter() - t)
         t = time.perf_counter(); view.line_view(n - 1); end = (time.perf_counter() - t) * 1e3
         # a key press to the pane holding the new view, as the app handles it
-        app.timeline.move_to(n // 2)
+        app.main.timeline.move_to(n // 2)
         await pilot.pause()
         keys = []
         for _ in range(int(sys.argv[3])):
-            want = app.timeline.cursor + 1
+            want = app.main.timeline.cursor + 1
             if want >= n:
                 break
             t = time.perf_counter()
             app.simulate_key("j")
-            while not (app._line_view is not None and app._line_view.index == want):
+            while not (app.main._line_view is not None and app.main._line_view.index == want):
                 await asyncio.sleep(0.0005)
             keys.append(time.perf_counter() - t)
         print(json.dumps({

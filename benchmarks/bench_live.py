@@ -100,8 +100,8 @@ async def app_latency(live: Path, lines: list[bytes], appends: int) -> list[floa
                 out.write(lines[i])
                 out.flush()
                 while not (
-                    app.view.row_count() >= want
-                    and f"seq {want} of {want}" in app.status_text().plain
+                    app.main.view.row_count() >= want
+                    and f"seq {want} of {want}" in app.main.status_text().plain
                 ):
                     await asyncio.sleep(0.0005)
                 latencies.append(time.perf_counter() - t0)

@@ -28,10 +28,10 @@ from replay_tui.ui.launch import make_app  # noqa: E402
 
 async def press_and_wait(app, pilot) -> float:  # type: ignore[no-untyped-def]
     """Seconds from pressing j to the new row's state being on screen."""
-    before = app.timeline.cursor_index
+    before = app.main.timeline.cursor_index
     t = time.perf_counter()
     app.simulate_key("j")  # not pilot.press: it also waits for every queue to drain
-    while not (app._line_view is not None and app._line_view.index == before + 1):
+    while not (app.main._line_view is not None and app.main._line_view.index == before + 1):
         await asyncio.sleep(0.001)
     return time.perf_counter() - t
 
@@ -43,14 +43,14 @@ async def main() -> None:
     args = ap.parse_args()
     app = make_app(args.run)
     async with app.run_test(size=(140, 40)) as pilot:
-        while not (app._line_view is not None and app._line_view.mode == "step"):
+        while not (app.main._line_view is not None and app.main._line_view.mode == "step"):
             await asyncio.sleep(0.002)
         first = time.perf_counter() - START
         print(f"first screen: {first:.2f} s after start (timeline head, state at seq 1)")
         base = await press_and_wait(app, pilot)
         print(f"key press, early: {base * 1e3:.0f} ms (baseline)")
         t0 = time.perf_counter()
-        while time.perf_counter() - t0 < args.seconds and app.validating:
+        while time.perf_counter() - t0 < args.seconds and app.main.validating:
             await asyncio.sleep(10)
             key = await press_and_wait(app, pilot)
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -64,13 +64,13 @@ from replay_tui.ui.launch import make_app
 async def main():
     app = make_app(sys.argv[1])
     async with app.run_test(size=(140, 40)) as pilot:
-        while not (app._line_view is not None and app._line_view.mode == "step"):
+        while not (app.main._line_view is not None and app.main._line_view.mode == "step"):
             await asyncio.sleep(0.002)
         first = time.perf_counter() - t0
-        while app.validating:
+        while app.main.validating:
             await asyncio.sleep(0.05)
         validated = time.perf_counter() - t0
-        view = app.view
+        view = app.main.view
         n = view.row_count()
         t = time.perf_counter(); view.line_view(n - 1); end_ms = (time.perf_counter() - t) * 1e3
         rng = random.Random(7)
@@ -85,7 +85,7 @@ async def main():
         print(first, validated, end_ms, statistics.median(seeks),
               seeks[min(len(seeks) - 1, int(0.99 * len(seeks)))],
               resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-              err.seq if err else None, app.timeline.cursor_index)
+              err.seq if err else None, app.main.timeline.cursor_index)
 
 asyncio.run(main())
 """

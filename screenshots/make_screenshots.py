@@ -122,12 +122,12 @@ async def settle(app: ReplayApp, pilot: object) -> None:
     for _ in range(300):
         await pilot.pause(0.02)  # type: ignore[attr-defined]
         if (
-            not app.validating
-            and app._line_view is not None
-            and app._line_view.index == app.timeline.cursor_index
-            and (not app.filter_text or app.matches is not None)
-            and (app.watched is None or app._watch_done)
-            and (app.b is None or app.differs is not None)
+            not app.main.validating
+            and app.main._line_view is not None
+            and app.main._line_view.index == app.main.timeline.cursor_index
+            and (not app.main.filter_text or app.main.matches is not None)
+            and (app.main.watched is None or app.main._watch_done)
+            and (app.b is None or app.main.differs is not None)
         ):
             break
     await pilot.pause()  # type: ignore[attr-defined]

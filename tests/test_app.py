@@ -26,16 +26,16 @@ async def settle(app: ReplayApp, pilot: Pilot[int]) -> None:
     for _ in range(200):
         await pilot.pause(0.02)
         if (
-            not app.validating
-            and app._line_view is not None
-            and (app._line_view.index == app.timeline.cursor_index)
+            not app.main.validating
+            and app.main._line_view is not None
+            and (app.main._line_view.index == app.main.timeline.cursor_index)
         ):
             break
     await pilot.pause()
 
 
 def status(app: ReplayApp) -> str:
-    return app.status_text().plain
+    return app.main.status_text().plain
 
 
 def screen_text(app: ReplayApp) -> str:
@@ -54,8 +54,8 @@ def pane_text(app: ReplayApp, which: str) -> str:
 
 
 def seq_at_cursor(app: ReplayApp) -> int | None:
-    index = app.timeline.cursor_index
-    return None if index is None else app.view.row(index).seq
+    index = app.main.timeline.cursor_index
+    return None if index is None else app.main.view.row(index).seq
 
 
 async def test_demo_opens_verified_at_seq_1() -> None:
@@ -101,7 +101,7 @@ async def test_goto_seq_and_state_at_10() -> None:
         await pilot.press("1", "0", "enter")
         await settle(app, pilot)
         assert seq_at_cursor(app) == 10
-        view = app._line_view
+        view = app.main._line_view
         assert view is not None and view.step is not None
         assert view.step.after["phase"] == "retrying"
         shown = pane_text(app, "state")
@@ -115,7 +115,7 @@ async def test_rows_after_cursor_are_dimmed() -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         await pilot.press("j", "j")
-        tl = app.timeline
+        tl = app.main.timeline
         future = tl.get_component_rich_style("timeline--future")
         past_strip = tl._build(0, -1, 80)
         future_strip = tl._build(5, 1, 80)
@@ -146,16 +146,16 @@ async def test_filter_hides_rows_but_keeps_true_prefix() -> None:
         await pilot.press(*"model_proposed", "enter")
         for _ in range(50):
             await pilot.pause(0.02)
-            if app.matches is not None:
+            if app.main.matches is not None:
                 break
-        assert app.timeline.row_count == 3
+        assert app.main.timeline.row_count == 3
         await settle(app, pilot)
         assert seq_at_cursor(app) == 3
         await pilot.press("n")
         await settle(app, pilot)
         assert seq_at_cursor(app) == 7
         # the state is that of the true prefix 1..7, not of the filtered rows
-        view = app._line_view
+        view = app.main._line_view
         assert view is not None and view.step is not None
         assert view.step.after["calls"]["call-001"]["status"] == "finished"
         await pilot.press("N")
@@ -163,7 +163,7 @@ async def test_filter_hides_rows_but_keeps_true_prefix() -> None:
         assert seq_at_cursor(app) == 3
         await pilot.press("escape")
         await settle(app, pilot)
-        assert app.timeline.row_count == 14 and seq_at_cursor(app) == 3
+        assert app.main.timeline.row_count == 14 and seq_at_cursor(app) == 3
 
 
 async def test_play_steps_forward_and_speed_keys() -> None:
@@ -172,18 +172,18 @@ async def test_play_steps_forward_and_speed_keys() -> None:
         await settle(app, pilot)
         for _ in range(6):
             await pilot.press("plus")
-        assert app.speed == 64
+        assert app.main.speed == 64
         await pilot.press("minus")
-        assert app.speed == 32
+        assert app.main.speed == 32
         await pilot.press("space")
-        assert app.playing
+        assert app.main.playing
         for _ in range(300):
             await pilot.pause(0.02)
             if seq_at_cursor(app) == 14:
                 break
         assert seq_at_cursor(app) == 14
         await pilot.pause(0.3)
-        assert not app.playing  # stops at the end
+        assert not app.main.playing  # stops at the end
 
 
 async def test_play_pauses_on_space() -> None:
@@ -191,9 +191,9 @@ async def test_play_pauses_on_space() -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         await pilot.press("space")
-        assert app.playing and "playing" in status(app)
+        assert app.main.playing and "playing" in status(app)
         await pilot.press("space")
-        assert not app.playing
+        assert not app.main.playing
         where = seq_at_cursor(app)
         await pilot.pause(0.5)
         assert seq_at_cursor(app) == where
@@ -261,8 +261,8 @@ async def test_broken_run_lands_on_failing_seq() -> None:
         shown = pane_text(app, "state")
         assert "strict replay stops here" in shown and "host recorded" in shown
         # rows after the failing one say they were not replayed
-        if app.view.row_count() > err.line:
-            assert "not replayed" in app.timeline._build(err.line, 1, 120).text
+        if app.main.view.row_count() > err.line:
+            assert "not replayed" in app.main.timeline._build(err.line, 1, 120).text
 
 
 async def test_next_previous_error_keys(run_factory: RunFactory) -> None:
@@ -396,12 +396,12 @@ async def test_clearing_a_filter_keeps_the_cursor_row_on_screen() -> None:
         await pilot.press("slash", *"call-000012", "enter")
         for _ in range(100):
             await pilot.pause(0.02)
-            if app.matches is not None:
+            if app.main.matches is not None:
                 break
         await settle(app, pilot)
         await pilot.press("escape")
         await settle(app, pilot)
-        tl = app.timeline
+        tl = app.main.timeline
         assert tl.row_count == 300
         top = tl.scroll_offset.y
         assert top <= tl.cursor < top + tl.scrollable_content_region.height
@@ -448,8 +448,8 @@ async def test_timeline_renders_only_visible_rows(tmp_path: Path) -> None:
         Timeline._build = counting  # type: ignore[method-assign]
         try:
             await settle(app, pilot)
-            assert app.timeline.row_count == 20_000
-            height = app.timeline.scrollable_content_region.height
+            assert app.main.timeline.row_count == 20_000
+            height = app.main.timeline.scrollable_content_region.height
             built.clear()
             await pilot.press("colon", *"15000", "enter")
             await settle(app, pilot)
@@ -505,7 +505,7 @@ async def test_a_line_without_a_seq_is_placed_by_its_line_number() -> None:
     app = make_app(SAMPLES / "broken-bad_json")
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        assert app.timeline.cursor_index == 6  # the failing line 7
+        assert app.main.timeline.cursor_index == 6  # the failing line 7
         assert "line 7 of" in status(app) and "seq ?" not in status(app)
 
 
@@ -521,7 +521,7 @@ async def test_the_state_word_stays_in_the_header_at_140_columns(tmp_path: Path)
         await pilot.press("end")
         await settle(app, pilot)
         header = screen_text(app).splitlines()[0]
-        word = app._line_view.summary if app._line_view else None
+        word = app.main._line_view.summary if app.main._line_view else None
         assert word and f"state {word}" in header and "seq 300 of 300" in header
         assert "x" * 60 not in header  # the run id gave way
 
@@ -533,18 +533,18 @@ async def test_validation_does_not_pull_a_cursor_the_person_moved(tmp_path: Path
     facts = write_agent_run(run, 60_000, seed=3, plant="budget_exceeded", plant_seq=59_900)
     app = make_app(run)
     async with app.run_test(size=(140, 40)) as pilot:
-        while app._line_view is None:  # the first screen, validation still going
+        while app.main._line_view is None:  # the first screen, validation still going
             await pilot.pause(0.01)
-        assert app.validating, "the run validated before a key could be pressed"
+        assert app.main.validating, "the run validated before a key could be pressed"
         await pilot.press("j", "j", "j")
         await settle(app, pilot)
-        assert not app.validating and app.replay.error is not None
+        assert not app.main.validating and app.replay.error is not None
         err = app.replay.error
-        assert app.timeline.cursor_index == 3  # where the person left it
+        assert app.main.timeline.cursor_index == 3  # where the person left it
         assert f"error at seq {err.seq}" in status(app) and "e to go there" in status(app)
         await pilot.press("e")
         await settle(app, pilot)
-        assert app.timeline.cursor_index == err.line - 1
+        assert app.main.timeline.cursor_index == err.line - 1
         assert "e to go there" not in status(app)
     assert facts
 
@@ -569,7 +569,7 @@ async def test_the_cursor_row_is_on_screen_after_opening_at_80x24() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         await pilot.pause(0.2)
-        assert app.timeline.cursor_index == 10
+        assert app.main.timeline.cursor_index == 10
         assert any(line.lstrip("│▶ ").startswith("11 ") for line in screen_text(app).splitlines())
 
 
@@ -582,7 +582,7 @@ async def test_the_cursor_row_stays_on_screen_after_a_resize() -> None:
         await pilot.resize_terminal(80, 24)
         await settle(app, pilot)
         await pilot.pause(0.2)
-        assert app.timeline.cursor_index == 249
+        assert app.main.timeline.cursor_index == 249
         assert any(line.lstrip("│▶ ").startswith("250 ") for line in screen_text(app).splitlines())
 
 
@@ -600,7 +600,7 @@ async def test_tab_reaches_the_receipt_pane_and_keys_scroll_it() -> None:
         assert receipt_pane.scroll_y > 0
         await pilot.press("j")  # j still steps events from any pane
         await settle(app, pilot)
-        assert app.timeline.cursor_index == 6
+        assert app.main.timeline.cursor_index == 6
 
 
 async def test_prefix_zero_shows_the_initial_state() -> None:
@@ -610,21 +610,21 @@ async def test_prefix_zero_shows_the_initial_state() -> None:
         await settle(app, pilot)
         await pilot.press("k")  # from seq 1: prefix 0
         await pilot.pause()
-        assert app.at_initial and "initial state, prefix 0" in status(app)
+        assert app.main.at_initial and "initial state, prefix 0" in status(app)
         shown = pane_text(app, "state")
         assert shown.startswith("initial state") and '"phase": "new"' in shown
         await pilot.press("j")  # back to event 1
         await settle(app, pilot)
-        assert not app.at_initial and "seq 1 of 14" in status(app)
+        assert not app.main.at_initial and "seq 1 of 14" in status(app)
         await pilot.press("colon", *"10", "enter")
         await settle(app, pilot)
         await pilot.press("colon", "0", "enter")  # :0 from anywhere
         await pilot.pause()
-        assert app.at_initial and app.timeline.cursor == 0
+        assert app.main.at_initial and app.main.timeline.cursor == 0
         assert pane_text(app, "state").startswith("initial state")
         await pilot.press("G")  # any move leaves it
         await settle(app, pilot)
-        assert not app.at_initial and app.timeline.cursor_index == 13
+        assert not app.main.at_initial and app.main.timeline.cursor_index == 13
 
 
 async def test_the_last_event_says_what_is_still_open() -> None:

@@ -46,10 +46,10 @@ async def test_a_condition_goes_where_it_turns_true_and_n_repeats_it() -> None:
         await settle(app, pilot)
         assert seq_at_cursor(app) == 1
         await ask(app, pilot, 'calls.call-003.status == "allowed" or phase == "running"')
-        await until(pilot, lambda: app.turn_seqs is not None and seq_at_cursor(app) == 14)
+        await until(pilot, lambda: app.main.turn_seqs is not None and seq_at_cursor(app) == 14)
         await settle(app, pilot)
         assert seq_at_cursor(app) == 14  # turns true at 1 and 14; the next after 1
-        assert app.turn_seqs == [1, 14]
+        assert app.main.turn_seqs == [1, 14]
         assert "turn 2 of 2 (n/N)" in status(app)
         await pilot.press("n")  # no turn after 14: back to the first, with a word
         await settle(app, pilot)
@@ -62,7 +62,7 @@ async def test_a_condition_goes_where_it_turns_true_and_n_repeats_it() -> None:
         await settle(app, pilot)
         assert seq_at_cursor(app) == 1
         await pilot.press("escape")  # forgets the condition: n has nothing to repeat
-        assert app.condition is None
+        assert app.main.condition is None
         await pilot.press("n")
         await pilot.pause()
         assert seq_at_cursor(app) == 1
@@ -86,8 +86,8 @@ async def test_keys_typed_in_one_burst_after_colon_are_not_lost() -> None:
         burst += [("quotation_mark", '"'), ("enter", "\r")]
         for key, char in burst:
             app.post_message(events.Key(key, char))
-        await until(pilot, lambda: app.turn_seqs is not None and seq_at_cursor(app) == 10)
-        assert app.condition is not None and app.condition.text == 'phase == "retrying"'
+        await until(pilot, lambda: app.main.turn_seqs is not None and seq_at_cursor(app) == 10)
+        assert app.main.condition is not None and app.main.condition.text == 'phase == "retrying"'
         assert seq_at_cursor(app) == 10
         assert app._typed_ahead is None  # nothing held back for the next prompt
 
@@ -98,8 +98,8 @@ async def test_a_condition_true_from_the_start_goes_to_prefix_0() -> None:
         await settle(app, pilot)
         await pilot.press("j", "j")
         await ask(app, pilot, "not calls.call-002 exists")
-        await until(pilot, lambda: app.at_initial)
-        assert app.at_initial  # wrapped to the initial state, where it holds
+        await until(pilot, lambda: app.main.at_initial)
+        assert app.main.at_initial  # wrapped to the initial state, where it holds
         assert "initial state" in status(app)
 
 
@@ -109,7 +109,7 @@ async def test_a_condition_never_true_says_so_and_does_not_move() -> None:
         await settle(app, pilot)
         await pilot.press("j", "j")
         await ask(app, pilot, 'phase == "succeeded"')
-        await until(pilot, lambda: app.turn_seqs is not None)
+        await until(pilot, lambda: app.main.turn_seqs is not None)
         await pilot.pause()
         assert seq_at_cursor(app) == 3
         assert any('never: phase == "succeeded"' in m for m in said(app))
@@ -147,11 +147,11 @@ async def test_watching_a_path_lists_its_changes_and_marks_the_timeline() -> Non
         assert state.path_at_cursor() == ("calls", "call-003", "status")
         await pilot.press("w")
         pane = app.query_one(WatchPane)
-        await until(pilot, lambda: app._watch_done)
+        await until(pilot, lambda: app.main._watch_done)
         await pilot.pause()
         assert pane.display and app.focused is pane
-        assert [c.seq for c in app.watch_changes] == [13, 14]
-        assert app.timeline.marks == frozenset({12, 13})
+        assert [c.seq for c in app.main.watch_changes] == [13, 14]
+        assert app.main.timeline.marks == frozenset({12, 13})
         shown = screen_text(app)
         assert "watch calls.call-003.status · 2 changes" in shown
         assert '13  model_proposed  absent → "proposed"' in shown
@@ -163,8 +163,8 @@ async def test_watching_a_path_lists_its_changes_and_marks_the_timeline() -> Non
         assert seq_at_cursor(app) == 13
         await pilot.press("escape")
         await pilot.pause()
-        assert app.watched is None and not pane.display
-        assert app.timeline.marks == frozenset()
+        assert app.main.watched is None and not pane.display
+        assert app.main.timeline.marks == frozenset()
         assert "watch" not in status(app)
 
 
@@ -174,7 +174,7 @@ async def test_w_on_a_line_with_no_path_says_what_to_do() -> None:
         await settle(app, pilot)
         await pilot.press("tab", "home", "w")
         await pilot.pause()
-        assert app.watched is None
+        assert app.main.watched is None
         assert any("cursor on a value or a change line" in m for m in said(app))
 
 
@@ -192,8 +192,8 @@ async def test_watch_in_the_full_state_tree() -> None:
             await pilot.press("down")
         assert state.path_at_cursor() == ("attempt",)
         await pilot.press("w")
-        await until(pilot, lambda: app._watch_done)
-        assert [(c.seq, c.old, c.new) for c in app.watch_changes] == [(2, 0, 1), (12, 1, 2)]
+        await until(pilot, lambda: app.main._watch_done)
+        assert [(c.seq, c.old, c.new) for c in app.main.watch_changes] == [(2, 0, 1), (12, 1, 2)]
 
 
 def test_snapshot_watching_a_path(snap_compare) -> None:  # type: ignore[no-untyped-def]
@@ -204,7 +204,7 @@ def test_snapshot_watching_a_path(snap_compare) -> None:  # type: ignore[no-unty
         await pilot.press("colon", "1", "4", "enter")
         await settle(app, pilot)
         await pilot.press("tab", "w")
-        await until(pilot, lambda: app._watch_done)
+        await until(pilot, lambda: app.main._watch_done)
         await pilot.pause()
 
     assert snap_compare(make_app(DEMO), terminal_size=(140, 40), run_before=run)

@@ -37,7 +37,7 @@ async def test_a_link_opens_at_its_seq() -> None:
         await settle(app, pilot)
         await until(pilot, lambda: seq_at_cursor(app) == 10)
         assert seq_at_cursor(app) == 10
-        assert app.link() == f"{DEMO}@10"
+        assert app.main.link() == f"{DEMO}@10"
         await pilot.press("c")
         assert any(f"copied the link {DEMO}@10" in m for m in said(app))
 
@@ -55,8 +55,8 @@ async def test_a_link_to_0_opens_at_the_initial_state() -> None:
     app = make_app(DEMO, at=0)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        await until(pilot, lambda: app.at_initial)
-        assert app.at_initial
+        await until(pilot, lambda: app.main.at_initial)
+        assert app.main.at_initial
 
 
 async def test_a_link_before_an_error_is_not_pulled_to_it() -> None:
@@ -104,12 +104,12 @@ async def test_bookmarks_survive_a_restart_and_never_touch_a_read_only_run(
         app = make_app(run)
         async with app.run_test(size=(140, 40)) as pilot:
             await settle(app, pilot)
-            await until(pilot, lambda: app.bookmarks is not None)
+            await until(pilot, lambda: app.main.bookmarks is not None)
             await _bookmark(app, pilot, 8)
             await _bookmark(app, pilot, 12, "a second attempt with no check")
             await until(pilot, lambda: any(_state_dir.rglob("*.json")))
             await pilot.pause(0.2)
-            assert app.timeline.bookmarks == frozenset({7, 11})
+            assert app.main.timeline.bookmarks == frozenset({7, 11})
             assert "◆ a second attempt with no check" in status(app)
             assert "◆  8" in screen_text(app) or "◆ 8" in screen_text(app)
             titles = [c.title for c in app.get_system_commands(app.screen)]
@@ -128,14 +128,14 @@ async def test_bookmarks_survive_a_restart_and_never_touch_a_read_only_run(
         again = make_app(run)
         async with again.run_test(size=(140, 40)) as pilot:
             await settle(again, pilot)
-            await until(pilot, lambda: again.bookmarks is not None)
+            await until(pilot, lambda: again.main.bookmarks is not None)
             await pilot.pause()
-            assert again.timeline.bookmarks == frozenset({7, 11})
+            assert again.main.timeline.bookmarks == frozenset({7, 11})
             await pilot.press("colon", "8", "enter")
             await settle(again, pilot)
             await pilot.press("b")  # off again
             await pilot.pause(0.2)
-            assert again.timeline.bookmarks == frozenset({11})
+            assert again.main.timeline.bookmarks == frozenset({11})
     finally:
         for path in [run, *run.rglob("*")]:
             path.chmod(0o755 if path.is_dir() else 0o644)
@@ -156,11 +156,11 @@ async def test_a_changed_ledger_shows_its_old_bookmarks_as_earlier(tmp_path: Pat
     app = make_app(run)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        await until(pilot, lambda: app.bookmarks is not None)
+        await until(pilot, lambda: app.main.bookmarks is not None)
         await pilot.pause()
-        assert app.bookmarks is not None
-        assert app.bookmarks.marks == {} and app.bookmarks.earlier == {10: "tests failed here"}
-        assert app.timeline.bookmarks == frozenset()  # not marked as if they were these events
+        assert app.main.bookmarks is not None
+        assert app.main.bookmarks.marks == {} and app.main.bookmarks.earlier == {10: "tests failed here"}
+        assert app.main.timeline.bookmarks == frozenset()  # not marked as if they were these events
         assert any("earlier version of this ledger" in m for m in said(app))
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert "◇ seq 10: tests failed here" in titles
@@ -192,7 +192,7 @@ async def test_x_writes_the_report_of_the_bookmarks_and_the_cursor_seq(
     app = make_app(run, at=10)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        await until(pilot, lambda: app.bookmarks is not None and seq_at_cursor(app) == 10)
+        await until(pilot, lambda: app.main.bookmarks is not None and seq_at_cursor(app) == 10)
         await pilot.press("X")
         await until(pilot, lambda: any(m.startswith("wrote ") for m in said(app)))
         (written,) = list(here.glob("demo-report-*.md"))

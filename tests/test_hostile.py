@@ -232,23 +232,23 @@ async def test_app_stays_responsive_and_says_the_rules_are_stuck(tmp_path: Path)
             if "rules busy" in status(app):
                 break
         assert "on seq 2, stopped at 4 s" in status(app)
-        assert app.stuck and app.has_class("-stuck")
+        assert app.main.stuck and app.main.has_class("-stuck")
         # still usable while the rules spin: keys move the cursor
-        before = app.timeline.cursor_index
+        before = app.main.timeline.cursor_index
         await pilot.press("j")
-        assert app.timeline.cursor_index != before
+        assert app.main.timeline.cursor_index != before
         for _ in range(200):  # then stopped at the timeout: a verdict
             await pilot.pause(0.1)
-            if app.replay.error is not None and not app.validating:
+            if app.replay.error is not None and not app.main.validating:
                 break
         error = app.replay.error
         assert error is not None and error.code == "reducer_error" and error.seq == 2
         assert "did not return within 4 s" in error.message
         for _ in range(50):  # the clock looks again within 0.5 s
             await pilot.pause(0.1)
-            if not app.stuck:
+            if not app.main.stuck:
                 break
-        assert not app.stuck and "error at seq 2: reducer_error" in status(app)
+        assert not app.main.stuck and "error at seq 2: reducer_error" in status(app)
 
 
 # -- a ledger that grows without end -------------------------------------------

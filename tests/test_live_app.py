@@ -70,8 +70,8 @@ async def test_follow_a_growing_run_to_the_same_verdict_as_check(tmp_path: Path)
                 shutil.copy(p, live / "receipts" / p.name)
         await until(pilot, lambda: app.replay.valid == len(lines) and app.replay.pending is None)
         # the cursor rode the tail all along (the screen may lag the engine a moment)
-        await until(pilot, lambda: app.timeline.cursor_index == len(lines) - 1)
-        assert app.riding
+        await until(pilot, lambda: app.main.timeline.cursor_index == len(lines) - 1)
+        assert app.main.riding
         await pilot.press("F")  # stop following: judged as complete
         await until(pilot, lambda: app.replay.finished)
         followed = build_report(app.replay)
@@ -88,19 +88,19 @@ async def test_leaving_the_tail_shows_new_events_and_end_returns(tmp_path: Path)
     app = make_app(live, follow=True)
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.replay.valid == 30)
-        await until(pilot, lambda: app.timeline.cursor_index == 29)
+        await until(pilot, lambda: app.main.timeline.cursor_index == 29)
         await pilot.press("k", "k")
-        assert not app.riding
+        assert not app.main.riding
         with open(live / "events.jsonl", "ab") as out:
             out.write(b"".join(lines[30:40]))
         await until(pilot, lambda: app.replay.valid == 40)
         await until(pilot, lambda: "+10 new events" in status(app))
-        assert app.timeline.cursor_index == 27  # the user's row stays put
+        assert app.main.timeline.cursor_index == 27  # the user's row stays put
         await pilot.press("end")
-        assert app.riding and app.timeline.cursor_index == 39
+        assert app.main.riding and app.main.timeline.cursor_index == 39
         with open(live / "events.jsonl", "ab") as out:
             out.write(b"".join(lines[40:]))
-        await until(pilot, lambda: app.timeline.cursor_index == 59)
+        await until(pilot, lambda: app.main.timeline.cursor_index == 59)
 
 
 def notices(app: ReplayApp) -> str:
@@ -146,7 +146,7 @@ async def test_an_atomic_replace_with_the_same_history_grown_is_an_append(
     app = make_app(live, follow=True)
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.replay.valid == 10)
-        await until(pilot, lambda: app.timeline.cursor_index == 9)
+        await until(pilot, lambda: app.main.timeline.cursor_index == 9)
         first = app.replay
         tmp = live / "events.tmp"
         tmp.write_bytes(b"".join(lines[:12]))
@@ -154,8 +154,8 @@ async def test_an_atomic_replace_with_the_same_history_grown_is_an_append(
         await until(pilot, lambda: app.replay.valid == 12)
         assert app.replay is first  # not reloaded: nothing was rewritten
         assert "rewritten" not in status(app)
-        await until(pilot, lambda: app.timeline.cursor_index == 11)
-        assert app.riding
+        await until(pilot, lambda: app.main.timeline.cursor_index == 11)
+        assert app.main.riding
 
 
 RULES = """
@@ -184,16 +184,16 @@ async def test_editing_the_rules_moves_the_difference_mark(tmp_path: Path) -> No
         await pilot.pause(0.3)  # let the watcher start
         rules.write_text(RULES.format(cut=30))
         await until(pilot, lambda: "first difference at seq 30" in status(app))
-        assert app.view.difference_index == 29
-        assert "rules differ from here" in app.timeline._build(29, 1, 140).text
+        assert app.main.view.difference_index == 29
+        assert "rules differ from here" in app.main.timeline._build(29, 1, 140).text
         rules.write_text(RULES.format(cut=12))
         await until(pilot, lambda: "first difference at seq 12" in status(app))
-        assert app.view.difference_index == 11
+        assert app.main.view.difference_index == 11
         sha = app.replay.rules.rules_sha256[:12]
         assert sha in status(app)
         rules.write_text("this is not python(\n")
         await until(pilot, lambda: "rules failed to load" in status(app))
-        assert app.view.difference_index == 11  # the last good rules stay
+        assert app.main.view.difference_index == 11  # the last good rules stay
 
 
 async def test_in_place_rewrite_in_the_middle_is_caught(tmp_path: Path) -> None:
@@ -228,16 +228,16 @@ async def test_a_key_pressed_as_rows_arrive_leaves_the_tail(tmp_path: Path) -> N
     (live / "events.jsonl").write_bytes(b"".join(lines[:30]))
     app = make_app(live, follow=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.replay.valid == 30 and app.timeline.cursor_index == 29)
-        app.action_step(-1)  # 'k', and in the same turn the worker's progress
-        app.post_message(Progress(app.replay, 30, 1.0))
+        await until(pilot, lambda: app.replay.valid == 30 and app.main.timeline.cursor_index == 29)
+        app.main.action_step(-1)  # 'k', and in the same turn the worker's progress
+        app.main.post_message(Progress(app.replay, 30, 1.0))
         await pilot.pause(0.3)
-        assert app.timeline.cursor_index == 28 and not app.riding
+        assert app.main.timeline.cursor_index == 28 and not app.main.riding
         with open(live / "events.jsonl", "ab") as out:
             out.write(b"".join(lines[30:40]))
         await until(pilot, lambda: app.replay.valid == 40)
         await pilot.pause(0.3)
-        assert app.timeline.cursor_index == 28
+        assert app.main.timeline.cursor_index == 28
         assert "+10 new events" in status(app)
 
 
@@ -258,7 +258,7 @@ async def test_a_receipt_that_arrives_refreshes_both_panes(tmp_path: Path) -> No
         with open(live / "events.jsonl", "ab") as out:
             out.write(lines[5])
         await until(pilot, lambda: app.replay.pending is not None)
-        await until(pilot, lambda: app.timeline.cursor_index == 5)
+        await until(pilot, lambda: app.main.timeline.cursor_index == 5)
         await until(pilot, lambda: "receipt pending" in pane_text(app, "state"))
         assert "missing" not in pane_text(app, "receipt")
         assert "receipt pending" in pane_text(app, "receipt")
@@ -283,16 +283,16 @@ async def test_a_watch_grows_with_a_followed_run(tmp_path: Path) -> None:
     app = make_app(live, follow=True)
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.replay.valid == 60)
-        app.start_watch(("spent", "tokens"))
-        await until(pilot, lambda: app._watch_done)
-        first = len(app.watch_changes)
+        app.main.start_watch(("spent", "tokens"))
+        await until(pilot, lambda: app.main._watch_done)
+        first = len(app.main.watch_changes)
         assert first and app.query_one(WatchPane).display
         with open(live / "events.jsonl", "ab") as out:
             out.write(b"".join(lines[60:]))
         await until(pilot, lambda: app.replay.valid == len(lines))
-        await until(pilot, lambda: app._watch_done and app._watch_until == len(lines))
+        await until(pilot, lambda: app.main._watch_done and app.main._watch_until == len(lines))
         whole = Replay(locate_run(live), load_reducer(None), history=True).verify()
         expected = [c.seq for c in path_changes(whole, ("spent", "tokens"), whole.valid)]
         whole.close()
-        assert [c.seq for c in app.watch_changes] == expected and len(expected) > first
-        assert app.timeline.marks == frozenset(s - 1 for s in expected)
+        assert [c.seq for c in app.main.watch_changes] == expected and len(expected) > first
+        assert app.main.timeline.marks == frozenset(s - 1 for s in expected)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.messages import Progress
+from replay_tui.ui.screen import ReplayScreen
 from tests.conftest import SAMPLES
 from tests.test_app import settle
 
@@ -22,15 +22,15 @@ async def test_queued_progress_of_a_replay_is_handled_once_not_per_message(
     seen: list[float] = []
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        handler = ReplayApp.on_progress
+        handler = ReplayScreen.on_progress
 
-        def counting(self: ReplayApp, message: Progress) -> None:
+        def counting(self: ReplayScreen, message: Progress) -> None:
             seen.append(message.fraction)
             handler(self, message)
 
-        monkeypatch.setattr(ReplayApp, "on_progress", counting)
+        monkeypatch.setattr(ReplayScreen, "on_progress", counting)
         for i in range(1, 51):
-            app.post_message(Progress(app.replay, i, i / 50))
+            app.main.post_message(Progress(app.replay, i, i / 50))
         await pilot.pause(0.2)
     assert seen and seen[-1] == 1.0 and len(seen) < 50
 

@@ -90,7 +90,7 @@ async def test_tab_focuses_the_state_pane_and_enter_opens_a_call(big_run: Path) 
         # it stays open while stepping: the person's choice sticks
         await pilot.press("j")
         await settle(app, pilot)
-        assert app.timeline.cursor_index == int(seq)
+        assert app.main.timeline.cursor_index == int(seq)
         assert pane._tree is not None and pane._tree.is_open(
             ("calls", first_call), pane._tree.value["calls"][first_call], True
         )

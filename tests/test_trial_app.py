@@ -79,7 +79,7 @@ async def test_f_on_a_source_read_once_says_so(tmp_path: Path) -> None:
             await pilot.pause()
             said = [n.message for n in app._notifications]
             assert any("read once, complete" in m for m in said), said
-            assert not app.following and "LIVE" not in status(app)
+            assert not app.main.following and "LIVE" not in status(app)
             await pilot.press("j")
             assert app.is_running
 
@@ -90,7 +90,7 @@ async def test_f_in_compare_mode_is_refused_as_the_cli_refuses_it() -> None:
         await settle(app, pilot)
         await pilot.press("f")
         await pilot.pause()
-        assert not app.following and app.b is not None
+        assert not app.main.following and app.b is not None
         said = " ".join(n.message for n in app._notifications)
         assert "compare mode compares two finished runs" in said
 
@@ -103,7 +103,7 @@ async def test_s_while_following_is_refused(tmp_path: Path) -> None:
         await settle(app, pilot)
         await pilot.press("k", "s")
         await pilot.pause()
-        assert app.b is None and app.following
+        assert app.b is None and app.main.following
 
 
 def demo_with_password(tmp_path: Path) -> Path:
@@ -155,7 +155,7 @@ async def test_a_warning_is_explained_at_its_row(tmp_path: Path) -> None:
         await settle(app, pilot)
         await pilot.press("e")
         await settle(app, pilot)
-        assert app.view.row(app.timeline.cursor_index or 0).seq == 14
+        assert app.main.view.row(app.main.timeline.cursor_index or 0).seq == 14
         pane = app.query_one(StatePane).render_text()
         assert "⚠ warning no_final_newline: the last line has no newline" in pane
         assert "⚠ no_final_newline: the last line has no newline" in status(app)
@@ -193,7 +193,7 @@ async def test_wrapping_never_drops_a_character_at_any_width() -> None:
         await settle(app, pilot)
         for _ in range(100):
             await pilot.pause(0.02)
-            if app.b_ready:
+            if app.main.b_ready:
                 break
         for width in range(70, 161, 3):  # a cut showed at 3 widths in a row
             await pilot.resize_terminal(width, 40)
@@ -244,8 +244,8 @@ async def until(pilot: Pilot[int], done: Callable[[], bool], seconds: float) -> 
 
 
 def cursor_seq(app: ReplayApp) -> int | None:
-    index = app.timeline.cursor_index
-    return None if index is None or app.at_initial else app.view.row(index).seq
+    index = app.main.timeline.cursor_index
+    return None if index is None or app.main.at_initial else app.main.view.row(index).seq
 
 
 def goto_label(app: ReplayApp) -> str:
@@ -346,14 +346,14 @@ async def test_after_a_rewrite_the_place_is_kept_and_the_banner_goes(tmp_path: P
         assert await until(pilot, lambda: app.replay.valid == 12, 10)
         await pilot.pause(0.3)
         await pilot.press("home", "j", "j", "j", "j")  # seq 5: off the tail
-        assert cursor_seq(app) == 5 and not app.riding
+        assert cursor_seq(app) == 5 and not app.main.riding
         first = app.replay
         ledger = run / "events.jsonl"
         ledger.write_bytes(ledger.read_bytes().replace(b'"tokens":812', b'"tokens":813'))
         assert await until(pilot, lambda: app.replay is not first, 3)
         assert await until(pilot, lambda: "read again, 12 valid events" in notices(app), 5)
         await pilot.pause(0.2)
-        assert app.banner == "" and "history changed" not in status(app)
+        assert app.main.banner == "" and "history changed" not in status(app)
         assert cursor_seq(app) == 5  # the person's place
         assert "+" not in status(app).split("seq 5 of 12")[1][:4]
         with open(ledger, "ab") as out:
@@ -378,7 +378,7 @@ async def test_after_a_rewrite_riding_the_tail_resumes(tmp_path: Path) -> None:
         with open(ledger, "ab") as out:
             out.write(lines[12])
         assert await until(pilot, lambda: cursor_seq(app) == 13, 5)
-        assert app.riding and "new events" not in status(app)
+        assert app.main.riding and "new events" not in status(app)
 
 
 async def test_ctrl_p_lists_bookmarks_before_anything_is_typed() -> None:
@@ -404,7 +404,7 @@ async def test_a_bookmark_on_the_error_row_is_seen_and_so_is_the_error(
         assert err is not None and err.line is not None
         await pilot.press("b", "k")
         await pilot.pause(0.1)
-        row = app.timeline._build(err.line - 1, 1, 140).text
+        row = app.main.timeline._build(err.line - 1, 1, 140).text
         assert row.startswith("◆") and "✗ divergence" in row
 
 
@@ -414,8 +414,8 @@ async def test_watching_an_object_says_which_field_changed() -> None:
         await settle(app, pilot)
         from replay_tui.questions.condition import parse_path
 
-        app.start_watch(parse_path("calls.call-003"))
-        assert await until(pilot, lambda: app._watch_done, 5)
+        app.main.start_watch(parse_path("calls.call-003"))
+        assert await until(pilot, lambda: app.main._watch_done, 5)
         await pilot.pause(0.1)
         rows = pane_rows(app, "#watch")
         assert any("14  tool_allowed  status: " in r and '"allowed"' in r for r in rows), rows
@@ -447,8 +447,8 @@ async def test_a_filter_of_one_row_says_row() -> None:
     app = make_app(DEMO)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        app.apply_filter("tool_denied")
-        assert await until(pilot, lambda: app.matches is not None, 5)
+        app.main.apply_filter("tool_denied")
+        assert await until(pilot, lambda: app.main.matches is not None, 5)
         assert "filter 'tool_denied': 1 row" in status(app) and "1 rows" not in status(app)
 
 

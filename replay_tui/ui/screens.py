@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from rich.table import Table
 from rich.text import Text
@@ -23,6 +23,12 @@ from replay_tui.questions.condition import (
 )
 
 ResultT = TypeVar("ResultT")
+
+
+class PromptHost(Protocol):
+    """The app, as a screen opening a prompt sees it."""
+
+    def push_prompt(self, screen: PromptScreen[Any], done: Callable[[Any], None]) -> None: ...
 
 
 class PromptScreen(ModalScreen[ResultT]):
