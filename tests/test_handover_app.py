@@ -159,7 +159,9 @@ async def test_a_changed_ledger_shows_its_old_bookmarks_as_earlier(tmp_path: Pat
         await until(pilot, lambda: app.main.bookmarks is not None)
         await pilot.pause()
         assert app.main.bookmarks is not None
-        assert app.main.bookmarks.marks == {} and app.main.bookmarks.earlier == {10: "tests failed here"}
+        assert app.main.bookmarks.marks == {} and app.main.bookmarks.earlier == {
+            10: "tests failed here"
+        }
         assert app.main.timeline.bookmarks == frozenset()  # not marked as if they were these events
         assert any("earlier version of this ledger" in m for m in said(app))
         titles = [c.title for c in app.get_system_commands(app.screen)]
