@@ -16,7 +16,7 @@ REFUND = SAMPLES / "refund-180"
 
 async def compared(app: ReplayApp, pilot: Pilot[int]) -> None:
     await settle(app, pilot)
-    await until(pilot, lambda: app.main.differs is not None)
+    await until(pilot, lambda: app.main.compare.differs is not None)
     await pilot.pause()
 
 
@@ -28,7 +28,7 @@ async def test_s_compares_the_run_with_the_branch_that_leaves_the_event_out() ->
         await compared(app, pilot)
         assert app.b is not None and app.b.skip == {2}
         assert "HYPOTHETICAL" in status(app) and "B ✗ seq 3: illegal_transition" in status(app)
-        assert app.main.differs == [1, 2] and app.main.timeline.differs == frozenset({1, 2})
+        assert app.main.compare.differs == [1, 2] and app.main.timeline.differs == frozenset({1, 2})
         shown = pane_text(app, "state")
         assert "HYPOTHETICAL: refund-180 without seq 2" in shown
         assert "B leaves this event out" in shown
@@ -56,7 +56,7 @@ async def test_against_another_run_marks_where_they_part() -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await compared(app, pilot)
         assert "B ✗ seq 11: divergence" in status(app) and "✓ verified" in status(app)
-        assert app.main.differs is not None and app.main.differs[0] == 10  # seq 11
+        assert app.main.compare.differs is not None and app.main.compare.differs[0] == 10  # seq 11
         await pilot.press("right_square_bracket")
         await settle(app, pilot)
         assert seq_at_cursor(app) == 11
@@ -69,7 +69,7 @@ async def test_the_same_run_compared_with_itself_parts_nowhere() -> None:
     app = make_app(DEMO, against=DEMO)
     async with app.run_test(size=(140, 40)) as pilot:
         await compared(app, pilot)
-        assert app.main.differs == []
+        assert app.main.compare.differs == []
         assert "0 rows part" in status(app)
         await pilot.press("right_square_bracket")
         assert any("no more differences" in m for m in said(app))

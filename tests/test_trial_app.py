@@ -193,7 +193,7 @@ async def test_wrapping_never_drops_a_character_at_any_width() -> None:
         await settle(app, pilot)
         for _ in range(100):
             await pilot.pause(0.02)
-            if app.main.b_ready:
+            if app.main.compare.ready:
                 break
         for width in range(70, 161, 3):  # a cut showed at 3 widths in a row
             await pilot.resize_terminal(width, 40)

@@ -74,7 +74,7 @@ class ReplayApp(App[int]):
     @property
     def b(self) -> Replay | None:
         """Compare mode's other side, if any (closed with the app too)."""
-        return self.main.b
+        return self.main.compare.b
 
     def on_mount(self) -> None:
         # Thread workers run on the loop's default executor; see _Executor.

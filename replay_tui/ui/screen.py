@@ -39,12 +39,12 @@ from replay_tui.handover.document import refuse_inside_run, write_report
 from replay_tui.questions.across import PathChange, PathScan, iter_path_changes, iter_turns, resolve
 from replay_tui.questions.condition import Condition, StatePath, format_path
 from replay_tui.questions.rules_diff import first_difference
-from replay_tui.questions.sidebyside import compare_at, row_differences, without
+from replay_tui.questions.sidebyside import row_differences
 from replay_tui.reducers import load_reducer
 from replay_tui.state import canonical
 from replay_tui.state.persistent import thaw
+from replay_tui.ui.compare import Comparison
 from replay_tui.ui.footer import FittedFooter
-from replay_tui.ui.jsonview import json_text
 from replay_tui.ui.messages import (
     Advanced,
     AdvanceDone,
@@ -65,7 +65,7 @@ from replay_tui.ui.messages import (
     ViewReady,
     WatchFound,
 )
-from replay_tui.ui.panes import ReceiptPane, StatePane, change_lines
+from replay_tui.ui.panes import ReceiptPane, StatePane
 from replay_tui.ui.screens import (
     FilterScreen,
     GotoScreen,
@@ -234,11 +234,7 @@ class ReplayScreen(Screen[None]):
         super().__init__()
         #: Compare mode: B beside this run (another run, other rules, or a
         #: what-if branch: ``against.skip``), and where they part.
-        self.b: Replay | None = against
-        self.b_ready = False
-        self.strict_events = strict_events
-        self.differs: list[int] | None = None
-        self._compare_cache: tuple[int, int, list[Text]] | None = None
+        self.compare = Comparison(against, strict=strict_events)
         #: Go to this seq (a RUN@SEQ link, or ``:`` past the validated
         #: prefix) once validation reaches it.
         self._pending_seq = start_seq
@@ -320,8 +316,8 @@ class ReplayScreen(Screen[None]):
         self.set_interval(0.5, self._watch_rules_clock)
         self.request_advance()
         self.load_bookmarks()
-        if self.b is not None:
-            self.advance_b(self.b)
+        if self.compare.b is not None:
+            self.advance_b(self.compare.b)
         if self.following:
             self.watch_run()
         if self.watch_rules:
@@ -546,7 +542,7 @@ class ReplayScreen(Screen[None]):
         """Where A and B part, row by row (events, then what they changed)."""
         worker = get_current_worker()
         found = row_differences(
-            a, b, strict=self.strict_events, cancelled=lambda: worker.is_cancelled
+            a, b, strict=self.compare.strict, cancelled=lambda: worker.is_cancelled
         )
         if not worker.is_cancelled:
             self.post_message(Differences(b, found))
@@ -856,41 +852,40 @@ class ReplayScreen(Screen[None]):
             self.notify(f"no rows match {message.query!r}", severity="warning", markup=False)
 
     def on_other_side_done(self, message: OtherSideDone) -> None:
-        if self._widgets_gone() or message.b is not self.b:
+        if self._widgets_gone() or message.b is not self.compare.b:
             return
         if message.why:
             self.notify(message.why, severity="error", timeout=10, markup=False)
-        self.b_ready = True
-        self._compare_cache = None
+        self.compare.replayed()
         self._maybe_find_differences()
         self.render_panes()
         self.refresh_status()
 
     def _maybe_find_differences(self) -> None:
-        if self.b is not None and self.b_ready and self.replay.finished and self.differs is None:
-            self.find_differences(self.replay, self.b)
+        b = self.compare.b
+        if b is not None and self.compare.wants_differences(self.replay):
+            self.find_differences(self.replay, b)
 
     def on_differences(self, message: Differences) -> None:
-        if self._widgets_gone() or message.b is not self.b:
+        if self._widgets_gone() or message.b is not self.compare.b:
             return
-        self.differs = message.indexes
+        self.compare.differs = message.indexes
         self.timeline.set_differs(frozenset(message.indexes))
         self.refresh_status()
 
     def action_difference(self, direction: int) -> None:
-        if self.b is None:
+        if self.compare.b is None:
             self.notify("not comparing: s compares with this event left out", timeout=3)
             return
-        if self.differs is None:
+        if self.compare.differs is None:
             self.notify("still comparing…", timeout=2)
             return
-        here = self.timeline.cursor_index or 0
-        ahead = [i for i in self.differs if (i > here if direction > 0 else i < here)]
-        if not ahead:
+        found = self.compare.next_difference(self.timeline.cursor_index or 0, direction)
+        if found is None:
             self.notify("no more differences that way", timeout=2)
             return
         self._person_moves()
-        self.timeline.move_to_index(ahead[0] if direction > 0 else ahead[-1])
+        self.timeline.move_to_index(found)
 
     def action_skip_event(self) -> None:
         """``s``: what if this event had not happened? Compare the run with the
@@ -903,90 +898,32 @@ class ReplayScreen(Screen[None]):
         if self.following:
             self.notify(f"{COMPARE_FINISHED}: F stops following first", timeout=4)
             return
-        if self.b is not None and not self.b.skip:
+        b = self.compare.b
+        if b is not None and not b.skip:
             self.notify("already comparing with another run: Esc first", timeout=3)
             return
-        skip = {seq, *(self.b.skip if self.b is not None else ())}
+        skip = {seq, *(b.skip if b is not None else ())}
         self.open_compare(reopen(self.replay, following=False, skip=skip))
 
     def open_compare(self, b: Replay) -> None:
         """Compare mode with B (closing any B before it)."""
         self.close_compare()
-        self.b = b
-        self.b_ready = False
-        self.differs = None
-        self._compare_cache = None
+        self.compare.start(b)
         self.advance_b(b)
         self.render_panes()
         self.refresh_status()
 
     def close_compare(self) -> None:
-        if self.b is None:
+        if self.compare.b is None:
             return
         self.workers.cancel_group(self, "advance-b")
         self.workers.cancel_group(self, "differences")
-        old, self.b = self.b, None
-        self.differs = None
-        self._compare_cache = None
+        old = self.compare.stop()
         self.timeline.set_differs(frozenset())
-        old.close()
+        if old is not None:
+            old.close()
         self.render_panes()
         self.refresh_status()
-
-    def _compare_lines(self) -> list[Text] | None:
-        """B beside A at the cursor (compare mode), for the state pane."""
-        b = self.b
-        if b is None:
-            return None
-        seq = self._cursor_seq()
-        key = (seq, int(self.b_ready))
-        if self._compare_cache is not None and self._compare_cache[:2] == key:
-            return self._compare_cache[2]
-        head = Text.assemble(("B", "bold #ef9f76"), "  ", (escape_controls(self._b_name()), "bold"))
-        lines = [head]
-        if not self.b_ready:
-            lines.append(Text("B is being replayed…", style="dim"))
-        elif self.replay.valid > 50_000 and seq > 0:
-            lines.append(
-                Text(
-                    "states too big to compare here at each step: replay-tui diff A B says "
-                    "where they part",
-                    style="dim",
-                )
-            )
-        else:
-            at = compare_at(self.replay, b, seq, strict=self.strict_events)
-            if at.b_left_out:
-                lines.append(Text("B leaves this event out", style="bold #ef9f76"))
-            elif at.events_differ:
-                lines.append(Text("B's event here differs:", style="bold #ef9f76"))
-                lines.append(json_text(at.b_event, reveal=self.reveal, limit=400))
-            if at.b_stopped is not None:
-                lines.append(
-                    Text(f"B has no state here: {escape_controls(at.b_stopped)}", style="#e78284")
-                )
-            else:
-                word = escape_controls(at.b_word or "")
-                lines.append(Text.assemble(f"B after prefix {seq} → ", (word, "bold #a6d189")))
-                if at.changes:
-                    lines.append(Text(f"A → B at prefix {seq}:", style="dim"))
-                    lines.extend(change_lines(at.changes, reveal=self.reveal, limit=160))
-                    if at.cut:
-                        lines.append(Text(f"… and {at.cut} more", style="dim"))
-                elif seq <= self.replay.valid:
-                    lines.append(Text("A and B: the same state here", style="dim"))
-        lines.append(Text("─" * 40, style="dim"))
-        self._compare_cache = (seq, int(self.b_ready), lines)
-        return lines
-
-    def _b_name(self) -> str:
-        b = self.b
-        if b is None:
-            return ""
-        if b.skip:
-            return f"HYPOTHETICAL: {b.paths.name} {without(b.skip)}"
-        rules = f"{b.reducer.name} {b.reducer.version}"
-        return f"{b.paths.name} ({rules})"
 
     def on_bookmarks_loaded(self, message: BookmarksLoaded) -> None:
         if self._widgets_gone() or message.ledger != self.replay.paths.events:
@@ -1238,7 +1175,7 @@ class ReplayScreen(Screen[None]):
             reveal=self.reveal,
             expand=self.expand,
             pending_note=pending,
-            compare=self._compare_lines(),
+            compare=self.compare.lines(self.replay, self._cursor_seq(), reveal=self.reveal),
         )
         self.query_one(ReceiptPane).show(view, reveal=self.reveal, expand=self.expand)
         initial = view is not None and view.mode == "initial"
@@ -1251,7 +1188,7 @@ class ReplayScreen(Screen[None]):
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("  ")
         self._status_verdict(text)
-        self._status_compare(text)
+        self.compare.status(text)
         total = self.view.row_count()
         timelines = self.query(Timeline)
         index = timelines.first().cursor_index if total and timelines else None
@@ -1289,24 +1226,6 @@ class ReplayScreen(Screen[None]):
             text.append(f" validating {self._fraction:.0%} ", style="bold black on #e5c890")
         else:
             text.append(" ✓ verified ", style="bold black on #a6d189")
-
-    def _status_compare(self, text: Text) -> None:
-        """Compare mode: B's verdict and how many rows part."""
-        if self.b is not None:
-            b = self.b
-            text.append("  vs ", style="bold")
-            if b.skip:
-                text.append(" HYPOTHETICAL ", style="bold black on #ef9f76")
-                text.append(" ")
-            if not self.b_ready:
-                text.append(" B replaying… ", style="bold black on #e5c890")
-            elif b.error is not None:
-                where = f"seq {b.error.seq}" if b.error.seq is not None else "start"
-                text.append(f" B ✗ {where}: {b.error.code} ", style="bold white on #a03030")
-            else:
-                text.append(" B ✓ verified ", style="bold black on #a6d189")
-            if self.differs is not None:
-                text.append(f"  {len(self.differs)} rows part (] / [)", style="#ef9f76")
 
     def _status_position(self, text: Text, index: int | None, total: int) -> None:
         """Where the cursor is, and the state's word there."""
@@ -1499,7 +1418,7 @@ class ReplayScreen(Screen[None]):
         """Start following the ledger (or return to its tail)."""
         if not self.following:
             refused = why_not_follow(self.replay.paths)
-            if refused is None and self.b is not None:
+            if refused is None and self.compare.b is not None:
                 refused = f"{COMPARE_FINISHED}: Esc leaves compare mode, then f follows"
             if refused is not None:
                 self.notify(f"not following: {refused}", severity="warning", timeout=5)
@@ -1615,7 +1534,7 @@ class ReplayScreen(Screen[None]):
         if self.watched is not None:
             self.stop_watch()
             return
-        if self.b is not None:
+        if self.compare.b is not None:
             self.close_compare()
             return
         if self.condition is not None:
