@@ -125,7 +125,7 @@ async def settle(app: ReplayApp, pilot: object) -> None:
             not app.main.validating
             and app.main._line_view is not None
             and app.main._line_view.index == app.main.timeline.cursor_index
-            and (not app.main.filter_text or app.main.matches is not None)
+            and (not app.main.search.filter_text or app.main.search.matches is not None)
             and (app.main.watched is None or app.main._watch_done)
             and (app.b is None or app.main.compare.differs is not None)
         ):

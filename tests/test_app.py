@@ -146,7 +146,7 @@ async def test_filter_hides_rows_but_keeps_true_prefix() -> None:
         await pilot.press(*"model_proposed", "enter")
         for _ in range(50):
             await pilot.pause(0.02)
-            if app.main.matches is not None:
+            if app.main.search.matches is not None:
                 break
         assert app.main.timeline.row_count == 3
         await settle(app, pilot)
@@ -396,7 +396,7 @@ async def test_clearing_a_filter_keeps_the_cursor_row_on_screen() -> None:
         await pilot.press("slash", *"call-000012", "enter")
         for _ in range(100):
             await pilot.pause(0.02)
-            if app.main.matches is not None:
+            if app.main.search.matches is not None:
                 break
         await settle(app, pilot)
         await pilot.press("escape")

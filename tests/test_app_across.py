@@ -46,10 +46,10 @@ async def test_a_condition_goes_where_it_turns_true_and_n_repeats_it() -> None:
         await settle(app, pilot)
         assert seq_at_cursor(app) == 1
         await ask(app, pilot, 'calls.call-003.status == "allowed" or phase == "running"')
-        await until(pilot, lambda: app.main.turn_seqs is not None and seq_at_cursor(app) == 14)
+        await until(pilot, lambda: app.main.search.turn_seqs is not None and seq_at_cursor(app) == 14)
         await settle(app, pilot)
         assert seq_at_cursor(app) == 14  # turns true at 1 and 14; the next after 1
-        assert app.main.turn_seqs == [1, 14]
+        assert app.main.search.turn_seqs == [1, 14]
         assert "turn 2 of 2 (n/N)" in status(app)
         await pilot.press("n")  # no turn after 14: back to the first, with a word
         await settle(app, pilot)
@@ -62,7 +62,7 @@ async def test_a_condition_goes_where_it_turns_true_and_n_repeats_it() -> None:
         await settle(app, pilot)
         assert seq_at_cursor(app) == 1
         await pilot.press("escape")  # forgets the condition: n has nothing to repeat
-        assert app.main.condition is None
+        assert app.main.search.condition is None
         await pilot.press("n")
         await pilot.pause()
         assert seq_at_cursor(app) == 1
@@ -86,8 +86,8 @@ async def test_keys_typed_in_one_burst_after_colon_are_not_lost() -> None:
         burst += [("quotation_mark", '"'), ("enter", "\r")]
         for key, char in burst:
             app.post_message(events.Key(key, char))
-        await until(pilot, lambda: app.main.turn_seqs is not None and seq_at_cursor(app) == 10)
-        assert app.main.condition is not None and app.main.condition.text == 'phase == "retrying"'
+        await until(pilot, lambda: app.main.search.turn_seqs is not None and seq_at_cursor(app) == 10)
+        assert app.main.search.condition is not None and app.main.search.condition.text == 'phase == "retrying"'
         assert seq_at_cursor(app) == 10
         assert app._typed_ahead is None  # nothing held back for the next prompt
 
@@ -109,7 +109,7 @@ async def test_a_condition_never_true_says_so_and_does_not_move() -> None:
         await settle(app, pilot)
         await pilot.press("j", "j")
         await ask(app, pilot, 'phase == "succeeded"')
-        await until(pilot, lambda: app.main.turn_seqs is not None)
+        await until(pilot, lambda: app.main.search.turn_seqs is not None)
         await pilot.pause()
         assert seq_at_cursor(app) == 3
         assert any('never: phase == "succeeded"' in m for m in said(app))

@@ -448,7 +448,7 @@ async def test_a_filter_of_one_row_says_row() -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         app.main.apply_filter("tool_denied")
-        assert await until(pilot, lambda: app.main.matches is not None, 5)
+        assert await until(pilot, lambda: app.main.search.matches is not None, 5)
         assert "filter 'tool_denied': 1 row" in status(app) and "1 rows" not in status(app)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 import time
-from array import array
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -74,6 +73,7 @@ from replay_tui.ui.screens import (
     PromptHost,
     PromptScreen,
 )
+from replay_tui.ui.search import Search
 from replay_tui.ui.tail import TailRider
 from replay_tui.ui.timeline import Timeline
 from replay_tui.ui.watch import WatchPane
@@ -261,8 +261,8 @@ class ReplayScreen(Screen[None]):
         self.rewrite_note = ""
         self.rules_note = ""
         self.stuck_note = ""
-        self.filter_text = ""
-        self.matches: array[int] | None = None
+        #: The ``:`` condition and the ``/`` filter.
+        self.search = Search()
         self._fraction = 0.0
         self._line_view: LineView | None = None
         self._play_timer: Timer | None = None
@@ -275,11 +275,6 @@ class ReplayScreen(Screen[None]):
         #: Prefix 0 is shown (the initial state, before event 1).
         self.at_initial = False
         self._initial_move: int | None = None  # the app's own move to row 0 for it
-        #: The last condition given to ``:`` (n / N repeat it), and where it
-        #: turns true (None while the scan runs), up to seq ``_turns_until``.
-        self.condition: Condition | None = None
-        self.turn_seqs: list[int] | None = None
-        self._turns_until = 0
         #: The watched path, and where it changed (grows while scanning, and
         #: as a followed run grows: scanned up to seq ``_watch_until``).
         self.watched: StatePath | None = None
@@ -778,8 +773,7 @@ class ReplayScreen(Screen[None]):
         self._jumped_to_error = False
         self._error_waiting = None
         self.validating = True
-        self.filter_text = ""
-        self.matches = None
+        self.search.clear_filter()
         self.timeline.show_only(None)
         self.request_advance()
         self.timeline.move_to(cursor, force=True)
@@ -841,9 +835,9 @@ class ReplayScreen(Screen[None]):
     def on_filter_ready(self, message: FilterReady) -> None:
         if self._widgets_gone():
             return
-        if message.query != self.filter_text:
+        if message.query != self.search.filter_text:
             return
-        self.matches = message.found
+        self.search.matches = message.found
         self.timeline.show_only(message.found)
         self.refresh_status()
         if not len(message.found):
@@ -1033,7 +1027,7 @@ class ReplayScreen(Screen[None]):
         return f"{run}@{self._cursor_seq()}"
 
     def on_turn_found(self, message: TurnFound) -> None:
-        if self._widgets_gone() or message.condition is not self.condition:
+        if self._widgets_gone() or message.condition is not self.search.condition:
             return
         if message.wrapped:
             self.notify(
@@ -1044,10 +1038,9 @@ class ReplayScreen(Screen[None]):
         self._go_to_seq(message.seq)
 
     def on_turns_ready(self, message: TurnsReady) -> None:
-        if self._widgets_gone() or message.condition is not self.condition:
+        if self._widgets_gone() or message.condition is not self.search.condition:
             return
-        self.turn_seqs = message.seqs
-        self._turns_until = message.until
+        self.search.answered(message.seqs, message.until)
         if not message.seqs:
             self.notify(
                 f"never: {message.condition.text} holds after none of prefixes "
@@ -1148,7 +1141,7 @@ class ReplayScreen(Screen[None]):
         if index < 0:
             self.notify(f"seq {seq} is not in the timeline", severity="warning")
             return
-        if not self.timeline.move_to_index(index) and self.filter_text:
+        if not self.timeline.move_to_index(index) and self.search.filter_text:
             self.notify(f"seq {seq} was hidden by the filter: cleared it", timeout=3)
             self.apply_filter("")
             self.timeline.move_to_index(index)
@@ -1167,8 +1160,8 @@ class ReplayScreen(Screen[None]):
     def render_panes(self) -> None:
         view = self._line_view
         pending = f"validating… {self._fraction:.0%}" if self.validating else ""
-        if self.filter_text and self.matches is not None and not len(self.matches):
-            pending = f"no rows match {self.filter_text!r} (Esc clears the filter)"
+        if self.search.nothing_matches():
+            pending = f"no rows match {self.search.filter_text!r} (Esc clears the filter)"
         self.query_one(StatePane).show(
             view,
             full=self.full_state,
@@ -1262,12 +1255,7 @@ class ReplayScreen(Screen[None]):
             text.append(f"  {escape_controls(self.rules_note)}", style="#ca9ee6")
         if self.stuck_note:
             text.append(f"  ⏳ {self.stuck_note}", style="bold #ef9f76")
-        if self.filter_text:
-            shown = len(self.matches) if self.matches is not None else "…"
-            rows = "row" if shown == 1 else "rows"
-            text.append(
-                f"  filter {escape_controls(self.filter_text)!r}: {shown} {rows}", style="#e5c890"
-            )
+        self.search.filter_status(text)
         if self.bookmarks is not None and index is not None and not self.at_initial:
             seq_here = self.view.row(index).seq
             if seq_here is not None and seq_here in self.bookmarks.marks:
@@ -1278,21 +1266,7 @@ class ReplayScreen(Screen[None]):
 
     def _status_questions(self, text: Text) -> None:
         """The condition, the watch, playback and revealed secrets."""
-        if self.condition is not None:
-            text.append(f"  {escape_controls(self.condition.text)}", style="#e5c890")
-            if self.turn_seqs is None:
-                text.append(": searching…", style="#e5c890")
-            else:
-                seq = self._cursor_seq()
-                done = sum(1 for s in self.turn_seqs if s <= seq)
-                total = len(self.turn_seqs)
-                if not total:
-                    said = ": never"
-                elif seq in self.turn_seqs:
-                    said = f": turn {done} of {total} (n/N)"
-                else:
-                    said = f": turns true {total}x, {done} up to here (n/N)"
-                text.append(said, style="#e5c890")
+        self.search.condition_status(text, self._cursor_seq())
         if self.watched is not None:
             shown = f"{len(self.watch_changes):,}" + ("" if self._watch_done else "…")
             text.append(
@@ -1478,8 +1452,7 @@ class ReplayScreen(Screen[None]):
     def search_condition(self, condition: Condition, direction: int = 1) -> None:
         """Go to the next seq past the cursor where ``condition`` turns true
         (the scan runs in a worker; n / N then step through its answers)."""
-        self.condition = condition
-        self.turn_seqs = None
+        self.search.ask(condition)
         self.find_turns(condition, self._cursor_seq(), direction)
         self.refresh_status()
 
@@ -1512,20 +1485,18 @@ class ReplayScreen(Screen[None]):
                 return
             self.apply_filter(query)
 
-        self._prompt(FilterScreen(self.filter_text), done)
+        self._prompt(FilterScreen(self.search.filter_text), done)
 
     def apply_filter(self, query: str) -> None:
-        self.filter_text = query.strip()
-        if not self.filter_text:
-            self.matches = None
-            self.timeline.show_only(None)
+        query = self.search.set_filter(query)
+        if query:
+            self.run_filter(query)
         else:
-            self.matches = None
-            self.run_filter(self.filter_text)
+            self.timeline.show_only(None)
         self.refresh_status()
 
     def action_clear_filter(self) -> None:
-        if self.filter_text:
+        if self.search.filter_text:
             self.apply_filter("")
 
     def action_escape(self) -> None:
@@ -1537,10 +1508,8 @@ class ReplayScreen(Screen[None]):
         if self.compare.b is not None:
             self.close_compare()
             return
-        if self.condition is not None:
+        if self.search.forget():
             self.workers.cancel_group(self, "turns")
-            self.condition = None
-            self.turn_seqs = None
             self.refresh_status()
         if self._pending_seq is not None:
             self.notify(f"no longer going to seq {self._pending_seq:,}", timeout=2)
@@ -1548,10 +1517,10 @@ class ReplayScreen(Screen[None]):
         self.action_clear_filter()
 
     def action_match(self, direction: int) -> None:
-        if self.condition is not None:
+        if self.search.condition is not None:
             self._next_turn(direction)
             return
-        if not self.filter_text or self.matches is None:
+        if not self.search.filter_text or self.search.matches is None:
             self.notify(
                 "nothing to repeat: : takes a condition, / a filter", severity="information"
             )
@@ -1559,28 +1528,22 @@ class ReplayScreen(Screen[None]):
         self.action_step(direction)
 
     def _next_turn(self, direction: int) -> None:
-        assert self.condition is not None
-        seqs = self.turn_seqs
-        if seqs is None:
+        condition = self.search.condition
+        assert condition is not None
+        if self.search.turn_seqs is None:
             self.notify("still searching…", timeout=2)
             return
-        if self.replay.valid > self._turns_until:  # the run grew: search it all again
-            self.search_condition(self.condition, direction)
+        if self.search.stale(self.replay.valid):  # the run grew: search it all again
+            self.search_condition(condition, direction)
             return
-        if not seqs:
-            self.notify(f"never: {self.condition.text}", severity="warning", markup=False)
+        turn = self.search.next_turn(self._cursor_seq(), direction)
+        if turn is None:
+            self.notify(f"never: {condition.text}", severity="warning", markup=False)
             return
-        here = self._cursor_seq()
-        if direction > 0:
-            ahead = [s for s in seqs if s > here]
-            seq, wrapped = (ahead[0], False) if ahead else (seqs[0], True)
-        else:
-            behind = [s for s in seqs if s < here]
-            seq, wrapped = (behind[-1], False) if behind else (seqs[-1], True)
-        if wrapped:
+        if turn.wrapped:
             end = "start" if direction > 0 else "end"
-            self.notify(f"wrapped to the {end}: seq {seq}", timeout=2)
-        self._go_to_seq(seq)
+            self.notify(f"wrapped to the {end}: seq {turn.seq}", timeout=2)
+        self._go_to_seq(turn.seq)
         self.refresh_status()
 
     def action_play(self) -> None:
