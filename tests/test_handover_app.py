@@ -104,7 +104,7 @@ async def test_bookmarks_survive_a_restart_and_never_touch_a_read_only_run(
         app = make_app(run)
         async with app.run_test(size=(140, 40)) as pilot:
             await settle(app, pilot)
-            await until(pilot, lambda: app.main.bookmarks is not None)
+            await until(pilot, lambda: app.main.marks.bookmarks is not None)
             await _bookmark(app, pilot, 8)
             await _bookmark(app, pilot, 12, "a second attempt with no check")
             await until(pilot, lambda: any(_state_dir.rglob("*.json")))
@@ -128,7 +128,7 @@ async def test_bookmarks_survive_a_restart_and_never_touch_a_read_only_run(
         again = make_app(run)
         async with again.run_test(size=(140, 40)) as pilot:
             await settle(again, pilot)
-            await until(pilot, lambda: again.main.bookmarks is not None)
+            await until(pilot, lambda: again.main.marks.bookmarks is not None)
             await pilot.pause()
             assert again.main.timeline.bookmarks == frozenset({7, 11})
             await pilot.press("colon", "8", "enter")
@@ -156,10 +156,10 @@ async def test_a_changed_ledger_shows_its_old_bookmarks_as_earlier(tmp_path: Pat
     app = make_app(run)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        await until(pilot, lambda: app.main.bookmarks is not None)
+        await until(pilot, lambda: app.main.marks.bookmarks is not None)
         await pilot.pause()
-        assert app.main.bookmarks is not None
-        assert app.main.bookmarks.marks == {} and app.main.bookmarks.earlier == {
+        assert app.main.marks.bookmarks is not None
+        assert app.main.marks.bookmarks.marks == {} and app.main.marks.bookmarks.earlier == {
             10: "tests failed here"
         }
         assert app.main.timeline.bookmarks == frozenset()  # not marked as if they were these events
@@ -194,7 +194,7 @@ async def test_x_writes_the_report_of_the_bookmarks_and_the_cursor_seq(
     app = make_app(run, at=10)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        await until(pilot, lambda: app.main.bookmarks is not None and seq_at_cursor(app) == 10)
+        await until(pilot, lambda: app.main.marks.bookmarks is not None and seq_at_cursor(app) == 10)
         await pilot.press("X")
         await until(pilot, lambda: any(m.startswith("wrote ") for m in said(app)))
         (written,) = list(here.glob("demo-report-*.md"))

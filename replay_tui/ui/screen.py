@@ -44,6 +44,7 @@ from replay_tui.state import canonical
 from replay_tui.state.persistent import thaw
 from replay_tui.ui.compare import Comparison
 from replay_tui.ui.footer import FittedFooter
+from replay_tui.ui.marks import Marks
 from replay_tui.ui.messages import (
     Advanced,
     AdvanceDone,
@@ -239,7 +240,7 @@ class ReplayScreen(Screen[None]):
         #: prefix) once validation reaches it.
         self._pending_seq = start_seq
         #: The person's bookmarks of this ledger (loaded in a worker).
-        self.bookmarks: Bookmarks | None = None
+        self.marks = Marks()
         self.replay = replay
         self.view = RunView(replay)
         self.label = label or replay.paths.name
@@ -922,53 +923,46 @@ class ReplayScreen(Screen[None]):
     def on_bookmarks_loaded(self, message: BookmarksLoaded) -> None:
         if self._widgets_gone() or message.ledger != self.replay.paths.events:
             return
-        found = message.bookmarks
-        self.bookmarks = found
+        for said in self.marks.loaded(message.bookmarks):
+            self.notify(said, severity="warning", timeout=8, markup=False)
         self._show_bookmarks()
-        if found.problem:
-            self.notify(found.problem, severity="warning", timeout=8, markup=False)
-        if found.earlier:
-            self.notify(
-                f"{len(found.earlier)} bookmark(s) {found.why_earlier} (Ctrl+P lists them)",
-                severity="warning",
-                timeout=8,
-                markup=False,
-            )
 
     def on_bookmarks_failed(self, message: BookmarksFailed) -> None:
         if not self._widgets_gone():
             self.notify(message.why, severity="error", timeout=8, markup=False)
 
     def _show_bookmarks(self) -> None:
-        marks = self.bookmarks.marks if self.bookmarks is not None else {}
-        self.timeline.set_bookmarks(frozenset(seq - 1 for seq in marks))
+        self.timeline.set_bookmarks(self.marks.rows())
         self.refresh_status()
 
-    def _bookmark_target(self) -> int | None:
-        """The seq the cursor is on, if bookmarks are ready and it has one."""
-        if self.bookmarks is None:
+    def _bookmark_target(self) -> tuple[int, Bookmarks] | None:
+        """The seq the cursor is on and the bookmarks, if they are loaded
+        and it has one."""
+        bookmarks = self.marks.bookmarks
+        if bookmarks is None:
             self.notify("bookmarks are still loading", timeout=2)
             return None
         index = self.timeline.cursor_index
         seq = self.view.row(index).seq if index is not None and not self.at_initial else None
         if seq is None:
             self.notify("no event here to bookmark", severity="warning", timeout=3)
-        return seq
+            return None
+        return seq, bookmarks
 
     def action_bookmark(self) -> None:
-        seq = self._bookmark_target()
-        if seq is None or self.bookmarks is None:
+        target = self._bookmark_target()
+        if target is None:
             return
-        marked = self.bookmarks.toggle(seq)
-        self.save_bookmarks(self.bookmarks)
+        said = self.marks.toggle(target[0])
+        self.save_bookmarks(target[1])
         self._show_bookmarks()
-        self.notify(f"seq {seq} {'bookmarked' if marked else 'no longer bookmarked'}", timeout=2)
+        self.notify(said, timeout=2)
 
     def action_annotate(self) -> None:
-        seq = self._bookmark_target()
-        if seq is None or self.bookmarks is None:
+        target = self._bookmark_target()
+        if target is None:
             return
-        bookmarks = self.bookmarks
+        seq, bookmarks = target
 
         def done(note: str | None) -> None:
             if note is None:
@@ -977,25 +971,23 @@ class ReplayScreen(Screen[None]):
             self.save_bookmarks(bookmarks)
             self._show_bookmarks()
 
-        self._prompt(NoteScreen(seq, bookmarks.marks.get(seq, "")), done)
+        self._prompt(NoteScreen(seq, self.marks.note(seq)), done)
 
     def action_next_bookmark(self) -> None:
-        marks = sorted(self.bookmarks.marks) if self.bookmarks is not None else []
-        if not marks:
+        found = self.marks.next_after(self._cursor_seq())
+        if found is None:
             self.notify("no bookmarks: b bookmarks the event at the cursor", timeout=3)
             return
-        here = self._cursor_seq()
-        ahead = [s for s in marks if s > here]
-        if not ahead:
-            self.notify(f"wrapped to the first bookmark: seq {marks[0]}", timeout=2)
-        self._go_to_seq(ahead[0] if ahead else marks[0])
+        seq, wrapped = found
+        if wrapped:
+            self.notify(f"wrapped to the first bookmark: seq {seq}", timeout=2)
+        self._go_to_seq(seq)
 
     def action_write_report(self) -> None:
         """``X``: the bookmarks (with their notes) and the cursor's seq, as a
         Markdown report in the current folder; never in the run folder (then
         in the state directory, and the path says so)."""
-        notes = dict(self.bookmarks.marks) if self.bookmarks is not None else {}
-        seqs = sorted({*notes, self._cursor_seq()})
+        seqs, notes = self.marks.for_report(self._cursor_seq())
         folder = Path.cwd()
         try:
             refuse_inside_run(self.replay.paths, folder)
@@ -1256,13 +1248,8 @@ class ReplayScreen(Screen[None]):
         if self.stuck_note:
             text.append(f"  ⏳ {self.stuck_note}", style="bold #ef9f76")
         self.search.filter_status(text)
-        if self.bookmarks is not None and index is not None and not self.at_initial:
-            seq_here = self.view.row(index).seq
-            if seq_here is not None and seq_here in self.bookmarks.marks:
-                note = self.bookmarks.marks[seq_here]
-                text.append("  ◆ ", style="bold #ef9f76")
-                if note:
-                    text.append(escape_controls(note), style="#ef9f76")
+        here = self.view.row(index).seq if index is not None and not self.at_initial else None
+        self.marks.status(text, here)
 
     def _status_questions(self, text: Text) -> None:
         """The condition, the watch, playback and revealed secrets."""
@@ -1627,18 +1614,8 @@ class ReplayScreen(Screen[None]):
 
     def bookmark_commands(self) -> Iterable[SystemCommand]:
         """The palette's bookmarks (the app lists them first)."""
-        if self.bookmarks is None:
-            return
-        for seq, note in self.bookmarks.ordered():
-            title = f"◆ seq {seq}" + (f": {escape_controls(note)}" if note else "")
-            yield SystemCommand(title, "bookmark: go there", partial(self._go_to_seq, seq))
-        for seq, note in sorted(self.bookmarks.earlier.items()):
-            title = f"◇ seq {seq}" + (f": {escape_controls(note)}" if note else "")
-            yield SystemCommand(
-                title,
-                "bookmark of an earlier version of this ledger: the seq may not be the same event",
-                partial(self._go_to_seq, seq),
-            )
+        for title, help_text, seq in self.marks.palette():
+            yield SystemCommand(title, help_text, partial(self._go_to_seq, seq))
 
     def action_help(self) -> None:
         rows = [(shown, desc) for _, _, desc, shown, _ in KEYS]
