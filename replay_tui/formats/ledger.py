@@ -100,7 +100,6 @@ class Ledger:
         self._cache_lock = threading.Lock()  # the app reads while a worker scans
         self._head = b""  # first bytes read, to notice a rewrite
         self._guard = b""  # last bytes of the last complete line, likewise
-        self._stamp: tuple[int, int] | None = None  # (mtime_ns, size) last looked at
         if not self._open() and not may_be_missing:
             raise FileNotFoundError(f"{path}: no such file")
 
@@ -264,17 +263,6 @@ class Ledger:
         os.close(self._fd)
         self._fd = fd
         self._inode = (st.st_dev, st.st_ino)
-        self._stamp = None
-
-    def touched_without_growing(self) -> bool:
-        """True if the file was written since the last call but is no longer:
-        an append always grows it, so only a rewrite does this."""
-        if self._fd < 0:
-            return False
-        st = os.fstat(self._fd)
-        stamp = (st.st_mtime_ns, st.st_size)
-        before, self._stamp = self._stamp, stamp
-        return before is not None and stamp[0] != before[0] and stamp[1] == before[1]
 
     def verify_prefix(self) -> None:
         """Rehash every byte already read; raise :class:`LedgerRewritten` if any changed.
@@ -478,9 +466,6 @@ class ConvertedLedger(Ledger):
 
     def check_unchanged(self) -> None:
         return None
-
-    def touched_without_growing(self) -> bool:
-        return False
 
     def verify_prefix(self) -> None:
         return None

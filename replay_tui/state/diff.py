@@ -49,7 +49,7 @@ def _same(a: Any, b: Any) -> bool:
     order then only costs a walk that finds nothing)."""
     if type(a) is not type(b) or a != b:
         return False
-    return not isinstance(a, dict | list) or _written(a) == _written(b)
+    return not isinstance(a, _NESTED) or _written(a) == _written(b)
 
 
 def _written(value: Any) -> bytes:
@@ -76,7 +76,7 @@ def diff(old: Any, new: Any, path: Path = ()) -> list[Change]:
             elif was is now or (
                 was == now
                 and type(was) is type(now)
-                and (not isinstance(was, _NESTED) or _same(was, now))
+                and (not isinstance(was, _NESTED) or _written(was) == _written(now))
             ):
                 continue  # inline: this loop runs once per key of a big state
             else:

@@ -41,28 +41,10 @@ class ReplayApp(App[int]):
     TITLE = "replay-tui"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
-    def __init__(
-        self,
-        replay: Replay,
-        *,
-        label: str | None = None,
-        reducer_spec: str | None = None,
-        watch_rules: bool = False,
-        start_seq: int | None = None,
-        against: Replay | None = None,
-        strict_events: bool = False,
-    ) -> None:
+    def __init__(self, main: ReplayScreen) -> None:
         super().__init__()
         #: The run on screen (its state and workers live there).
-        self.main = ReplayScreen(
-            replay,
-            label=label,
-            reducer_spec=reducer_spec,
-            watch_rules=watch_rules,
-            start_seq=start_seq,
-            against=against,
-            strict_events=strict_events,
-        )
+        self.main = main
         #: Keys typed before an open prompt's input had focus (see on_key).
         self._typed_ahead: list[str] | None = None
 

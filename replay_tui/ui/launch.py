@@ -12,7 +12,7 @@ from replay_tui.engine.replay import open_ledger
 from replay_tui.formats.run import RunPaths, locate_run
 from replay_tui.questions.sidebyside import past_the_end
 from replay_tui.reducers.guard import DEFAULT_TIMEOUT
-from replay_tui.ui.app import COMPARE_FINISHED, ReplayApp
+from replay_tui.ui.app import COMPARE_FINISHED, ReplayApp, ReplayScreen
 
 #: The demo run shipped inside the package, opened by ``replay-tui`` alone.
 BUNDLED_DEMO = Path(__file__).resolve().parent.parent / "demo" / "demo-001"
@@ -59,13 +59,15 @@ def make_app(
         other, _ = open_replay(b_paths, rules_b or reducer, watchdog=False, history=True, skip=skip)
         other.watch.timeout = replay.watch.timeout
     return ReplayApp(
-        replay,
-        label=label,
-        reducer_spec=reducer,
-        watch_rules=watch_rules,
-        start_seq=at,
-        against=other,
-        strict_events=strict_events,
+        ReplayScreen(
+            replay,
+            label=label,
+            reducer_spec=reducer,
+            watch_rules=watch_rules,
+            start_seq=at,
+            against=other,
+            strict_events=strict_events,
+        )
     )
 
 

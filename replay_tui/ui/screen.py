@@ -1304,7 +1304,6 @@ class ReplayScreen(Screen[None]):
 
     def on_resize(self) -> None:
         if not self._widgets_gone():
-            self.refresh_status()
             self.call_after_refresh(self.refresh_status)  # with the new width laid out
 
     def watch_full_state(self) -> None:

@@ -15,6 +15,7 @@ from rich.segment import Segment
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -77,9 +78,13 @@ class WatchPane(ScrollView, can_focus=True):
         self.resolve: Callable[[Any], Any] = lambda value: value
         self.reveal = False
         self.note = ""
+        #: What changed inside a watched object, by row (see _inner_changes).
+        self._inner: LRUCache[int, list[Change]] = LRUCache(256)
 
     def set_changes(self, changes: list[PathChange], note: str) -> None:
         """Show these changes (the same list, grown, while the scan runs)."""
+        if changes is not self.changes:
+            self._inner.clear()
         self.changes = changes
         self.note = note
         self.virtual_size = Size(self.size.width, max(1, len(changes)))
@@ -112,7 +117,9 @@ class WatchPane(ScrollView, can_focus=True):
         )
         text.append(escape_controls(self.kind_of(change.seq)) + "  ")
         old, new = self.resolve(change.old), self.resolve(change.new)
-        inner = _inner_changes(old, new)
+        inner = self._inner.get(row)
+        if inner is None:  # drawn again at every repaint: diffed once
+            inner = self._inner[row] = _inner_changes(old, new)
         if inner:  # an object or list changed inside: say which field
             first = inner[0]
             masked = not self.reveal and any(

@@ -88,8 +88,12 @@ class RunView:
         self._lock = threading.Lock()  # rows are read by the UI and by search workers
         #: Line index where reloaded rules first derive something different.
         self.difference_index: int | None = None
-        self._warned: tuple[int, frozenset[int]] = (0, frozenset())
-        self._warnings_at: tuple[int, dict[int, tuple[Warning_, ...]]] = (0, {})
+        #: (warnings seen, their lines' warnings, those lines): see _warnings_by_line
+        self._warned: tuple[int, dict[int, tuple[Warning_, ...]], frozenset[int]] = (
+            0,
+            {},
+            frozenset(),
+        )
         self._last_state: tuple[int, dict[str, Any]] | None = None
         longest = max((len(k) for k in replay.reducer.kinds), default=16)
         self._columns = (max(16, min(longest, 30)), 12 if replay.receipts.enabled else 0)
@@ -160,25 +164,26 @@ class RunView:
         pending = self.replay.pending
         return pending.index if pending is not None else None
 
-    def warning_indexes(self) -> frozenset[int]:
-        """Lines with a warning. Asked for every row drawn, so it is rebuilt
-        only when the replay's warnings change, not per row."""
-        count = len(self.replay.warnings)
-        if self._warned[0] != count:
-            lines = frozenset(w.line - 1 for w in self.replay.warnings if w.line is not None)
-            self._warned = (count, lines)
-        return self._warned[1]
-
-    def warnings_at(self, index: int) -> tuple[Warning_, ...]:
-        """The warnings at line ``index`` (rebuilt when warnings are added)."""
+    def _warnings_by_line(self) -> dict[int, tuple[Warning_, ...]]:
+        """The replay's warnings by line index. Asked for every row drawn and
+        every view, so it is rebuilt only when warnings are added."""
         warnings = self.replay.warnings
-        if self._warnings_at[0] != len(warnings):
+        if self._warned[0] != len(warnings):
             found: dict[int, tuple[Warning_, ...]] = {}
             for w in warnings:
                 if w.line is not None:
                     found[w.line - 1] = (*found.get(w.line - 1, ()), w)
-            self._warnings_at = (len(warnings), found)
-        return self._warnings_at[1].get(index, ())
+            self._warned = (len(warnings), found, frozenset(found))
+        return self._warned[1]
+
+    def warning_indexes(self) -> frozenset[int]:
+        """Lines with a warning."""
+        self._warnings_by_line()
+        return self._warned[2]
+
+    def warnings_at(self, index: int) -> tuple[Warning_, ...]:
+        """The warnings at line ``index``, as ``check`` prints them."""
+        return self._warnings_by_line().get(index, ())
 
     def problem_indexes(self) -> list[int]:
         """Lines with an error or warning, in order (for ``e`` / ``E``)."""
