@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from replay_tui.cli.args import event_seq, seq_or_zero
-from replay_tui.cli.options import rules_options
+from replay_tui.cli.args import seq_or_zero
+from replay_tui.cli.options import rules_options, skip_option
 from replay_tui.core.errors import CannotRun
 from replay_tui.questions.sidebyside import skip_seqs
 
@@ -38,13 +38,9 @@ def add_parser(sub: Subparsers) -> None:
     parser.add_argument(
         "--rules-b", metavar="R", help="compare mode: B's rules (as --reducer); B is RUN if alone"
     )
-    parser.add_argument(
-        "--skip",
-        type=event_seq,
-        action="append",
-        default=[],
-        metavar="SEQ",
-        help="compare mode: B is the what-if branch without event SEQ (again for more)",
+    skip_option(
+        parser,
+        "compare mode: B is the what-if branch without event SEQ (again for more)",
     )
     parser.add_argument(
         "--strict-events", action="store_true", help="compare mode: also compare run_id and ts"

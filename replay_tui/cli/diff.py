@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from replay_tui.cli.args import event_seq
-from replay_tui.cli.options import format_option, timeout_option
+from replay_tui.cli.options import format_option, skip_option, timeout_option
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import clip, escape_controls
 from replay_tui.formats.run import locate_run
@@ -65,13 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict-events", action="store_true", help="also compare run_id and ts of events"
     )
-    parser.add_argument(
-        "--skip",
-        type=event_seq,
-        action="append",
-        default=[],
-        metavar="SEQ",
-        help="B is the branch of its run without event SEQ (give it again for more)",
+    skip_option(
+        parser,
+        "B is the branch of its run without event SEQ (give it again for more)",
     )
 
 

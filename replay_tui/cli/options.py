@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
-from replay_tui.cli.args import seconds
+from replay_tui.cli.args import event_seq, seconds
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.formats.run import FORMATS
@@ -49,6 +49,13 @@ def timeout_option(parser: argparse.ArgumentParser) -> None:
         help=f"rules (other than the built-in ones) that run longer than S seconds on one "
         f"event are stopped and reported as reducer_error (default {DEFAULT_TIMEOUT:g}; "
         "0: wait forever)",
+    )
+
+
+def skip_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--skip SEQ``, as often as wanted: the what-if branch without those events."""
+    parser.add_argument(
+        "--skip", type=event_seq, action="append", default=[], metavar="SEQ", help=help
     )
 
 

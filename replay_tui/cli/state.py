@@ -7,8 +7,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from replay_tui.cli.args import event_seq, seq_or_zero
-from replay_tui.cli.options import rules_options
+from replay_tui.cli.args import seq_or_zero
+from replay_tui.cli.options import rules_options, skip_option
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
@@ -28,13 +28,9 @@ def add_parser(sub: Subparsers) -> None:
         "--at", type=seq_or_zero, required=True, metavar="N", help="prefix length (0..)"
     )
     parser.add_argument("--diff", action="store_true", help="print the change made by event N")
-    parser.add_argument(
-        "--skip",
-        type=event_seq,
-        action="append",
-        default=[],
-        metavar="SEQ",
-        help="the hypothetical branch without event SEQ (again for more); labelled on stderr",
+    skip_option(
+        parser,
+        "the hypothetical branch without event SEQ (again for more); labelled on stderr",
     )
     parser.add_argument("--pretty", action="store_true", help="indent the JSON")
     rules_options(parser)

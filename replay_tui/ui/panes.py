@@ -201,9 +201,10 @@ class StatePane(ScrollView, can_focus=True):
         """Scroll so ``row`` is at the top, now and again once the new
         virtual size is laid out (until then a row past the old size would
         be clamped to it: the change would stay off screen)."""
-        self._scroll_target = row
         self.scroll_to(y=row, animate=False, immediate=True)
-        self.call_after_refresh(self._scroll_again)
+        if self.scroll_offset.y != row:  # clamped to the old size: again once laid out
+            self._scroll_target = row
+            self.call_after_refresh(self._scroll_again)
 
     def _scroll_again(self) -> None:
         if self._scroll_target is not None:
