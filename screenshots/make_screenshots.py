@@ -10,6 +10,7 @@ SVG. Run it whenever the UI changes, then look at the pictures.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import subprocess
 import sys
@@ -190,4 +191,7 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    # the shots show the runs, not this machine's bookmarks of them
+    with tempfile.TemporaryDirectory() as state:
+        os.environ["XDG_STATE_HOME"] = state
+        asyncio.run(main())
