@@ -45,7 +45,7 @@ def q(xs, p):
 async def main():
     app = make_app(sys.argv[1])
     async with app.run_test(size=(140, 40)) as pilot:
-        while not (app.main._line_view is not None and app.main._line_view.mode == "step"):
+        while not (app.main.line_view is not None and app.main.line_view.mode == "step"):
             await asyncio.sleep(0.002)
         first = time.perf_counter() - t0
         while app.main.validating:
@@ -72,7 +72,7 @@ async def main():
                 break
             t = time.perf_counter()
             app.simulate_key("j")
-            while not (app.main._line_view is not None and app.main._line_view.index == want):
+            while not (app.main.line_view is not None and app.main.line_view.index == want):
                 await asyncio.sleep(0.0005)
             keys.append(time.perf_counter() - t)
         print(json.dumps({

@@ -31,7 +31,7 @@ async def press_and_wait(app, pilot) -> float:  # type: ignore[no-untyped-def]
     before = app.main.timeline.cursor_index
     t = time.perf_counter()
     app.simulate_key("j")  # not pilot.press: it also waits for every queue to drain
-    while not (app.main._line_view is not None and app.main._line_view.index == before + 1):
+    while not (app.main.line_view is not None and app.main.line_view.index == before + 1):
         await asyncio.sleep(0.001)
     return time.perf_counter() - t
 
@@ -43,7 +43,7 @@ async def main() -> None:
     args = ap.parse_args()
     app = make_app(args.run)
     async with app.run_test(size=(140, 40)) as pilot:
-        while not (app.main._line_view is not None and app.main._line_view.mode == "step"):
+        while not (app.main.line_view is not None and app.main.line_view.mode == "step"):
             await asyncio.sleep(0.002)
         first = time.perf_counter() - START
         print(f"first screen: {first:.2f} s after start (timeline head, state at seq 1)")

@@ -41,7 +41,7 @@ from replay_tui.ui.launch import make_app
 async def main():
     app = make_app(sys.argv[1], reducer="temporal")
     async with app.run_test(size=(140, 40)) as pilot:
-        while not (app.main._line_view is not None and app.main._line_view.mode == "step"):
+        while not (app.main.line_view is not None and app.main.line_view.mode == "step"):
             await asyncio.sleep(0.002)
         first = time.perf_counter() - t0
         while app.main.validating:

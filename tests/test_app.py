@@ -27,8 +27,8 @@ async def settle(app: ReplayApp, pilot: Pilot[int]) -> None:
         await pilot.pause(0.02)
         if (
             not app.main.validating
-            and app.main._line_view is not None
-            and (app.main._line_view.index == app.main.timeline.cursor_index)
+            and app.main.line_view is not None
+            and (app.main.line_view.index == app.main.timeline.cursor_index)
         ):
             break
     await pilot.pause()
@@ -101,7 +101,7 @@ async def test_goto_seq_and_state_at_10() -> None:
         await pilot.press("1", "0", "enter")
         await settle(app, pilot)
         assert seq_at_cursor(app) == 10
-        view = app.main._line_view
+        view = app.main.line_view
         assert view is not None and view.step is not None
         assert view.step.after["phase"] == "retrying"
         shown = pane_text(app, "state")
@@ -155,7 +155,7 @@ async def test_filter_hides_rows_but_keeps_true_prefix() -> None:
         await settle(app, pilot)
         assert seq_at_cursor(app) == 7
         # the state is that of the true prefix 1..7, not of the filtered rows
-        view = app.main._line_view
+        view = app.main.line_view
         assert view is not None and view.step is not None
         assert view.step.after["calls"]["call-001"]["status"] == "finished"
         await pilot.press("N")
@@ -172,9 +172,9 @@ async def test_play_steps_forward_and_speed_keys() -> None:
         await settle(app, pilot)
         for _ in range(6):
             await pilot.press("plus")
-        assert app.main.speed == 64
+        assert app.main.timeline.playback.speed == 64
         await pilot.press("minus")
-        assert app.main.speed == 32
+        assert app.main.timeline.playback.speed == 32
         await pilot.press("space")
         assert app.main.playing
         for _ in range(300):
@@ -241,13 +241,13 @@ async def test_help_and_quit() -> None:
 
 
 async def test_every_action_is_in_the_command_palette() -> None:
-    from replay_tui.ui.app import KEYS
+    from replay_tui.ui.keys import palette_keys
 
     app = make_app(DEMO)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         titles = {c.title for c in app.get_system_commands(app.screen)}
-        assert {desc for _, _, desc, _, _ in KEYS} <= titles
+        assert {k.description for k in palette_keys()} <= titles
 
 
 async def test_broken_run_lands_on_failing_seq() -> None:
@@ -521,7 +521,7 @@ async def test_the_state_word_stays_in_the_header_at_140_columns(tmp_path: Path)
         await pilot.press("end")
         await settle(app, pilot)
         header = screen_text(app).splitlines()[0]
-        word = app.main._line_view.summary if app.main._line_view else None
+        word = app.main.line_view.summary if app.main.line_view else None
         assert word and f"state {word}" in header and "seq 300 of 300" in header
         assert "x" * 60 not in header  # the run id gave way
 
@@ -533,7 +533,7 @@ async def test_validation_does_not_pull_a_cursor_the_person_moved(tmp_path: Path
     facts = write_agent_run(run, 60_000, seed=3, plant="budget_exceeded", plant_seq=59_900)
     app = make_app(run)
     async with app.run_test(size=(140, 40)) as pilot:
-        while app.main._line_view is None:  # the first screen, validation still going
+        while app.main.line_view is None:  # the first screen, validation still going
             await pilot.pause(0.01)
         assert app.main.validating, "the run validated before a key could be pressed"
         await pilot.press("j", "j", "j")
@@ -625,6 +625,21 @@ async def test_prefix_zero_shows_the_initial_state() -> None:
         await pilot.press("G")  # any move leaves it
         await settle(app, pilot)
         assert not app.main.at_initial and app.main.timeline.cursor_index == 13
+
+
+async def test_k_held_down_reaches_prefix_zero() -> None:
+    """Keys faster than the screen sees the moves they made (a held ``k``):
+    a move to row 1 still on its way does not undo prefix 0."""
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("colon", "4", "enter")
+        await settle(app, pilot)
+        for _ in range(4):  # in one go: no message is handled between them
+            app.main.action_step(-1)
+        await pilot.pause(0.2)
+        assert app.main.at_initial and "initial state, prefix 0" in status(app)
+        assert pane_text(app, "state").startswith("initial state")
 
 
 async def test_the_last_event_says_what_is_still_open() -> None:

@@ -46,7 +46,9 @@ async def test_a_condition_goes_where_it_turns_true_and_n_repeats_it() -> None:
         await settle(app, pilot)
         assert seq_at_cursor(app) == 1
         await ask(app, pilot, 'calls.call-003.status == "allowed" or phase == "running"')
-        await until(pilot, lambda: app.main.search.turn_seqs is not None and seq_at_cursor(app) == 14)
+        await until(
+            pilot, lambda: app.main.search.turn_seqs is not None and seq_at_cursor(app) == 14
+        )
         await settle(app, pilot)
         assert seq_at_cursor(app) == 14  # turns true at 1 and 14; the next after 1
         assert app.main.search.turn_seqs == [1, 14]
@@ -86,8 +88,13 @@ async def test_keys_typed_in_one_burst_after_colon_are_not_lost() -> None:
         burst += [("quotation_mark", '"'), ("enter", "\r")]
         for key, char in burst:
             app.post_message(events.Key(key, char))
-        await until(pilot, lambda: app.main.search.turn_seqs is not None and seq_at_cursor(app) == 10)
-        assert app.main.search.condition is not None and app.main.search.condition.text == 'phase == "retrying"'
+        await until(
+            pilot, lambda: app.main.search.turn_seqs is not None and seq_at_cursor(app) == 10
+        )
+        assert (
+            app.main.search.condition is not None
+            and app.main.search.condition.text == 'phase == "retrying"'
+        )
         assert seq_at_cursor(app) == 10
         assert app._typed_ahead is None  # nothing held back for the next prompt
 
@@ -147,10 +154,10 @@ async def test_watching_a_path_lists_its_changes_and_marks_the_timeline() -> Non
         assert state.path_at_cursor() == ("calls", "call-003", "status")
         await pilot.press("w")
         pane = app.query_one(WatchPane)
-        await until(pilot, lambda: app.main._watch_done)
+        await until(pilot, lambda: app.main.watchlist.done)
         await pilot.pause()
         assert pane.display and app.focused is pane
-        assert [c.seq for c in app.main.watch_changes] == [13, 14]
+        assert [c.seq for c in app.main.watchlist.changes] == [13, 14]
         assert app.main.timeline.marks == frozenset({12, 13})
         shown = screen_text(app)
         assert "watch calls.call-003.status · 2 changes" in shown
@@ -163,7 +170,7 @@ async def test_watching_a_path_lists_its_changes_and_marks_the_timeline() -> Non
         assert seq_at_cursor(app) == 13
         await pilot.press("escape")
         await pilot.pause()
-        assert app.main.watched is None and not pane.display
+        assert app.main.watchlist.watched is None and not pane.display
         assert app.main.timeline.marks == frozenset()
         assert "watch" not in status(app)
 
@@ -174,7 +181,7 @@ async def test_w_on_a_line_with_no_path_says_what_to_do() -> None:
         await settle(app, pilot)
         await pilot.press("tab", "home", "w")
         await pilot.pause()
-        assert app.main.watched is None
+        assert app.main.watchlist.watched is None
         assert any("cursor on a value or a change line" in m for m in said(app))
 
 
@@ -192,8 +199,11 @@ async def test_watch_in_the_full_state_tree() -> None:
             await pilot.press("down")
         assert state.path_at_cursor() == ("attempt",)
         await pilot.press("w")
-        await until(pilot, lambda: app.main._watch_done)
-        assert [(c.seq, c.old, c.new) for c in app.main.watch_changes] == [(2, 0, 1), (12, 1, 2)]
+        await until(pilot, lambda: app.main.watchlist.done)
+        assert [(c.seq, c.old, c.new) for c in app.main.watchlist.changes] == [
+            (2, 0, 1),
+            (12, 1, 2),
+        ]
 
 
 def test_snapshot_watching_a_path(snap_compare) -> None:  # type: ignore[no-untyped-def]
@@ -204,7 +214,7 @@ def test_snapshot_watching_a_path(snap_compare) -> None:  # type: ignore[no-unty
         await pilot.press("colon", "1", "4", "enter")
         await settle(app, pilot)
         await pilot.press("tab", "w")
-        await until(pilot, lambda: app.main._watch_done)
+        await until(pilot, lambda: app.main.watchlist.done)
         await pilot.pause()
 
     assert snap_compare(make_app(DEMO), terminal_size=(140, 40), run_before=run)

@@ -194,7 +194,9 @@ async def test_x_writes_the_report_of_the_bookmarks_and_the_cursor_seq(
     app = make_app(run, at=10)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        await until(pilot, lambda: app.main.marks.bookmarks is not None and seq_at_cursor(app) == 10)
+        await until(
+            pilot, lambda: app.main.marks.bookmarks is not None and seq_at_cursor(app) == 10
+        )
         await pilot.press("X")
         await until(pilot, lambda: any(m.startswith("wrote ") for m in said(app)))
         (written,) = list(here.glob("demo-report-*.md"))

@@ -284,15 +284,23 @@ async def test_a_watch_grows_with_a_followed_run(tmp_path: Path) -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.replay.valid == 60)
         app.main.start_watch(("spent", "tokens"))
-        await until(pilot, lambda: app.main._watch_done)
-        first = len(app.main.watch_changes)
+        await until(pilot, lambda: app.main.watchlist.done)
+        first = len(app.main.watchlist.changes)
         assert first and app.query_one(WatchPane).display
         with open(live / "events.jsonl", "ab") as out:
             out.write(b"".join(lines[60:]))
         await until(pilot, lambda: app.replay.valid == len(lines))
-        await until(pilot, lambda: app.main._watch_done and app.main._watch_until == len(lines))
+        watch = app.main.watchlist
+        await until(  # the pane takes the last batch, then the timeline marks it
+            pilot,
+            lambda: (
+                watch.done
+                and watch.until == len(lines)
+                and len(app.main.timeline.marks) == len(watch.changes)
+            ),
+        )
         whole = Replay(locate_run(live), load_reducer(None), history=True).verify()
         expected = [c.seq for c in path_changes(whole, ("spent", "tokens"), whole.valid)]
         whole.close()
-        assert [c.seq for c in app.main.watch_changes] == expected and len(expected) > first
+        assert [c.seq for c in app.main.watchlist.changes] == expected and len(expected) > first
         assert app.main.timeline.marks == frozenset(s - 1 for s in expected)

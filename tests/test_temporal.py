@@ -370,7 +370,7 @@ async def test_the_inspector_shows_what_is_known_at_the_prefix() -> None:
         await settle(app, pilot)
         await pilot.press("home")
         await settle(app, pilot)
-        view = app.main._line_view
+        view = app.main.line_view
         assert view is not None and view.record is not None
         assert view.record[1]["status"] == "running"
         assert view.record_later is not None and view.record_later[1]["status"] == "completed"

@@ -57,7 +57,7 @@ async def test_no_key_ends_the_app(
     running (a prompt a key opens is closed again with Esc)."""
     monkeypatch.chdir(tmp_path)  # X writes its report here
     app = source(kind, tmp_path)
-    keys = [keys.split(",")[0] for keys, action, *_ in KEYS if action != "quit"]
+    keys = [k.keys.split(",")[0] for k in KEYS if k.keys and k.action != "quit"]
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         for key in [*keys, *reversed(keys)]:
@@ -353,7 +353,7 @@ async def test_after_a_rewrite_the_place_is_kept_and_the_banner_goes(tmp_path: P
         assert await until(pilot, lambda: app.replay is not first, 3)
         assert await until(pilot, lambda: "read again, 12 valid events" in notices(app), 5)
         await pilot.pause(0.2)
-        assert app.main.banner == "" and "history changed" not in status(app)
+        assert app.main.session.banner == "" and "history changed" not in status(app)
         assert cursor_seq(app) == 5  # the person's place
         assert "+" not in status(app).split("seq 5 of 12")[1][:4]
         with open(ledger, "ab") as out:
@@ -415,7 +415,7 @@ async def test_watching_an_object_says_which_field_changed() -> None:
         from replay_tui.questions.condition import parse_path
 
         app.main.start_watch(parse_path("calls.call-003"))
-        assert await until(pilot, lambda: app.main._watch_done, 5)
+        assert await until(pilot, lambda: app.main.watchlist.done, 5)
         await pilot.pause(0.1)
         rows = pane_rows(app, "#watch")
         assert any("14  tool_allowed  status: " in r and '"allowed"' in r for r in rows), rows

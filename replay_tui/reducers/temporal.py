@@ -213,6 +213,35 @@ def _fields(obj: Any, key: str) -> dict[str, Any]:
     return {k: _value(v) for k, v in fields.items()}
 
 
+def _initial_state() -> State:
+    """What a workflow is before its first event."""
+    return {
+        "status": "new",
+        "workflow": None,
+        "result": None,
+        "failure": None,
+        "cancel_requested": False,
+        "workflow_tasks": {
+            "scheduled": 0,
+            "completed": 0,
+            "failed": 0,
+            "timed_out": 0,
+            "current": None,
+            "last_failure": None,
+        },
+        "activities": {},
+        "timers": {},
+        "signals": [],
+        "updates": {},
+        "children": {},
+        "nexus": {},
+        "external": {},
+        "markers": [],
+        "search_attributes": {},
+        "memo": {},
+    }
+
+
 class TemporalRules:
     name = "temporal"
     version = "1.1.0"
@@ -222,31 +251,7 @@ class TemporalRules:
     late_ts_kinds = frozenset({"ActivityTaskStarted"})
 
     def initial_state(self) -> State:
-        return {
-            "status": "new",
-            "workflow": None,
-            "result": None,
-            "failure": None,
-            "cancel_requested": False,
-            "workflow_tasks": {
-                "scheduled": 0,
-                "completed": 0,
-                "failed": 0,
-                "timed_out": 0,
-                "current": None,
-                "last_failure": None,
-            },
-            "activities": {},
-            "timers": {},
-            "signals": [],
-            "updates": {},
-            "children": {},
-            "nexus": {},
-            "external": {},
-            "markers": [],
-            "search_attributes": {},
-            "memo": {},
-        }
+        return _initial_state()
 
     def ignorable(self, event: Event) -> bool:
         """An event type these rules do not know, flagged ``workerMayIgnore``:

@@ -17,9 +17,11 @@ from textual.screen import Screen
 
 from replay_tui.engine.replay import Replay
 from replay_tui.ui.commands import ReplayCommands
+from replay_tui.ui.keys import KEYS, palette_keys
 from replay_tui.ui.messages import Progress
-from replay_tui.ui.screen import COMPARE_FINISHED, KEYS, ReplayScreen
+from replay_tui.ui.screen import ReplayScreen
 from replay_tui.ui.screens import PromptScreen
+from replay_tui.ui.session import COMPARE_FINISHED
 
 __all__ = ["COMPARE_FINISHED", "KEYS", "Progress", "ReplayApp", "ReplayScreen"]
 
@@ -102,6 +104,7 @@ class ReplayApp(App[int]):
         # bookmarks first: an empty palette lists them at the top, not below
         # every key's command
         yield from self.main.bookmark_commands()
-        for _, action, desc, shown, _ in KEYS:
-            yield SystemCommand(desc, f"key: {shown}", partial(self.run_action, action, self.main))
+        for key in palette_keys():
+            run = partial(self.run_action, key.action, self.main)
+            yield SystemCommand(key.description, f"key: {key.shown}", run)
         yield from super().get_system_commands(screen)

@@ -53,6 +53,15 @@ class Comparison:
             return None
         return ahead[0] if direction > 0 else ahead[-1]
 
+    def difference_from(self, here: int, direction: int) -> int | str:
+        """``]`` / ``[``: the row to go to, or what to say instead."""
+        if self.b is None:
+            return "not comparing: s compares with this event left out"
+        if self.differs is None:
+            return "still comparing…"
+        found = self.next_difference(here, direction)
+        return "no more differences that way" if found is None else found
+
     def name(self) -> str:
         b = self.b
         if b is None:

@@ -4,11 +4,16 @@ of the status line. Loading and saving run in the screen's workers."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
 
+from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
-from replay_tui.handover.bookmarks import Bookmarks
+from replay_tui.formats.run import RunPaths
+from replay_tui.handover.bookmarks import Bookmarks, state_dir
+from replay_tui.handover.document import refuse_inside_run
 
 #: The palette's words for a bookmark made on an earlier version of the ledger.
 EARLIER_HELP = "bookmark of an earlier version of this ledger: the seq may not be the same event"
@@ -34,6 +39,15 @@ class Marks:
         marks = self.bookmarks.marks if self.bookmarks is not None else {}
         return frozenset(seq - 1 for seq in marks)
 
+    def target(self, seq: int | None) -> tuple[int, Bookmarks] | str:
+        """What ``b`` / ``a`` act on: the cursor's ``seq`` and the bookmarks,
+        or why they cannot (still loading, no event at the cursor)."""
+        if self.bookmarks is None:
+            return "bookmarks are still loading"
+        if seq is None:
+            return "no event here to bookmark"
+        return seq, self.bookmarks
+
     def toggle(self, seq: int) -> str:
         """``b``: bookmark ``seq`` or remove its bookmark; what to say."""
         assert self.bookmarks is not None
@@ -56,6 +70,18 @@ class Marks:
         """``X``: the seqs a report covers (bookmarks and the cursor's) and the notes."""
         notes = dict(self.bookmarks.marks) if self.bookmarks is not None else {}
         return sorted({*notes, cursor_seq}), notes
+
+    @staticmethod
+    def report_folder(paths: RunPaths) -> Path:
+        """Where ``X`` writes: the current folder, never the run folder (then
+        the state directory, and the path it names says so)."""
+        folder = Path.cwd()
+        try:
+            refuse_inside_run(paths, folder)
+        except CannotRun:
+            folder = state_dir() / "reports"
+            folder.mkdir(parents=True, exist_ok=True)
+        return folder
 
     def palette(self) -> list[tuple[str, str, int]]:
         """(title, help, seq) of each bookmark, for the command palette."""

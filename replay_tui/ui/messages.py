@@ -76,6 +76,47 @@ class RulesFailed(Message):
 
 
 @dataclass
+class WatchChanged(Message):
+    """A watch started or stopped."""
+
+
+@dataclass
+class StatusChanged(Message):
+    """A piece of the status line changed (and nothing else on screen)."""
+
+
+@dataclass
+class CompareChanged(Message):
+    """What compare mode shows moved on (``differences``: and where A and B part)."""
+
+    differences: bool
+
+
+@dataclass
+class MarksChanged(Message):
+    """Bookmarks were loaded or changed: the timeline rows that carry one."""
+
+    rows: frozenset[int]
+
+
+@dataclass
+class StuckChanged(Message):
+    """Rules (not built in) have been inside one call for seconds, or no longer."""
+
+    stuck: bool
+
+
+@dataclass
+class Notice(Message):
+    """Something to tell the person, from a worker (a toast)."""
+
+    text: str
+    severity: str = "information"
+    #: None: the app's usual time.
+    timeout: float | None = None
+
+
+@dataclass
 class ViewReady(Message):
     index: int
     view: LineView
@@ -124,20 +165,9 @@ class Differences(Message):
 
 
 @dataclass
-class ReportDone(Message):
-    path: Path | None
-    why: str
-
-
-@dataclass
 class BookmarksLoaded(Message):
     ledger: Path
     bookmarks: Bookmarks
-
-
-@dataclass
-class BookmarksFailed(Message):
-    why: str
 
 
 @dataclass

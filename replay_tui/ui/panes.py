@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from rich.segment import Segment
 from rich.text import Text
 from textual import events
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.cache import LRUCache
 from textual.containers import VerticalScroll
 from textual.geometry import Region, Size
@@ -27,6 +27,7 @@ from replay_tui.engine.replay import Step
 from replay_tui.state.diff import Change, Path, path_str
 from replay_tui.ui.jsontree import JsonTree
 from replay_tui.ui.jsonview import MAX_DEPTH, json_text, scalar_text
+from replay_tui.ui.keys import bindings_for
 from replay_tui.views.runview import PIN_WORDS, LineView, ReceiptView
 
 ADDED = "bold #a6d189"
@@ -51,14 +52,7 @@ def _value(value: Any, key: str | int | None, reveal: bool, limit: int) -> Text:
 
 #: The keys of a pane with a row cursor (the state pane, the watch list):
 #: its actions ``cursor``, ``cursor_page`` and ``cursor_to``.
-ROW_CURSOR_KEYS: list[BindingType] = [
-    Binding("up", "cursor(-1)", "Up", show=False),
-    Binding("down", "cursor(1)", "Down", show=False),
-    Binding("pageup", "cursor_page(-1)", "Page up", show=False),
-    Binding("pagedown", "cursor_page(1)", "Page down", show=False),
-    Binding("home", "cursor_to(0)", "Top", show=False),
-    Binding("end", "cursor_to(-1)", "Bottom", show=False),
-]
+ROW_CURSOR_KEYS: list[BindingType] = list(bindings_for("rows"))
 
 
 def change_lines(changes: list[Change], *, reveal: bool, limit: int) -> list[Text]:
@@ -111,12 +105,7 @@ class StatePane(ScrollView, can_focus=True):
     ``→`` opens a container and ``←`` closes it.
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        *ROW_CURSOR_KEYS,
-        Binding("enter,right", "open_close(1)", "Open", show=False),
-        Binding("left", "open_close(0)", "Close", show=False),
-        Binding("w", "watch", "Watch this path", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [*ROW_CURSOR_KEYS, *bindings_for("state")]
     COMPONENT_CLASSES = {"state-pane--cursor"}
 
     class Watch(Message):

@@ -21,6 +21,18 @@ class Turn:
     wrapped: bool
 
 
+def turn_in(seqs: list[int], here: int, direction: int) -> Turn | None:
+    """In ``seqs`` (ascending), the next past ``here`` (before it, for -1),
+    wrapping; None if there are none."""
+    if not seqs:
+        return None
+    if direction > 0:
+        ahead = [s for s in seqs if s > here]
+        return Turn(ahead[0], False) if ahead else Turn(seqs[0], True)
+    behind = [s for s in seqs if s < here]
+    return Turn(behind[-1], False) if behind else Turn(seqs[-1], True)
+
+
 class Search:
     """The last condition given to ``:`` and the filter of ``/``."""
 
@@ -57,14 +69,14 @@ class Search:
     def next_turn(self, here: int, direction: int) -> Turn | None:
         """The next seq past ``here`` (before it, for -1) where the condition
         turns true, wrapping; None if it never does (or is still searched)."""
-        seqs = self.turn_seqs
-        if not seqs:
-            return None
-        if direction > 0:
-            ahead = [s for s in seqs if s > here]
-            return Turn(ahead[0], False) if ahead else Turn(seqs[0], True)
-        behind = [s for s in seqs if s < here]
-        return Turn(behind[-1], False) if behind else Turn(seqs[-1], True)
+        return turn_in(self.turn_seqs or [], here, direction)
+
+    def never_said(self, until: int, seconds: float) -> str:
+        """What to say when the condition holds after no prefix."""
+        text = self.condition.text if self.condition is not None else ""
+        return (
+            f"never: {text} holds after none of prefixes 0..{until} (searched in {seconds:.2f} s)"
+        )
 
     # -- the filter ----------------------------------------------------------
     def set_filter(self, query: str) -> str:

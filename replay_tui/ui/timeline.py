@@ -21,7 +21,10 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 
+from replay_tui.ui.playback import Playback
+from replay_tui.ui.tail import TailRider
 from replay_tui.views.rows import Row, format_offset
 
 FAMILY_STYLES = {
@@ -68,12 +71,18 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
 
     cursor: reactive[int] = reactive(0, repaint=False, init=False)
 
+    class PlayStopped(Message):
+        """Playback reached the end, or the error, and stopped."""
+
     class CursorMoved(Message):
         """The selected row changed; ``index`` is the ledger line index."""
 
-        def __init__(self, index: int) -> None:
+        def __init__(self, index: int, serial: int = 0) -> None:
             super().__init__()
             self.index = index
+            #: Moves are numbered as they are made, to tell one made before
+            #: prefix 0 was shown (seen later, as a message) from one after.
+            self.serial = serial
 
     def __init__(self, source: RowSource, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -92,6 +101,15 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self.bookmarks: frozenset[int] = frozenset()
         #: Compare mode: ledger indexes where A and B part (marked ≠).
         self.differs: frozenset[int] = frozenset()
+        #: While following, the cursor rides the tail until the person moves it.
+        self.tail = TailRider()
+        #: The ledger is followed (the screen says so).
+        self.following = False
+        self._moves = 0  # moves made (see CursorMoved.serial)
+        self._initial_after = 0  # moves made before prefix 0 was shown
+        #: Playing the run at its recorded pace (space).
+        self.playback = Playback()
+        self._play_timer: Timer | None = None
 
     # -- rows and positions ---------------------------------------------
     @property
@@ -144,6 +162,132 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             self.marks = marks
             self.rows_changed()
 
+    # -- playback ---------------------------------------------------------
+    def toggle_play(self) -> bool:
+        """Play from the cursor at the recorded pace (from the start if at
+        the end), or pause; True if now playing."""
+        if self.playback.toggle():
+            if self.cursor >= self.row_count - 1:
+                self.move_to(0)
+            self._schedule_play()
+        elif self._play_timer is not None:
+            self._play_timer.stop()
+        return self.playback.playing
+
+    def _schedule_play(self) -> None:
+        now = after = None
+        index = self.cursor_index
+        if index is not None and self.cursor + 1 < self.row_count:
+            now = self.source.row(index).ts
+            after = self.source.row(self.index_at(self.cursor + 1)).ts
+        self._play_timer = self.set_timer(self.playback.wait(now, after), self._play_tick)
+
+    def _play_tick(self) -> None:
+        if not self.playback.playing:
+            return
+        err = self.source.error_index()
+        if self.cursor >= self.row_count - 1 or (err is not None and self.cursor_index == err):
+            self.playback.stop()
+            self.post_message(self.PlayStopped())
+            return
+        self.move_to(self.cursor + 1)
+        self._schedule_play()
+
+    # -- moves: steps, prefix 0, the tail ------------------------------------
+    def step(self, delta: int) -> None:
+        """``j`` / ``k``: one row on; from prefix 0 (shown above the first
+        row), to event 1."""
+        if self.before_first and delta > 0:
+            self.show_initial(False)
+            if self.row_count:
+                self._post_moved(self.index_at(0))
+        else:
+            self.move_to(self.cursor + delta)
+
+    def prefix_seq(self) -> int:
+        """The prefix the cursor shows: 0 at the initial state (a line with
+        no usable seq: the valid prefix)."""
+        index = self.cursor_index
+        if self.before_first or index is None:
+            return 0
+        seq = self.source.row(index).seq
+        return seq if seq is not None else self.source.valid_count()
+
+    def event_seq(self) -> int | None:
+        """The seq of the event at the cursor (None at prefix 0 or a bad line)."""
+        index = self.cursor_index
+        return None if index is None or self.before_first else self.source.row(index).seq
+
+    def page(self, direction: int) -> None:
+        self.move_to(self.cursor + direction * self.page_rows)
+
+    def first(self) -> None:
+        """``Home``: event 1 (from prefix 0, too)."""
+        if self.before_first:
+            self.step(1)
+        else:
+            self.move_to(0)
+
+    def enter_initial(self) -> bool:
+        """Show prefix 0: the cursor above the first row. False with no rows."""
+        if not self.source.row_count():
+            return False
+        self.move_to(0)
+        self._initial_after = self._moves  # moves still in flight are older
+        self.show_initial(True)
+        return True
+
+    def ride_tail(self) -> None:
+        """``End``: the last row, riding the tail while following."""
+        self.tail.riding = True
+        self.move_to(self.row_count - 1)
+        self.tail.ride(self.cursor)
+
+    def rows_grew(self, *, shown: bool) -> bool:
+        """Rows came (or changed): ride the tail if riding, show a first row
+        once there is one (``shown``: a line view is shown). True if the
+        cursor's row did not move and may itself have changed."""
+        self.rows_changed()
+        ride = self.tail.rows_grew(
+            cursor=self.cursor, following=self.following, rows=self.source.row_count()
+        )
+        if ride and self.row_count:
+            last = self.row_count - 1
+            self.tail.will_move(last, self.index_at(last), self.cursor)
+            stays = last == self.cursor
+            self.move_to(last)
+            return stays
+        if not shown and self.source.row_count():
+            self.move_to(self.cursor, force=True)
+            return False
+        return True
+
+    def on_timeline_cursor_moved(self, message: CursorMoved) -> None:
+        """Its own move, seen when the screen sees it: a move made before
+        prefix 0 was shown goes no further; a later one leaves prefix 0 and tells the
+        tail rider (a move made to ride, seen after more rows came, is not
+        the person leaving the tail)."""
+        if self.before_first:
+            if message.serial <= self._initial_after:
+                message.stop()
+                return
+            self.show_initial(False)
+        at_tail = self.cursor >= self.row_count - 1
+        rows = self.source.row_count()
+        self.tail.moved(
+            message.index, at_tail=at_tail, following=self.following, rows=rows, cursor=self.cursor
+        )
+
+    def _post_moved(self, index: int) -> None:
+        self._moves += 1
+        self.post_message(self.CursorMoved(index, self._moves))
+
+    def show_initial(self, shown: bool) -> None:
+        """Show prefix 0 (the initial state) above the first row, or stop."""
+        self.before_first = shown
+        self.border_title = "timeline · prefix 0: no event yet" if shown else "timeline"
+        self.rows_changed()
+
     def rows_changed(self) -> None:
         """Row count or row looks changed (new lines, verdict, filter)."""
         self._generation += 1
@@ -158,7 +302,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         if position == self.cursor:
             self._scroll_cursor_visible()
             if self.row_count:
-                self.post_message(self.CursorMoved(self.index_at(position)))
+                self._post_moved(self.index_at(position))
             return
         self.cursor = position
 
@@ -177,7 +321,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         # scroll: look again once the layout has caught up
         self.call_after_refresh(self._scroll_cursor_visible)
         if self.row_count:
-            self.post_message(self.CursorMoved(self.index_at(new)))
+            self._post_moved(self.index_at(new))
 
     def _scroll_cursor_visible(self) -> None:
         self.scroll_to_region(

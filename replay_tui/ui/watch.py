@@ -2,31 +2,46 @@
 
 On the Line API like the timeline: a path that changes at every other event
 of a million-event run is a long list, and only the rows on screen are drawn.
-Enter asks the app to go to the row's seq; the app stops the watch on Esc.
+The pane owns the watch: the path, the scan that finds where it changed
+(a thread worker of its own, dying with it) and its piece of the status
+line. Enter asks the screen to go to the row's seq; Esc on the screen
+stops the watch.
 """
 
 from __future__ import annotations
 
 import bisect
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from rich.segment import Segment
 from rich.text import Text
-from textual import events
-from textual.binding import Binding, BindingType
+from textual import events, work
+from textual.binding import BindingType
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.worker import get_current_worker
 
 from replay_tui.core.safe_text import MASK, escape_controls, is_secret_key
-from replay_tui.questions.across import PathChange, shown_value
-from replay_tui.questions.condition import ABSENT, format_path
+from replay_tui.engine.replay import Replay
+from replay_tui.questions.across import (
+    PathChange,
+    PathScan,
+    iter_path_changes,
+    resolve,
+    shown_value,
+)
+from replay_tui.questions.condition import ABSENT, StatePath, format_path
 from replay_tui.state.diff import Change, diff
 from replay_tui.state.persistent import thaw
+from replay_tui.ui.cancel import WorkerCancelled
+from replay_tui.ui.keys import bindings_for
+from replay_tui.ui.messages import WatchFound
 from replay_tui.ui.panes import ROW_CURSOR_KEYS
 
 OP_STYLES = {"added": "bold #a6d189", "removed": "bold #e78284", "changed": "bold #e5c890"}
@@ -54,10 +69,7 @@ def _inner_changes(old: Any, new: Any) -> list[Change]:
 class WatchPane(ScrollView, can_focus=True):
     """``seq  kind  old → new`` for each change of the watched path."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        *ROW_CURSOR_KEYS,
-        Binding("enter", "jump", "Go there", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [*ROW_CURSOR_KEYS, *bindings_for("watch")]
     COMPONENT_CLASSES = {"watch-pane--cursor", "watch-pane--seq"}
 
     cursor: reactive[int] = reactive(0, repaint=False, init=False)
@@ -78,9 +90,99 @@ class WatchPane(ScrollView, can_focus=True):
         self.resolve: Callable[[Any], Any] = lambda value: value
         self.reveal = False
         self.note = ""
+        #: The watched path (None: nothing watched), and whether the scan
+        #: is done, up to seq ``until`` (a followed run scans on from there).
+        self.watched: StatePath | None = None
+        self.done = False
+        self.until = 0
         #: What changed inside a watched object, by row (see _inner_changes).
         self._inner: LRUCache[int, list[Change]] = LRUCache(256)
 
+    # -- the watch ----------------------------------------------------------
+    def start(self, path: StatePath, replay: Replay, kind_of: Callable[[int], str]) -> None:
+        """Watch the value at ``path``: scan for every seq where it changed."""
+        self.watched, self.done, self.until = path, False, 0
+        self.kind_of = kind_of
+        self.resolve = lambda value: resolve(replay, path, value, frozen=True)
+        self.cursor = 0
+        self.set_changes([], "")
+        self._show_progress(replay.valid)
+        self.scan(replay, path)
+
+    def stop(self) -> None:
+        self.workers.cancel_group(self, "watch")
+        self.watched = None
+        self.set_changes([], "")
+
+    def run_grew(self, replay: Replay) -> None:
+        """A followed run grew past the scan: scan on from where it stopped."""
+        path = self.watched
+        if path is None or not self.done or replay.history is None:
+            return
+        if replay.valid > self.until:
+            self.done = False
+            self.scan(replay, path, self.until)
+
+    def marked_rows(self) -> frozenset[int]:
+        """Timeline rows (ledger lines) where the value changed."""
+        return frozenset(c.seq - 1 for c in self.changes)
+
+    @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
+    def scan(self, replay: Replay, path: StatePath, start: int = 0) -> None:
+        """Every seq after ``start`` where the value at ``path`` changed,
+        posted in batches (from a later ``start``: a run that grew)."""
+        cancelled = WorkerCancelled(get_current_worker())
+        until = replay.valid
+        started = last = time.perf_counter()
+        batch: list[PathChange] = []
+        if start and replay.history is not None:
+            found = PathScan(replay.history, path, start).advance(until, cancelled)
+        else:
+            found = iter_path_changes(replay, path, until, cancelled)
+        for change in found:
+            batch.append(change)
+            now = time.perf_counter()
+            if now - last > 0.1:
+                self.post_message(WatchFound(path, batch, False, until, now - started))
+                batch, last = [], now
+        if not cancelled.is_set():
+            done = time.perf_counter() - started
+            self.post_message(WatchFound(path, batch, True, until, done))
+
+    def on_watch_found(self, message: WatchFound) -> None:
+        """A batch of changes: shown; the message goes on up to the screen,
+        which marks the timeline."""
+        if message.path != self.watched:
+            message.stop()
+            return
+        self.changes.extend(message.changes)
+        self.done = message.done
+        if message.done:
+            self.until = message.until
+        self._show_progress(message.until)
+
+    def _show_progress(self, until: int) -> None:
+        assert self.watched is not None
+        count = len(self.changes)
+        where = escape_controls(format_path(self.watched))
+        if self.done:
+            self.border_title = f"watch {where} · {count:,} changes"
+            note = f"{where} never changed in events 1..{until}"
+        else:
+            self.border_title = f"watch {where} · {count:,} so far…"
+            note = "searching…"
+        self.border_subtitle = "Enter: go there · Esc: stop"
+        self.set_changes(self.changes, note)
+
+    def status(self, text: Text) -> None:
+        """Its piece of the status line."""
+        if self.watched is None:
+            return
+        shown = f"{len(self.changes):,}" + ("" if self.done else "…")
+        where = escape_controls(format_path(self.watched))
+        text.append(f"  watching {where}: {shown} changes", style="#ef9f76")
+
+    # -- drawing --------------------------------------------------------------
     def set_changes(self, changes: list[PathChange], note: str) -> None:
         """Show these changes (the same list, grown, while the scan runs)."""
         if changes is not self.changes:

@@ -193,6 +193,38 @@ class RunView:
             found.add(err)
         return sorted(found)
 
+    def next_problem(self, here: int, direction: int) -> int | None:
+        """``e`` / ``E``: the next line with an error or warning past ``here``
+        (before it, for -1)."""
+        ahead = [i for i in self.problem_indexes() if (i > here if direction > 0 else i < here)]
+        if not ahead:
+            return None
+        return ahead[0] if direction > 0 else ahead[-1]
+
+    def index_of_seq(self, seq: int) -> int:
+        """Line index of ``seq``: line seq-1 in a valid ledger, else searched
+        nearby; -1 if it is not there."""
+        guess = seq - 1
+        if 0 <= guess < self.row_count() and self.row(guess).seq == seq:
+            return guess
+        for index in range(min(self.row_count(), max(0, guess + 64)) - 1, -1, -1):
+            if self.row(index).seq == seq:
+                return index
+        return -1
+
+    def goto_range(self) -> str:
+        """The seqs ``:`` can go to now (its prompt shows it, kept current)."""
+        r = self.replay
+        if r.finished or r.error is not None:
+            return f"1..{r.valid:,}" if r.error is None else f"1..{self.row_count():,}"
+        return f"1..{r.valid:,} validated so far"
+
+    def link(self, seq: int) -> str:
+        """``RUN@SEQ``: ``replay-tui RUN@SEQ`` opens the run at ``seq``."""
+        paths = self.replay.paths
+        run = paths.dir if paths.format == "jsonl" and not paths.compressed else paths.events
+        return f"{run}@{seq}"
+
     def matches(self, query: str, cancelled: Callable[[], bool] | None = None) -> array[int] | None:
         """Indexes of rows whose kind, call_id or payload text contain ``query``.
 

@@ -1,0 +1,159 @@
+"""The side panes: the state at the cursor (diff or full), the watch list
+and the receipt inspector, for one line view of the run. The line view is
+made in this very frame when the engine can answer at once (built-in rules
+over the state store: a step costs what the event changed), else in a
+worker of its own."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.worker import get_current_worker
+
+from replay_tui.questions.condition import StatePath
+from replay_tui.ui.clipboard import state_to_copy
+from replay_tui.ui.messages import StatusChanged, ViewReady, WatchChanged
+from replay_tui.ui.panes import ReceiptPane, StatePane
+from replay_tui.ui.watch import WatchPane
+from replay_tui.views.runview import LineView, RunView
+
+#: A view that took longer than this on the UI thread sends the next ones to a worker.
+INLINE_VIEW_SECONDS = 0.03
+
+#: What the screen adds to the state pane: a note where no state is shown
+#: yet, and compare mode's lines (None: not comparing).
+Extras = tuple[str, list[Text] | None]
+
+
+class SidePanes(Vertical):
+    """State, watch list and receipt, for the line view shown."""
+
+    def __init__(self, view: RunView, watchlist: WatchPane, extras: Callable[[], Extras]) -> None:
+        super().__init__(id="side")
+        self.watchlist = watchlist
+        self._extras = extras
+        self.line_view: LineView | None = None
+        self.full = self.reveal = self.expand = False
+        #: The run view shown (the screen swaps it with the replay).
+        self.view = view
+        self._wanted: int | None = None
+        self._slow = False
+
+    def compose(self) -> ComposeResult:
+        yield StatePane(id="state")
+        yield self.watchlist
+        yield ReceiptPane(id="receipt")
+
+    def on_mount(self) -> None:
+        self.query_one(StatePane).border_title = "state"
+        self.query_one(ReceiptPane).border_title = "receipt"
+
+    def show_line(self, view: RunView, index: int) -> None:
+        """Show line ``index`` of ``view`` (not yet indexed: shown when its rows come)."""
+        if index >= view.row_count():
+            return
+        self._wanted, self.view = index, view
+        replay = view.replay
+        if replay.history is None or replay.guarded or self._slow:
+            self._load(view, index)
+            return
+        self.workers.cancel_group(self, "view")  # a worker's older answer is stale
+        started = time.perf_counter()
+        shown = view.line_view(index)
+        # a machine this slow is better served off the UI thread
+        self._slow = time.perf_counter() - started > INLINE_VIEW_SECONDS
+        self.show(shown)
+
+    def show(self, view: LineView | None) -> None:
+        """Show this line view (None: nothing), as it is."""
+        self.workers.cancel_group(self, "view")
+        self.line_view = view
+        self.render_view()
+
+    def refresh_waiting(self) -> None:
+        """A row shown as waiting (not validated yet, or its receipt pending)
+        may have moved on: show it again (a receipt arriving, say)."""
+        view = self.line_view
+        if view is not None and view.mode in ("pending", "receipt"):
+            self.show_line(self.view, view.index)
+
+    @work(thread=True, exclusive=True, group="view", exit_on_error=False)
+    def _load(self, view: RunView, index: int) -> None:
+        """Replay to the line (from the nearest checkpoint)."""
+        shown = view.line_view(index)
+        if not get_current_worker().is_cancelled:
+            self.post_message(ViewReady(index, shown))
+
+    def on_view_ready(self, message: ViewReady) -> None:
+        message.stop()
+        if message.index == self._wanted:  # else the cursor moved on: a newer one comes
+            self.line_view = message.view
+            self.render_view()
+            self.post_message(StatusChanged())
+
+    def render_view(self) -> None:
+        """Draw the panes again (the view, a toggle or compare mode changed)."""
+        view = self.line_view
+        note, compare = self._extras()
+        state = self.query_one(StatePane)
+        state.show(
+            view,
+            full=self.full,
+            reveal=self.reveal,
+            expand=self.expand,
+            pending_note=note,
+            compare=compare,
+        )
+        self.query_one(ReceiptPane).show(view, reveal=self.reveal, expand=self.expand)
+        initial = view is not None and view.mode == "initial"
+        state.border_title = "full state" if self.full or initial else "state diff"
+        if self.watchlist.watched is not None and self.watchlist.reveal != self.reveal:
+            self.watchlist.reveal = self.reveal
+            self.watchlist.refresh()
+
+    # -- the watch --------------------------------------------------------------
+    def on_state_pane_watch(self, message: StatePane.Watch) -> None:
+        """``w`` in the state pane: watch the path at its cursor."""
+        message.stop()
+        if message.path is None:
+            said = "put the state pane's cursor on a value or a change line to watch it"
+            self.notify(said, severity="warning", timeout=4)
+        else:
+            self.start_watch(message.path)
+
+    def start_watch(self, path: StatePath) -> None:
+        """Watch the value at ``path``: the seqs where it changed, listed (and
+        marked in the timeline's gutter by the screen)."""
+        self.watchlist.reveal = self.reveal
+        self.watchlist.start(path, self.view.replay, self._kind_of)
+        self.watchlist.focus()  # Enter goes to a change; j / k still step
+        self.post_message(WatchChanged())
+
+    def stop_watch(self) -> bool:
+        """Stop watching; False if nothing was watched."""
+        if self.watchlist.watched is None:
+            return False
+        self.watchlist.stop()
+        self.post_message(WatchChanged())
+        return True
+
+    def _kind_of(self, seq: int) -> str:
+        view, index = self.view, seq - 1
+        if not 0 <= index < view.row_count():
+            return ""
+        return view.row(index).kind or ""
+
+    def copy_state(self) -> None:
+        """``y``: the state shown, as JSON, masked as on screen."""
+        found = state_to_copy(self.line_view, reveal=self.reveal)
+        if found is None:
+            self.notify("no replayed state at this row", severity="warning")
+            return
+        data, said = found
+        self.app.copy_to_clipboard(data)
+        self.notify(said, timeout=4, markup=False)
