@@ -229,7 +229,7 @@ async def test_app_stays_responsive_and_says_the_rules_are_stuck(tmp_path: Path)
     async with app.run_test(size=(140, 40)) as pilot:
         for _ in range(100):  # until the clock says so (it looks every 0.5 s)
             await pilot.pause(0.1)
-            if "rules busy" in status(app):
+            if "rules busy" in status(app) and app.main.stuck:  # said, and drawn amber
                 break
         assert "on seq 2, stopped at 4 s" in status(app)
         assert app.main.stuck and app.main.has_class("-stuck")
