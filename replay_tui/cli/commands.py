@@ -53,7 +53,8 @@ DESCRIPTION = (
     "Step through an event-sourced run's history. A run is a folder with "
     "events.jsonl (the ledger), receipts/<call_id>.json and budget.json. "
     "With no command, opens the app on RUN (the bundled demo if RUN is omitted). "
-    "RUN may also be a Temporal workflow history export."
+    "RUN may also be a Temporal workflow history export, a Claude Code session "
+    "(~/.claude/projects/...) or a Codex rollout (~/.codex/sessions/...)."
 )
 
 EPILOG = (
@@ -69,7 +70,8 @@ EPILOG = (
     "  replay-tui report sample_runs/demo-001 --at 10 --out ticket.md\n"
     "  replay-tui compare old_report.json new_report.json\n"
     "  replay-tui history.json   (a Temporal history: temporal workflow show "
-    "--output json)"
+    "--output json)\n"
+    "  replay-tui check ~/.claude/projects/my-project   (each Claude Code session in it)"
 )
 
 

@@ -64,9 +64,11 @@ def format_option(parser: argparse.ArgumentParser) -> None:
         "--format",
         choices=FORMATS,
         default="auto",
-        help="what RUN is: a run folder / events.jsonl, or a Temporal history export "
-        "(temporal workflow show --output json); default auto: a file that starts "
-        'like {"events": [ is a Temporal history',
+        help="what RUN is: a run folder / events.jsonl, a Temporal history export "
+        "(temporal workflow show --output json), a Claude Code transcript or a Codex "
+        "rollout (read in place, the file is the ledger); default auto: a file that starts "
+        'like {"events": [ is a Temporal history, a file whose first records are Claude '
+        "Code's or Codex's is that session",
     )
 
 

@@ -21,14 +21,16 @@ from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import CHECK_CHECKPOINT_BUDGET, Replay
 from replay_tui.engine.report import build_report, human_summary
 from replay_tui.formats.run import has_ledger
+from replay_tui.formats.sessions import session_format_of
 from replay_tui.formats.temporal import looks_like_history
 from replay_tui.reducers.guard import DEFAULT_TIMEOUT
 
 
 def expand_runs(args: list[str]) -> list[str]:
     """RUN arguments as runs: a folder with no ledger but runs inside stands
-    for those runs, sorted (run folders, Temporal history files, and the
-    history files of its subfolders); anything else stays as given."""
+    for those runs, sorted (run folders, Temporal history files and agent
+    sessions, and the history and session files of its subfolders); anything
+    else stays as given."""
     runs: list[str] = []
     for arg in args:
         path = Path(arg)
@@ -42,8 +44,9 @@ def expand_runs(args: list[str]) -> list[str]:
 
 
 def _runs_in(folder: Path, *, depth: int) -> list[Path]:
-    """Run folders and history files in ``folder``; with ``depth``, also the
-    history files (only) of its subfolders, as ``sample_runs/temporal/``."""
+    """Run folders, history files and session files (Claude Code, Codex) in
+    ``folder``; with ``depth``, also the history and session files (only) of
+    its subfolders, as ``sample_runs/temporal/`` or a Codex day's folder."""
     found: list[Path] = []
     try:
         children = sorted(folder.iterdir())
@@ -55,7 +58,9 @@ def _runs_in(folder: Path, *, depth: int) -> list[Path]:
                 found.append(p)
             elif depth > 0:
                 found.extend(h for h in _runs_in(p, depth=depth - 1) if h.is_file())
-        elif p.is_file() and looks_like_history(p):  # regular files only: never a FIFO
+        elif p.is_file() and (  # regular files only: never a FIFO
+            looks_like_history(p) or session_format_of(p) is not None
+        ):
             found.append(p)
     return found
 

@@ -17,7 +17,7 @@ import orjson
 
 from replay_tui.core.errors import ERROR_CODES, ReplayError, RuleViolation
 from replay_tui.engine.replay_core import Pending, ReplayCore
-from replay_tui.formats.envelope import Event, LineError, parse_line
+from replay_tui.formats.envelope import Event, LineError
 from replay_tui.formats.ledger import GZIP_MAGIC
 from replay_tui.formats.receipts import ReceiptStore
 from replay_tui.reducers.base import ReceiptPending
@@ -129,7 +129,7 @@ class ForwardPass(ReplayCore):
             )
             return
         valid_before = self.valid
-        self._consume(parse_line(raw, index + 1, self.ledger.line_span(index)[0]))
+        self._consume(self._parse(raw, index + 1, self.ledger.line_span(index)[0]))
         if self.valid > valid_before:
             self._crcs.append(zlib.crc32(raw))
         if self.pending is None:
@@ -151,7 +151,7 @@ class ForwardPass(ReplayCore):
             line = len(self.ledger) + 1
             offset = self.ledger.indexed_end
             raw = tail[:-1] if tail.endswith(b"\r") else tail
-            parsed = parse_line(raw, line, offset)
+            parsed = self._parse(raw, line, offset)
             if isinstance(parsed, LineError) and parsed.code in (
                 "bad_json",
                 "bad_encoding",

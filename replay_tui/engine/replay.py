@@ -15,7 +15,8 @@ still available (``valid`` events), which is all that partial mode reports.
 The pieces (each a mixin over :class:`~.replay_core.ReplayCore`, which holds
 the run's attributes and the primitives they share): :mod:`.forward` (the
 forward pass, the hot path), :mod:`.follow` (a growing ledger), :mod:`.seek`
-(states at any prefix, steps, checkpoints).
+(states at any prefix, steps, checkpoints), :mod:`.results` (a session's
+calls and their results as recorded: its receipts).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from typing import Any
 from replay_tui.engine.follow import Following
 from replay_tui.engine.forward import ForwardPass
 from replay_tui.engine.replay_core import LedgerChanged, Pending, open_ledger, why_not_follow
-from replay_tui.engine.seek import Seeking, Step
+from replay_tui.engine.results import RecordedResult, Results
+from replay_tui.engine.seek import Step
 from replay_tui.formats.run import RunPaths
 from replay_tui.reducers import LoadedReducer
 
@@ -33,6 +35,7 @@ __all__ = [
     "CHECK_CHECKPOINT_BUDGET",
     "LedgerChanged",
     "Pending",
+    "RecordedResult",
     "Replay",
     "Step",
     "open_ledger",
@@ -45,7 +48,7 @@ __all__ = [
 CHECK_CHECKPOINT_BUDGET = 8 << 20
 
 
-class Replay(ForwardPass, Following, Seeking):
+class Replay(ForwardPass, Following, Results):
     """Strict replay of one run. Not started until :meth:`advance` is called."""
 
 

@@ -25,10 +25,11 @@ from replay_tui.core.errors import CannotRun, ReplayError, RuleViolation, Warnin
 from replay_tui.engine.checkpoints import JsonCheckpoints
 from replay_tui.formats import temporal
 from replay_tui.formats.budget import Budget, load_budget
-from replay_tui.formats.envelope import Event, LineError, SequenceChecker, parse_line
+from replay_tui.formats.envelope import Event, LineError, SequenceChecker
 from replay_tui.formats.ledger import ConvertedLedger, GzipLedger, Ledger
 from replay_tui.formats.receipts import ReceiptStore
 from replay_tui.formats.run import JSONL, RunPaths
+from replay_tui.formats.sessions import SESSION_FORMATS, lines_for
 from replay_tui.reducers import LoadedReducer
 from replay_tui.reducers.base import Context, State
 from replay_tui.reducers.call import RulesCaller, rules_traceback
@@ -61,7 +62,7 @@ def why_not_follow(paths: RunPaths) -> str | None:
     compressed ledger or a Temporal export is read once, complete."""
     if paths.compressed:
         return "a compressed ledger is read once, complete: following is for a growing ledger"
-    if paths.format != JSONL:
+    if paths.format != JSONL and paths.format not in SESSION_FORMATS:
         return "a Temporal history is read once, complete: following is for a growing ledger"
     return None
 
@@ -75,6 +76,9 @@ def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
         return GzipLedger(paths.events)
     if paths.format == JSONL:
         return Ledger(paths.events, may_be_missing=following)
+    if paths.format in SESSION_FORMATS:
+        # the session file is the ledger: indexed in place, never converted
+        return Ledger(paths.events, mapping=lines_for(paths.format, paths.events))
     history = temporal.load_history(paths.events)
     return ConvertedLedger(
         paths.events, history.envelope_lines(), history.sha256, total=len(history.events)
@@ -117,9 +121,19 @@ class ReplayCore:
         self.run_id: str | None = None
         self.finished = False
         every = max(1, checkpoint_every)
-        self._checker = SequenceChecker(
-            frozenset(self.reducer.kinds), getattr(self.reducer, "ignorable", None)
+        mapping = self.ledger.mapping
+        kinds = frozenset(self.reducer.kinds)
+        ignorable = getattr(self.reducer, "ignorable", None)
+        self._checker = (
+            SequenceChecker(kinds, ignorable)
+            if mapping is None
+            else mapping.checker(kinds, ignorable, self.ledger.raw_line)
         )
+        #: How a line becomes an event: envelope v1, or a session's records.
+        self._parse = self.ledger.parse
+        self._reread = mapping.reread if mapping is not None else None
+        if mapping is not None:
+            self.ledger.validated = self._is_validated
         #: Kinds whose ts is recorded late by design (see TemporalRules).
         self._late_ts_kinds: frozenset[str] = frozenset(getattr(self.reducer, "late_ts_kinds", ()))
         #: call_id -> line index of the event that pins its receipt (-1: none yet).
@@ -250,6 +264,8 @@ class ReplayCore:
             if zlib.crc32(raw) != self._crcs[index]:
                 raise LedgerChanged(f"line {index + 1} changed since it was validated")
             # the very line that passed every envelope check: skip them
+            if self._reread is not None:
+                return self._reread(raw, index + 1, offset)
             obj = orjson.loads(raw)
             return Event(
                 obj,
@@ -263,10 +279,15 @@ class ReplayCore:
                 index + 1,
                 offset,
             )
-        event = parse_line(raw, index + 1, offset)
+        event = self._parse(raw, index + 1, offset)
         if not isinstance(event, Event):  # only valid lines are replayed
             raise LedgerChanged(f"line {index + 1} changed since it was validated")
         return event
+
+    def _is_validated(self, index: int, raw: bytes) -> bool:
+        """Line ``index`` is the very line strict replay accepted (by its crc32)."""
+        crcs = self._crcs
+        return index < len(crcs) and zlib.crc32(raw) == crcs[index]
 
     def is_ignored(self, event: Event) -> bool:
         """An event the rules do not apply: left out of this branch
@@ -275,6 +296,13 @@ class ReplayCore:
         if event.seq in self.skip:
             return True
         return event.kind not in self._checker.kinds and self._checker.ignorable(event)
+
+    @property
+    def ignored_words(self) -> str:
+        """How an event the rules let pass unread is named (the rules'
+        ``ignored_words``; Temporal's: ``ignored (workerMayIgnore)``)."""
+        words = getattr(self.reducer, "ignored_words", None)
+        return words if isinstance(words, str) else "ignored (workerMayIgnore)"
 
     @property
     def watch(self) -> RulesWatch:

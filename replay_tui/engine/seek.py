@@ -77,7 +77,7 @@ class Seeking(ReplayCore):
             if event.seq in self.skip:
                 explained: str | None = f"{event.kind}: left out (hypothetical branch), no change"
             elif self.is_ignored(event):
-                explained = f"{event.kind}: ignored (workerMayIgnore), no change"
+                explained = f"{event.kind}: {self.ignored_words}, no change"
             else:
                 explained = self.rules_call.explain(before, event, after)
             return Step(seq, event, before, after, changes, explained)

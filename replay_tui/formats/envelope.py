@@ -243,6 +243,40 @@ def parse_line(raw: bytes, line: int, offset: int) -> Event | LineError:
     return _judge(obj, raw, line, offset)
 
 
+def parse_object(raw: bytes, line: int, offset: int) -> dict[str, Any] | LineError:
+    """One line as one JSON object read carefully, or why it is not one: the
+    checks :func:`parse_line` makes before it looks at the envelope's fields
+    (encoding, JSON, an object, depth, repeated keys, integers past 64 bits),
+    with the same codes and messages. For the sources whose lines are records
+    of another tool (:mod:`replay_tui.formats.sessions`)."""
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        if not raw.strip():
+            return LineError("blank_line", "blank line in the ledger", line, offset)
+        return _json_failure(raw, line, offset, exc)
+    if type(obj) is not dict:
+        return LineError(
+            "bad_envelope", f"line is a JSON {_type_name(obj)}, not an object", line, offset
+        )
+    if (
+        len(raw) > MAX_DEPTH
+        and raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
+        and _deeper_than(obj, MAX_DEPTH)
+    ):
+        return LineError(
+            "bad_json",
+            f"nested more than {MAX_DEPTH} levels deep (this reader's limit, so that every "
+            "state stays writable as JSON)",
+            line,
+            offset,
+        )
+    problem = doubt(raw, obj)
+    if problem is not None:
+        return LineError("bad_json", problem, line, offset)
+    return obj
+
+
 def _judge(obj: Any, raw: bytes, line: int, offset: int) -> Event | LineError:
     """The full checks of a parsed line, each failure with its message."""
     if type(obj) is not dict:

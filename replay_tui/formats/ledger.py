@@ -21,15 +21,21 @@ import threading
 import zlib
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from replay_tui.formats.envelope import Event, LineError, parse_line
+
+if TYPE_CHECKING:
+    from replay_tui.formats.sessions import SessionLines
 
 UTF8_BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 22  # 4 MiB reads: few syscalls, bounded memory
 _CACHE_LINE_LIMIT = 64 << 10  # the LRU keeps parsed lines up to 64 KiB: bounded by bytes too
+#: A session's records are large (kilobytes, not an event's hundred bytes): the
+#: LRU of a mapped ledger also keeps at most this many bytes of lines in all.
+_CACHE_BYTES_MAPPED = 16 << 20
 
 
 def sniff_encoding(head: bytes) -> str | None:
@@ -77,8 +83,26 @@ class Ledger:
     #: How the file on disk is compressed (``gzip``), if it is.
     compressed: str | None = None
 
-    def __init__(self, path: Path, *, cache_size: int = 4096, may_be_missing: bool = False) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        cache_size: int = 4096,
+        may_be_missing: bool = False,
+        mapping: SessionLines | None = None,
+    ) -> None:
         self.path = path
+        #: How a line of another tool's records becomes an event (a Claude
+        #: Code or Codex session: see :mod:`replay_tui.formats.sessions`);
+        #: None for envelope lines.
+        self.mapping = mapping
+        #: ``parse(raw, line, offset)``: a line as an event, or why it is not one.
+        self.parse = mapping.parse if mapping is not None else parse_line
+        #: For a mapped ledger: ``validated(index, raw)`` says the line is the
+        #: very one strict replay accepted (its checksum), so showing it again
+        #: needs no careful JSON checks (a session's 12 MB result line is parsed,
+        #: not checked again each time it is shown). Set by the replay.
+        self.validated: Callable[[int, bytes], bool] | None = None
         self._fd = -1
         self._inode: tuple[int, int] | None = None
         #: Not None when the file is not UTF-8 (e.g. "UTF-16 LE").
@@ -97,6 +121,9 @@ class Ledger:
         self._hash_lock = threading.Lock()
         self._cache: OrderedDict[int, Event | LineError] = OrderedDict()
         self._cache_size = cache_size
+        #: Sizes of the cached lines and their sum (a mapped ledger only).
+        self._cached_sizes: dict[int, int] | None = {} if mapping is not None else None
+        self._cached_bytes = 0
         self._cache_lock = threading.Lock()  # the app reads while a worker scans
         self._head = b""  # first bytes read, to notice a rewrite
         self._guard = b""  # last bytes of the last complete line, likewise
@@ -180,12 +207,24 @@ class Ledger:
                 self._cache.move_to_end(index)
                 return hit
         raw = self.raw_line(index)
-        parsed = parse_line(raw, index + 1, self._ends[index])
+        if self.validated is not None and self.mapping is not None and self.validated(index, raw):
+            parsed: Event | LineError = self.mapping.reread(raw, index + 1, self._ends[index])
+        else:
+            parsed = self.parse(raw, index + 1, self._ends[index])
         if len(raw) <= _CACHE_LINE_LIMIT:  # huge lines are parsed again when needed
             with self._cache_lock:
                 self._cache[index] = parsed
+                sizes = self._cached_sizes
+                if sizes is not None:
+                    self._cached_bytes += len(raw) - sizes.get(index, 0)
+                    sizes[index] = len(raw)
+                    while self._cached_bytes > _CACHE_BYTES_MAPPED and len(self._cache) > 1:
+                        old, _ = self._cache.popitem(last=False)
+                        self._cached_bytes -= sizes.pop(old, 0)
                 if len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
+                    old, _ = self._cache.popitem(last=False)
+                    if sizes is not None:
+                        self._cached_bytes -= sizes.pop(old, 0)
         return parsed
 
     def artifact(self, line: int) -> str:
@@ -196,7 +235,7 @@ class Ledger:
 
     def fresh_event(self, index: int) -> Event | LineError:
         """A newly parsed copy, safe to hand to code that might mutate it."""
-        return parse_line(self.raw_line(index), index + 1, self._ends[index])
+        return self.parse(self.raw_line(index), index + 1, self._ends[index])
 
     # -- growing --------------------------------------------------------
     def check_unchanged(self) -> None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replay_tui.core.errors import CannotRun
+from replay_tui.formats.sessions import CLAUDE_CODE, CODEX, SESSION_FORMATS, session_format_of
 from replay_tui.formats.sniff import named_as_ledger, not_a_run
 from replay_tui.formats.temporal import looks_like_history
 
@@ -13,7 +14,7 @@ EVENTS = "events.jsonl"
 EVENTS_GZ = "events.jsonl.gz"
 JSONL = "jsonl"
 TEMPORAL = "temporal"
-FORMATS = ("auto", JSONL, TEMPORAL)
+FORMATS = ("auto", JSONL, TEMPORAL, CLAUDE_CODE, CODEX)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +23,8 @@ class RunPaths:
 
     dir: Path
     events: Path
-    #: ``jsonl`` (events.jsonl) or ``temporal`` (a Temporal history export).
+    #: ``jsonl`` (events.jsonl), ``temporal`` (a Temporal history export),
+    #: ``claude-code`` or ``codex`` (an agent's session file, read in place).
     format: str = JSONL
     #: The ledger is gzip-compressed (``events.jsonl.gz``, or a ``.gz`` given).
     compressed: bool = False
@@ -45,8 +47,10 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
     """Resolve a RUN argument; raises :class:`CannotRun` with a one-line reason.
 
     A file other than ``events.jsonl`` that starts like a Temporal history
-    export (``{"events": [``) is read as one (``fmt`` forces ``jsonl`` or
-    ``temporal``). A file not named as a ledger (``*.jsonl``, ``*.jsonl.gz``:
+    export (``{"events": [``) is read as one; a file whose first records look
+    like a Claude Code transcript or a Codex rollout, whatever its name, as
+    that session (``fmt`` forces ``jsonl``, ``temporal``, ``claude-code`` or
+    ``codex``). A file not named as a ledger (``*.jsonl``, ``*.jsonl.gz``:
     see :func:`~replay_tui.formats.sniff.named_as_ledger`) that is plainly something
     else (Markdown, HTML, a JSON document, a report, binary data, nothing) is
     refused in one line saying what it looks like; one that may be a ledger,
@@ -67,6 +71,8 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
         raise CannotRun(f"--format {fmt}: expected one of {', '.join(FORMATS)}")
     if path.is_dir() and fmt == TEMPORAL:
         raise CannotRun(f"{arg}: --format temporal takes a history file, not a folder")
+    if path.is_dir() and fmt in SESSION_FORMATS:
+        raise CannotRun(f"{arg}: --format {fmt} takes a session file, not a folder")
     if path.is_dir():
         events = path / EVENTS
         if not events.exists() and (path / EVENTS_GZ).is_file():
@@ -77,6 +83,14 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
             raise CannotRun(f"{events}: not a regular file")
         return RunPaths(path, events)
     if path.is_file():
+        if fmt in SESSION_FORMATS:
+            if path.name.lower().endswith(".gz"):
+                raise CannotRun(f"{arg}: a compressed session is not read: gunzip it first")
+            return RunPaths(path.parent, path, fmt)
+        if fmt == "auto" and not path.name.lower().endswith(".gz"):
+            found = session_format_of(path)
+            if found is not None:
+                return RunPaths(path.parent, path, found)
         if fmt == "auto" and not named_as_ledger(path):
             history = path.suffix != ".gz" and looks_like_history(path)
             why = None if history else not_a_run(path, may_be_empty=may_be_empty)

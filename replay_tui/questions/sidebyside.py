@@ -30,6 +30,7 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.core.words import plural
 from replay_tui.engine.open import open_replay
 from replay_tui.formats.envelope import Event
+from replay_tui.formats.sessions import SessionLines
 from replay_tui.state import canonical
 from replay_tui.state.diff import diff
 from replay_tui.state.persistent import thaw
@@ -94,10 +95,13 @@ class Trace:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _event_digest(raw: bytes, strict: bool, reads: tuple[Any, ...] = ()) -> bytes:
+def _event_digest(
+    raw: bytes, strict: bool, reads: tuple[Any, ...] = (), mapping: SessionLines | None = None
+) -> bytes:
     """A line's event as compared: kind, payload, parent and version (the
     whole line with ``strict``), and the receipts the rules read for it; a
-    line that is not an event, its bytes."""
+    line that is not an event, its bytes. A session's record (``mapping``)
+    is compared by its kind and the record without its ids and times."""
     if strict:
         data = raw
     else:
@@ -107,7 +111,10 @@ def _event_digest(raw: bytes, strict: bool, reads: tuple[Any, ...] = ()) -> byte
             obj = None
         if not isinstance(obj, dict):
             return hashlib.blake2b(raw, digest_size=8).digest()
-        key = [obj.get("kind"), obj.get("payload", {}), obj.get("parent_seq"), obj.get("v", 1)]
+        if mapping is not None:
+            key = mapping.compare_key(obj)
+        else:
+            key = [obj.get("kind"), obj.get("payload", {}), obj.get("parent_seq"), obj.get("v", 1)]
         data = orjson.dumps(key, option=orjson.OPT_SORT_KEYS)
     if reads:
         data += orjson.dumps(reads)
@@ -201,9 +208,10 @@ def _line_digests(
             inputs += LEFT_OUT
             continue
         raw = replay.ledger.raw_line(index)
-        events += _event_digest(raw, side.strict_events)
+        mapping = replay.ledger.mapping
+        events += _event_digest(raw, side.strict_events, mapping=mapping)
         read = reads.get(index + 1)
-        inputs += _event_digest(raw, False, read) if read else _event_digest(raw, False)
+        inputs += _event_digest(raw, False, read or (), mapping)
     return bytes(events), bytes(inputs)
 
 
@@ -267,8 +275,18 @@ def _serve(replay: Any, conn: Connection) -> None:
         else:
             event = replay.event(n - 1)
             conn.send(
-                orjson.dumps(event.fields, default=str) if isinstance(event, Event) else b"null"
+                orjson.dumps(shown_event(replay, event), default=str)
+                if isinstance(event, Event)
+                else b"null"
             )
+
+
+def shown_event(replay: Any, event: Event) -> dict[str, Any]:
+    """An event as ``diff`` shows it: its line's fields, or for a session's
+    record (which has no envelope) ``{"seq", "kind", "payload": record}``."""
+    if replay.ledger.mapping is None:
+        return event.fields
+    return {"seq": event.seq, "kind": event.kind, "payload": event.fields}
 
 
 def _first_mismatch(a: bytes, b: bytes, width: int = 8) -> int | None:
@@ -441,7 +459,7 @@ def event_digest_at(replay: Any, index: int, strict: bool) -> bytes:
     """Line ``index``'s event as compared (LEFT_OUT if the replay skips it)."""
     if index + 1 in replay.skip:
         return LEFT_OUT
-    return _event_digest(replay.ledger.raw_line(index), strict)
+    return _event_digest(replay.ledger.raw_line(index), strict, mapping=replay.ledger.mapping)
 
 
 def row_differences(a: Any, b: Any, *, strict: bool = False, cancelled: Any = None) -> list[int]:
@@ -497,7 +515,7 @@ def compare_at(a: Any, b: Any, seq: int, *, strict: bool = False, limit: int = 6
         )
         if in_b and seq not in b.skip:
             parsed = b.event(index)
-            b_event = parsed.fields if isinstance(parsed, Event) else None
+            b_event = shown_event(b, parsed) if isinstance(parsed, Event) else None
     if seq > b.valid:
         err = b.error.one_line() if b.error is not None else "not read that far yet"
         return CompareAt(seq, differ, b_event, seq in b.skip, None, err, [])

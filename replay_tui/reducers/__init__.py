@@ -2,7 +2,8 @@
 
 ``--reducer`` accepts:
 
-- a name: ``agent_run`` (default), ``refund``, ``temporal``, or any reducer an installed
+- a name: ``agent_run`` (default), ``refund``, ``temporal``, ``claude_code``,
+  ``codex``, or any reducer an installed
   package offers through the entry-point group ``replay_tui.reducers``;
 - ``package.module:NAME`` (an importable module);
 - ``path/to/rules.py:NAME`` (a file, loaded as a fresh module each time, so
@@ -11,7 +12,7 @@
 Without ``--reducer``, :func:`rules_for_run` picks the rules by the first
 event's kind: ``agent_run`` if it knows that kind, else the one known reducer
 that does (``refund`` for a run that starts with ``requested``); a Temporal history
-gets ``temporal``.
+gets ``temporal``, a Claude Code session ``claude_code`` and a Codex rollout ``codex``.
 """
 
 from __future__ import annotations
@@ -37,7 +38,11 @@ _BUILTIN = {
     "agent_run": "replay_tui.reducers.agent_run:REDUCER",
     "refund": "replay_tui.reducers.refund:REDUCER",
     "temporal": "replay_tui.reducers.temporal:REDUCER",
+    "claude_code": "replay_tui.reducers.claude_code:REDUCER",
+    "codex": "replay_tui.reducers.codex:REDUCER",
 }
+#: The rules a source that is not a ledger opens with.
+_FOR_FORMAT = {"temporal": "temporal", "claude-code": "claude_code", "codex": "codex"}
 
 
 class LoadedReducer:
@@ -167,15 +172,16 @@ def _first_kind(events: Path) -> str | None:
 
 def rules_for_run(spec: str | None, events: Path, fmt: str = "jsonl") -> LoadedReducer:
     """``--reducer`` if given, else the reducer that knows the first event's kind
-    (``temporal`` for a Temporal history).
+    (the source's own rules for a Temporal history or an agent's session).
 
     A run whose first kind no reducer knows gets the default, which then
-    reports ``unknown_kind`` as strict replay must.
+    reports ``unknown_kind`` as strict replay must. Rules written for another
+    source (``source_format``) are never chosen for a ledger by its kind.
     """
     if spec:
         return load_reducer(spec)
-    if fmt == "temporal":
-        return load_reducer("temporal")
+    if fmt in _FOR_FORMAT:
+        return load_reducer(_FOR_FORMAT[fmt])
     default = load_reducer(DEFAULT)
     kind = _first_kind(events)
     if kind is None or kind in default.reducer.kinds:
@@ -187,6 +193,8 @@ def rules_for_run(spec: str | None, events: Path, fmt: str = "jsonl") -> LoadedR
             candidate = load_reducer(name)
         except CannotRun:
             continue  # a broken plugin must not stop other runs from opening
+        if getattr(candidate.reducer, "source_format", None) is not None:
+            continue
         if kind in candidate.reducer.kinds:
             return candidate
     return default

@@ -19,6 +19,27 @@ FAMILIES = {
     "tool": "tool",
     "check": "check",
     "state": "state",
+    # agent sessions (Claude Code, Codex): who speaks, and the tools
+    "user": "run",
+    "task": "run",
+    "session": "run",
+    "turn": "run",
+    "assistant": "model",
+    "agent": "model",
+    "thinking": "model",
+    "reasoning": "model",
+    "function": "tool",
+    "custom": "tool",
+    "local": "tool",
+    "exec": "tool",
+    "patch": "tool",
+    "web": "tool",
+    "mcp": "tool",
+    "token": "state",
+    "compact": "state",
+    "compacted": "state",
+    "context": "state",
+    "system": "state",
 }
 
 
@@ -64,11 +85,20 @@ class Row:
 
 
 def make_row(
-    index: int, parsed: Event | LineError, raw: bytes | None = None, *, limit: int = 400
+    index: int,
+    parsed: Event | LineError,
+    raw: bytes | None = None,
+    *,
+    limit: int = 400,
+    payload_summary: bool = True,
 ) -> Row:
-    """A row for line ``index``; ``raw`` is needed only for lines that failed."""
+    """A row for line ``index``; ``raw`` is needed only for lines that failed.
+    Without ``payload_summary`` the row has no one-line payload (a session's
+    record, shown by what its rules say of it instead)."""
     if isinstance(parsed, Event):
-        payload = {k: v for k, v in parsed.payload.items() if k != "call_id"}
+        payload = (
+            {k: v for k, v in parsed.payload.items() if k != "call_id"} if payload_summary else {}
+        )
         cid = parsed.call_id or ""
         return Row(
             index=index,

@@ -18,7 +18,7 @@ from typing import Any
 
 from replay_tui.core.errors import ReplayError, Warning_
 from replay_tui.core.safe_text import escape_controls
-from replay_tui.engine.replay import LedgerChanged, Replay, Step
+from replay_tui.engine.replay import LedgerChanged, RecordedResult, Replay, Step
 from replay_tui.formats.envelope import Event, LineError
 from replay_tui.formats.receipts import Receipt, ReceiptProblem, ReceiptStore, call_id_problem
 from replay_tui.state import canonical
@@ -74,6 +74,13 @@ class LineView:
     record_later: tuple[str, Any] | None = None
     #: At the last valid event: what the rules say is left open (unfinished calls).
     still_open: list[str] | None = None
+    #: In an agent's session (Claude Code, Codex), the call this event
+    #: requests or answers and its result as the session recorded it (the
+    #: session's receipt), as known after this prefix; and, when it was
+    #: recorded after this prefix, as it was. ``record`` / ``record_later``
+    #: hold the same as (title, JSON value).
+    result: RecordedResult | None = None
+    result_later: RecordedResult | None = None
     #: Warnings at this line, as ``check`` prints them (odd but legal).
     warnings: tuple[Warning_, ...] = ()
 
@@ -95,6 +102,11 @@ class RunView:
             frozenset(),
         )
         self._last_state: tuple[int, dict[str, Any]] | None = None
+        #: The rules' words stand for the row's payload (a session's record:
+        #: its JSON says less than they do, at a cost per row).
+        self._words_only = (
+            getattr(replay.reducer, "row_summary_only", False) is True and not replay.guarded
+        )
         longest = max((len(k) for k in replay.reducer.kinds), default=16)
         self._columns = (max(16, min(longest, 30)), 12 if replay.receipts.enabled else 0)
 
@@ -109,10 +121,10 @@ class RunView:
             return hit
         parsed = self.replay.ledger.event(index)
         raw = self.replay.ledger.raw_line(index) if isinstance(parsed, LineError) else None
-        row = make_row(index, parsed, raw)
+        row = make_row(index, parsed, raw, payload_summary=not self._words_only)
         if isinstance(parsed, Event):
             if self.replay.is_ignored(parsed):
-                row = dataclasses.replace(row, problem="ignored (workerMayIgnore)")
+                row = dataclasses.replace(row, problem=self.replay.ignored_words)
             said = self._row_summary(parsed)
             if said:  # the rules' words first; the payload after, still searchable
                 summary = escape_controls(said) + ("  " + row.summary if row.summary else "")
@@ -321,7 +333,10 @@ class RunView:
     def records(self, event: Event | None, n: int) -> dict[str, Any]:
         """The rules' record for ``event`` (``record_for``, if they have it)
         as known after events 1..n, and, if the run went on to change it (an
-        activity's result), the record at the end of the valid prefix."""
+        activity's result), the record at the end of the valid prefix. In
+        an agent's session: the call's result as recorded (see ``result``)."""
+        if self.replay.ledger.mapping is not None:
+            return self._recorded(event, n)
         now = self.record_for(event, n)
         valid = self.replay.valid
         if now is None or n >= valid:
@@ -330,6 +345,23 @@ class RunView:
         if last is None or canonical.dumps(last[1]) == canonical.dumps(now[1]):
             return {"record": now}
         return {"record": now, "record_later": last}
+
+    def _recorded(self, event: Event | None, n: int) -> dict[str, Any]:
+        """A session's call at ``event`` and its recorded result, after 1..n
+        and, if it was recorded only later, at the end of the valid prefix."""
+        try:
+            now = self.replay.recorded_result(event, n)
+        except (OSError, ValueError) as exc:  # unreadable now: say so, never crash
+            return {"record": ("result", f"(the recorded result could not be read: {exc})")}
+        if now is None:
+            return {"record": None}
+        found: dict[str, Any] = {"record": now.record(), "result": now}
+        valid = self.replay.valid
+        if now.seq is None and n < valid:
+            later = self.replay.recorded_result(event, valid)
+            if later is not None and later.seq is not None:
+                found.update(record_later=later.record(), result_later=later)
+        return found
 
     def record_for(self, event: Event | None, n: int) -> tuple[str, Any] | None:
         """The rules' record for ``event`` from the state after events 1..n."""
@@ -354,8 +386,8 @@ class RunView:
 
     def receipt_view(self, event: Event | None) -> ReceiptView | None:
         """The receipt of the event's call and whether it matches its pin."""
-        if event is None or event.call_id is None:
-            return None
+        if event is None or event.call_id is None or not self.replay.receipts.enabled:
+            return None  # a source without receipts/ (a session's are its records)
         cid = event.call_id
         name = ReceiptStore.name_of(cid)
         if call_id_problem(cid):

@@ -1,0 +1,555 @@
+"""Agent sessions as ledgers: Claude Code transcripts and Codex rollouts.
+
+Claude Code (``~/.claude/projects/<project>/<session-id>.jsonl``) and Codex
+(``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) write one JSON record a
+line, append-only, while the agent works. Like a Temporal history, the file
+itself is the ledger; unlike one, it is huge (100 MB to many GB) and grows
+while it is read, so it is never converted: it is indexed in place by
+:class:`~replay_tui.formats.ledger.Ledger` (offsets, ``pread``, a bounded LRU)
+and each line is mapped, as it is parsed, to the event the engine wants:
+
+- ``seq`` is the line number, ``run_id`` the file name without ``.jsonl``
+  (Claude Code names its file after the session id, Codex ends the name with
+  it), ``ts`` the record's ``timestamp``, ``payload`` and ``fields`` the record
+  itself, as it is (the very object parsed: nothing is copied);
+- ``kind`` a name derived from the record (see :func:`claude_code_kind` and
+  :func:`codex_kind`), ``call_id`` the tool call the record requests or answers.
+
+The per-line cost over ``events.jsonl``'s: the same careful JSON checks
+(:func:`~replay_tui.formats.envelope.parse_object`), a few dict lookups to
+name the kind, and for Claude Code two probes of a table of the uuids seen.
+
+What the format promises and is checked here (before the rules run, for every
+record whatever its type): a ``uuid`` is not used twice (``seq_duplicate``),
+and a ``parentUuid`` names an earlier record (``bad_parent``), except that a
+``system`` record of subtype ``compact_boundary`` starts a new chain, and a
+sub-agent's transcript (every record so far ``isSidechain: true``) may name
+parents that live in the main session. The rest (calls and their results)
+is the rules' (:mod:`replay_tui.reducers.claude_code`, ``codex``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from array import array
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay_tui.formats.envelope import (
+    Event,
+    LineError,
+    SequenceChecker,
+    parse_object,
+    ts_seconds,
+)
+
+CLAUDE_CODE = "claude-code"
+CODEX = "codex"
+SESSION_FORMATS = (CLAUDE_CODE, CODEX)
+#: The built-in rules each source opens with.
+REDUCERS = {CLAUDE_CODE: "claude_code", CODEX: "codex"}
+
+#: Bytes (and lines) looked at to tell what a file is.
+_HEAD = 1 << 20
+_HEAD_LINES = 64
+
+
+class RecordEvent(Event):
+    """An event that is a record of another tool, as it is: ``fields`` and
+    ``payload`` are the record; ``call_id`` is the call it requests or answers
+    (found by the mapping, not a field of the record)."""
+
+    __slots__ = ("_call",)
+
+    _call: str | None
+
+    @property
+    def call_id(self) -> str | None:
+        return self._call
+
+
+def _text(value: Any) -> str | None:
+    return value if type(value) is str else None
+
+
+# -- naming a record's kind ---------------------------------------------------
+
+
+def claude_code_kind(rec: dict[str, Any]) -> tuple[str, str | None]:
+    """(kind, call_id) of a Claude Code record.
+
+    - ``user``: ``tool_result`` when it carries a tool result (call_id: the
+      first block's ``tool_use_id``), else ``user`` (a prompt, a command, a
+      meta or compaction message);
+    - ``assistant``: ``tool_use`` when it requests a tool (call_id: the block's
+      ``id``), ``assistant`` for text, ``thinking`` for thinking only;
+    - ``system``: ``compact_boundary`` for that subtype, else ``system``;
+    - any other ``type`` as it is (``summary``, ``progress``,
+      ``file-history-snapshot``, ``queue-operation``, and whatever comes
+      next; call_id: its ``toolUseID`` if any); ``unknown`` without one.
+    """
+    t = rec.get("type")
+    if t == "assistant" or t == "user":
+        msg = rec.get("message")
+        content = msg.get("content") if type(msg) is dict else None
+        if type(content) is list:
+            want = "tool_result" if t == "user" else "tool_use"
+            key = "tool_use_id" if t == "user" else "id"
+            seen = None
+            for block in content:
+                if type(block) is dict:
+                    bt = block.get("type")
+                    if bt == want:
+                        return want, _text(block.get(key))
+                    if seen is None or bt == "text":
+                        seen = bt
+            if t == "assistant" and seen in ("thinking", "redacted_thinking"):
+                return "thinking", None
+        return t, None
+    if t == "system":
+        kind = "compact_boundary" if rec.get("subtype") == "compact_boundary" else "system"
+        return kind, _text(rec.get("toolUseID"))
+    if type(t) is str and t:
+        return t, _text(rec.get("parentToolUseID")) or _text(rec.get("toolUseID"))
+    return "unknown", None
+
+
+_CODEX_WRAPPERS = frozenset({"response_item", "event_msg"})
+_CODEX_ROLES = frozenset({"user", "assistant", "developer", "system"})
+_CODEX_TOP = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+
+
+def codex_item(rec: dict[str, Any]) -> dict[str, Any]:
+    """The item a Codex record holds: its ``payload`` for ``response_item``
+    and ``event_msg`` (and the other wrapped records), the record itself in
+    the first rollouts, which wrote response items bare."""
+    payload = rec.get("payload")
+    if type(payload) is dict and rec.get("type") in _CODEX_TOP:
+        return payload
+    return rec
+
+
+def codex_kind(rec: dict[str, Any]) -> tuple[str, str | None]:
+    """(kind, call_id) of a Codex rollout record.
+
+    - ``response_item`` and ``event_msg``: the item's ``type``
+      (``function_call``, ``function_call_output``, ``custom_tool_call``,
+      ``reasoning``, ``token_count``, ``exec_command_end``, ...), a ``message``
+      named by its role (``user``, ``assistant``, ``developer``, ``system``);
+    - ``session_meta``, ``turn_context``, ``compacted`` as they are;
+    - the first rollouts' bare items likewise, their header ``{id, timestamp,
+      instructions}`` as ``session_meta`` and ``{record_type}`` as ``state``;
+    - call_id: the item's ``call_id``.
+    """
+    t = rec.get("type")
+    payload = rec.get("payload")
+    if type(payload) is dict and t in _CODEX_TOP:
+        if t not in _CODEX_WRAPPERS:
+            return t, None
+        item = payload
+    elif type(t) is str and t:
+        item = rec  # a bare item (the first rollouts)
+    elif "record_type" in rec:
+        return "state", None
+    elif "id" in rec and "timestamp" in rec:
+        return "session_meta", None
+    else:
+        return "unknown", None
+    it = item.get("type")
+    if it == "message":
+        role = item.get("role")
+        return (role if role in _CODEX_ROLES else "message"), None
+    if type(it) is not str or not it:
+        return (t if type(t) is str else "unknown"), None
+    return it, _text(item.get("call_id"))
+
+
+# -- the mapping of a line ------------------------------------------------------
+
+
+class SessionChecker(SequenceChecker):
+    """The envelope rules that still mean something when seq is the line
+    number and run_id the file's: only a kind the rules know (or let pass).
+    Record fields named like envelope fields (``call_id``, ``parent_seq``)
+    are the record's, never checked as the envelope's."""
+
+    def check(self, event: Event) -> LineError | None:
+        if event.kind not in self.kinds and not self.ignorable(event):
+            return LineError(
+                "unknown_kind",
+                f"kind {event.kind!r} is not known to these rules",
+                event.line,
+                event.offset,
+                event.seq,
+                event.kind,
+            )
+        if self.run_id is None:
+            self.run_id = event.run_id
+        self.last_seq = event.seq
+        return None
+
+
+class _SeenIds:
+    """The uuids seen so far, as 64-bit hashes in an open-addressing table of
+    two arrays (12 bytes a slot, at most two thirds full: under 20 bytes a
+    record), each with the line it was seen at. A hash found again is
+    confirmed by reading that line, so two uuids that share a hash are never
+    taken for one."""
+
+    def __init__(self, read_line: Callable[[int], bytes]) -> None:
+        self._read_line = read_line
+        self._keys = array("Q", bytes(8 * 1024))
+        self._lines = array("I", bytes(4 * 1024))
+        self._mask = 1023
+        self._count = 0
+
+    @staticmethod
+    def key(text: str) -> int:
+        return (hash(text) & 0xFFFF_FFFF_FFFF_FFFF) or 1
+
+    def has(self, key: int) -> bool:
+        """Whether a uuid with this hash was seen (not confirmed: a parent)."""
+        keys, mask = self._keys, self._mask
+        i = key & mask
+        while True:
+            k = keys[i]
+            if k == key:
+                return True
+            if k == 0:
+                return False
+            i = (i + 1) & mask
+
+    def line_of(self, text: str, key: int) -> int:
+        """The line where ``text`` was seen, confirmed; 0 if it was not."""
+        keys, mask = self._keys, self._mask
+        i = key & mask
+        while True:
+            k = keys[i]
+            if k == 0:
+                return 0
+            if k == key:
+                line = self._lines[i]
+                try:
+                    earlier = orjson.loads(self._read_line(line - 1))
+                except (orjson.JSONDecodeError, OSError, IndexError):
+                    earlier = None
+                if type(earlier) is dict and earlier.get("uuid") == text:
+                    return line
+            i = (i + 1) & mask
+
+    def add(self, key: int, line: int) -> None:
+        if 3 * (self._count + 1) > 2 * (self._mask + 1):
+            self._grow()
+        keys, mask = self._keys, self._mask
+        i = key & mask
+        while keys[i] != 0:
+            i = (i + 1) & mask
+        keys[i] = key
+        self._lines[i] = line
+        self._count += 1
+
+    def _grow(self) -> None:
+        old_keys, old_lines = self._keys, self._lines
+        size = 2 * (self._mask + 1)
+        self._keys = keys = array("Q", bytes(8 * size))
+        self._lines = lines = array("I", bytes(4 * size))
+        self._mask = mask = size - 1
+        for k, line in zip(old_keys, old_lines, strict=True):
+            if k:
+                i = k & mask
+                while keys[i] != 0:
+                    i = (i + 1) & mask
+                keys[i] = k
+                lines[i] = line
+
+
+class ClaudeCodeChecker(SessionChecker):
+    """:class:`SessionChecker` plus what Claude Code promises of its records:
+    each ``uuid`` once, each ``parentUuid`` an earlier record (see the module)."""
+
+    def __init__(
+        self,
+        kinds: frozenset[str],
+        may_ignore: Callable[[Event], bool] | None,
+        read_line: Callable[[int], bytes],
+    ) -> None:
+        super().__init__(kinds, may_ignore)
+        self._seen = _SeenIds(read_line)
+        #: A record with ``isSidechain: false`` was seen: not a sub-agent's transcript.
+        self._main = False
+
+    def check(self, event: Event) -> LineError | None:
+        problem = super().check(event)
+        if problem is not None:
+            return problem
+        rec = event.fields
+        uuid = rec.get("uuid")
+        parent = rec.get("parentUuid")
+        side = rec.get("isSidechain")
+        if side is False:
+            self._main = True
+        if uuid is None and parent is None:
+            return None
+
+        def bad(code: str, message: str) -> LineError:
+            self.last_seq = event.seq - 1
+            return LineError(code, message, event.line, event.offset, event.seq, event.kind)
+
+        key = 0
+        if uuid is not None:
+            if type(uuid) is not str:
+                return bad("bad_envelope", "uuid must be a string")
+            key = _SeenIds.key(uuid)
+            if self._seen.has(key):
+                earlier = self._seen.line_of(uuid, key)
+                if earlier:
+                    return bad("seq_duplicate", f"uuid {uuid} was already used at line {earlier}")
+        if parent is not None:
+            if type(parent) is not str:
+                return bad("bad_parent", "parentUuid must be a string or null")
+            if not self._seen.has(_SeenIds.key(parent)) and not self._new_chain(rec, side):
+                return bad("bad_parent", f"parentUuid {parent} names no earlier record")
+        if uuid is not None:
+            self._seen.add(key, event.line)
+        return None
+
+    def _new_chain(self, rec: dict[str, Any], side: Any) -> bool:
+        """A record whose parent may be elsewhere: a compaction's boundary
+        (``logicalParentUuid`` names the old chain), or a sub-agent's record
+        in its own transcript (its parents may be in the main session)."""
+        if rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
+            return True
+        return side is True and not self._main
+
+
+def run_id_of(path: Path) -> str:
+    """The run_id of a session file: its name without ``.jsonl``."""
+    name = path.name
+    return name[: -len(".jsonl")] if name.lower().endswith(".jsonl") else name
+
+
+class SessionLines:
+    """How the lines of one session file become events (one per file: it
+    knows the file's run_id). ``parse`` is what :class:`Ledger` calls."""
+
+    format = ""
+    #: Top-level fields left out when two sessions' events are compared
+    #: (``diff`` without ``--strict-events``): ids and times of the session
+    #: and its records, as run_id and ts are for a ledger.
+    volatile: frozenset[str] = frozenset({"timestamp"})
+
+    def __init__(self, path: Path) -> None:
+        self.run_id = run_id_of(path)
+
+    def kind_of(self, rec: dict[str, Any]) -> tuple[str, str | None]:
+        raise NotImplementedError
+
+    def parse(self, raw: bytes, line: int, offset: int) -> Event | LineError:
+        """Line ``line`` as an event, or why it is not one (bad JSON or
+        encoding, not an object: as for any ledger)."""
+        rec = parse_object(raw, line, offset)
+        if type(rec) is not dict:
+            return rec  # type: ignore[return-value]
+        return self.event(rec, line, offset)
+
+    def reread(self, raw: bytes, line: int, offset: int) -> Event:
+        """A line that was validated, again (for the rules): no checks."""
+        return self.event(orjson.loads(raw), line, offset)
+
+    def event(self, rec: dict[str, Any], line: int, offset: int) -> RecordEvent:
+        kind, call = self.kind_of(rec)
+        ts = rec.get("timestamp")
+        if type(ts) is str:
+            ts_s = ts_seconds(ts)
+        else:
+            ts, ts_s = None, None
+        event = RecordEvent(rec, line, self.run_id, kind, rec, ts, None, 1, line, offset, ts_s)
+        event._call = call
+        return event
+
+    def checker(
+        self,
+        kinds: frozenset[str],
+        may_ignore: Callable[[Event], bool] | None,
+        read_line: Callable[[int], bytes],
+    ) -> SequenceChecker:
+        return SessionChecker(kinds, may_ignore)
+
+    def result_data(self, rec: dict[str, Any], call_id: str) -> Any:
+        """The recorded result of ``call_id`` in its result record."""
+        raise NotImplementedError
+
+    def compare_key(self, rec: dict[str, Any]) -> list[Any]:
+        """What ``diff`` compares of a record: its kind and the record
+        without :attr:`volatile` fields."""
+        kind, _ = self.kind_of(rec)
+        return [kind, {k: v for k, v in rec.items() if k not in self.volatile}]
+
+
+class ClaudeCodeLines(SessionLines):
+    format = CLAUDE_CODE
+    volatile = frozenset(
+        {"uuid", "parentUuid", "logicalParentUuid", "leafUuid", "timestamp", "sessionId"}
+        | {"requestId", "messageId"}
+    )
+
+    def kind_of(self, rec: dict[str, Any]) -> tuple[str, str | None]:
+        return claude_code_kind(rec)
+
+    def checker(
+        self,
+        kinds: frozenset[str],
+        may_ignore: Callable[[Event], bool] | None,
+        read_line: Callable[[int], bytes],
+    ) -> SequenceChecker:
+        return ClaudeCodeChecker(kinds, may_ignore, read_line)
+
+    def result_data(self, rec: dict[str, Any], call_id: str) -> Any:
+        """``{"tool_result": <the block>, "toolUseResult": <its structured
+        result>}`` (the latter when the record has one); the blocks' list
+        when a record answers the call in several."""
+        msg = rec.get("message")
+        content = msg.get("content") if type(msg) is dict else None
+        blocks = [
+            b
+            for b in (content if type(content) is list else ())
+            if type(b) is dict
+            and b.get("type") == "tool_result"
+            and b.get("tool_use_id") == call_id
+        ]
+        data: dict[str, Any] = {"tool_result": blocks[0] if len(blocks) == 1 else blocks}
+        if "toolUseResult" in rec:
+            data["toolUseResult"] = rec["toolUseResult"]
+        return data
+
+    def compare_key(self, rec: dict[str, Any]) -> list[Any]:
+        kind, body = super().compare_key(rec)
+        msg = body.get("message")
+        if type(msg) is dict and "id" in msg:
+            body["message"] = {k: v for k, v in msg.items() if k != "id"}
+        return [kind, body]
+
+
+class CodexLines(SessionLines):
+    format = CODEX
+
+    def kind_of(self, rec: dict[str, Any]) -> tuple[str, str | None]:
+        return codex_kind(rec)
+
+    def result_data(self, rec: dict[str, Any], call_id: str) -> Any:
+        """The output item as recorded (``{"type": "function_call_output",
+        "call_id", "output"}``)."""
+        return codex_item(rec)
+
+
+_LINES: dict[str, type[SessionLines]] = {CLAUDE_CODE: ClaudeCodeLines, CODEX: CodexLines}
+
+
+def lines_for(fmt: str, path: Path) -> SessionLines:
+    """The mapping of the session file ``path`` in format ``fmt``."""
+    return _LINES[fmt](path)
+
+
+def subagent_transcript(session: Path, agent_id: str) -> Path | None:
+    """Where a Claude Code sub-agent's own transcript is, if it is there:
+    ``<session-dir>/<session-id>/subagents/agent-<id>.jsonl`` (Claude Code 2.x)
+    or ``agent-<id>.jsonl`` beside the session (1.x); None otherwise. The id
+    is the one the rules record (``agents.<call>.agent_id``); only a plain
+    name is looked for (never a path built from ``/`` or ``..``)."""
+    if not agent_id or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", agent_id):
+        return None
+    name = f"agent-{agent_id}.jsonl"
+    for candidate in (
+        session.parent / run_id_of(session) / "subagents" / name,
+        session.parent / name,
+    ):
+        try:
+            if candidate.is_file():
+                return candidate
+        except OSError:
+            continue
+    return None
+
+
+# -- telling what a file is --------------------------------------------------------
+
+
+def _claude_code_like(rec: dict[str, Any]) -> int:
+    """2: a Claude Code record (a message, a system record or progress with
+    its uuid and session id), 1: one of its bookkeeping records, 0: neither."""
+    t = rec.get("type")
+    if type(rec.get("uuid")) is str and type(rec.get("sessionId")) is str and type(t) is str:
+        return 2
+    if (
+        (t == "summary" and "leafUuid" in rec)
+        or (t == "file-history-snapshot" and "snapshot" in rec)
+        or (t == "queue-operation" and "operation" in rec)
+    ):
+        return 1
+    return 0
+
+
+def _codex_like(rec: dict[str, Any], first: bool) -> bool:
+    if rec.get("type") in _CODEX_TOP and type(rec.get("payload")) is dict and "timestamp" in rec:
+        return True
+    # the first rollouts: a header, then bare items and {"record_type": "state"}
+    return first and "instructions" in rec and "id" in rec and "timestamp" in rec
+
+
+_ENVELOPE = ("seq", "run_id", "kind")
+#: What the start of a Claude Code record holds before its message (which may be huge).
+_CLAUDE_HINT = (b'"sessionId":', b'"parentUuid":', b'"isSidechain":')
+_CODEX_HINT = re.compile(rb'\A\s*\{"timestamp":"[^"]*","type":"(?:session_meta|response_item)"')
+
+
+def _head(path: Path) -> bytes:
+    """The first bytes of a regular file (never waiting on a FIFO)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        return os.pread(fd, _HEAD, 0)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def session_format_of(path: Path) -> str | None:
+    """``claude-code`` or ``codex`` if the file's first records look like a
+    Claude Code transcript or a Codex rollout, else None (an envelope
+    ledger, or something else: its reader says what)."""
+    head = _head(path).removeprefix(b"\xef\xbb\xbf")
+    lines = head.split(b"\n")
+    complete = lines[:-1][:_HEAD_LINES]
+    if not complete:  # one long first line: tell by its start
+        if all(h in head for h in _CLAUDE_HINT):
+            return CLAUDE_CODE
+        return CODEX if _CODEX_HINT.match(head) else None
+    claude = weak = codex = 0
+    for i, raw in enumerate(complete):
+        try:
+            rec = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue  # damaged: the other lines tell, and strict replay judges it
+        if type(rec) is not dict:
+            return None
+        if all(k in rec for k in _ENVELOPE):
+            return None  # a ledger
+        like = _claude_code_like(rec)
+        claude += like == 2
+        weak += like == 1
+        codex += _codex_like(rec, i == 0)
+    if claude:
+        return CLAUDE_CODE if not codex else None
+    if codex:
+        return CODEX
+    return CLAUDE_CODE if weak else None

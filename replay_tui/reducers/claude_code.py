@@ -1,0 +1,563 @@
+"""The ``claude_code`` rules: a Claude Code session's state after each record.
+
+A Claude Code transcript (``~/.claude/projects/<project>/<session>.jsonl``)
+is read in place as the ledger (:mod:`replay_tui.formats.sessions`): one
+record a line, the line number its seq, the record itself its payload, and a
+kind named from it: ``user`` (a prompt, a command, a meta message),
+``tool_result``, ``assistant`` (text), ``thinking``, ``tool_use``,
+``compact_boundary``, ``system``, and the record types these rules read
+nothing from (``summary``, ``progress``, ``file-history-snapshot``,
+``queue-operation``, and any type a newer version adds), shown as they are.
+
+State:
+
+- ``calls``: tool_use id -> ``{tool, status, input, seq, at, result_seq,
+  duration_s}``; ``status`` is ``requested`` until its ``tool_result`` is
+  recorded, then ``ok``, or ``error`` when the result says ``is_error: true``
+  (with the start of its text as ``error``); ``input`` sums the input up
+  (``ls -la`` for Bash, the path for Read, ...); ``duration_s`` is from the
+  two records' timestamps;
+- ``usage``: ``input_tokens``, ``output_tokens``, ``cache_creation_input_tokens``
+  and ``cache_read_input_tokens`` summed over API messages, each message
+  (``message.id``) counted once with the usage of its last line so far (one
+  message is often split over several ``assistant`` lines, whose usage
+  grows); ``messages`` keeps that last usage by message id;
+- ``model`` (the last message's, ``<synthetic>`` left out), ``version`` (of
+  Claude Code, the last record's), ``session`` (id, cwd, git branch, agent id,
+  whether every record so far is a sub-agent's: ``sidechain``);
+- ``turns``: prompts of the user (see :func:`is_prompt`);
+- ``todos``: the list as the last TodoWrite call left it (its input);
+- ``compactions``: each ``compact_boundary`` (trigger, tokens before);
+- ``agents``: sub-agent calls (``Task``/``Agent``): description, type,
+  status and the agent's id once its result says it;
+- ``phase`` (the summary): ``new``, ``awaiting_model`` (a prompt, or every
+  call answered), ``tools_running`` (a call in flight), ``awaiting_user``
+  (the model replied with nothing in flight).
+
+Strict where the format has invariants: a ``tool_result`` for a call never
+requested, or a second result for one call, or a tool_use id requested twice,
+is ``illegal_transition``. (A ``uuid`` used twice and a ``parentUuid`` naming
+no earlier record are checked for every record before the rules run.)
+Tolerant where it is only new: fields and record types these rules do not
+read change nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from replay_tui.errors import RuleViolation
+from replay_tui.formats.envelope import ts_seconds
+from replay_tui.reducers.base import Context, State
+
+if TYPE_CHECKING:
+    from replay_tui.envelope import Event
+
+#: Kinds these rules interpret, or know and read nothing from.
+KINDS = frozenset(
+    {
+        "user",
+        "tool_result",
+        "assistant",
+        "thinking",
+        "tool_use",
+        "compact_boundary",
+        "system",
+        "summary",
+        "progress",
+        "file-history-snapshot",
+        "queue-operation",
+    }
+)
+_MESSAGE_KINDS = frozenset({"assistant", "thinking", "tool_use"})
+USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+#: Tools that run a sub-agent, and tools that set the todo list.
+AGENT_TOOLS = frozenset({"Task", "Agent"})
+TODO_TOOLS = frozenset({"TodoWrite"})
+#: The input field that says what a call does, by tool.
+_INPUT_KEYS = {
+    "Bash": "command",
+    "Read": "file_path",
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+    "NotebookRead": "notebook_path",
+    "Glob": "pattern",
+    "Grep": "pattern",
+    "LS": "path",
+    "WebFetch": "url",
+    "WebSearch": "query",
+    "Task": "description",
+    "Agent": "description",
+    "BashOutput": "bash_id",
+    "KillBash": "shell_id",
+    "KillShell": "shell_id",
+    "Skill": "skill",
+    "SlashCommand": "command",
+}
+_NOT_PROMPTS = ("<local-command-", "[Request interrupted")
+_AGENT_ID = re.compile(r"agentId: ([A-Za-z0-9_-]+)")
+_SPACE = re.compile(r"\s+")
+
+
+def _illegal(message: str) -> RuleViolation:
+    return RuleViolation("illegal_transition", message)
+
+
+def _one_line(text: str, limit: int = 120) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    flat = _SPACE.sub(" ", text[: 4 * limit]).strip()  # a 12 MB result is not flattened whole
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _count(value: Any) -> int:
+    """A token count as recorded (anything but a whole number >= 0 is 0)."""
+    return value if type(value) is int and value >= 0 else 0
+
+
+def _blocks(rec: dict[str, Any]) -> list[Any]:
+    msg = rec.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    return list(content) if isinstance(content, list) else []
+
+
+def _text_of(content: Any) -> str:
+    """The text of a message's or a tool result's content (a string, or the
+    text of its text blocks)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+    return ""
+
+
+def input_summary(tool: str, args: Any) -> str:
+    """What a call does, in a few words: Bash's command, Read's path, ..."""
+    if not isinstance(args, dict):
+        return ""
+    if tool in TODO_TOOLS and isinstance(args.get("todos"), list):
+        return f"{len(args['todos'])} todos"
+    key = _INPUT_KEYS.get(tool)
+    value = args.get(key) if key else None
+    if not isinstance(value, str):
+        value = next((v for v in args.values() if isinstance(v, str)), None)
+    return _one_line(value) if value else ""
+
+
+def is_prompt(rec: dict[str, Any], sidechain_file: bool) -> bool:
+    """A user record that is a prompt of the user: not a tool result, not a
+    meta message (``isMeta``: a command's expansion), not a compaction's
+    summary (``isCompactSummary``), not a sub-agent's task (``isSidechain``,
+    unless the file is the sub-agent's own transcript), and not a command's
+    output or an interruption (text starting ``<local-command-`` or
+    ``[Request interrupted``)."""
+    if rec.get("type") != "user" or rec.get("isMeta") is True:
+        return False
+    if rec.get("isCompactSummary") is True:
+        return False
+    if rec.get("isSidechain") is True and not sidechain_file:
+        return False
+    msg = rec.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if isinstance(content, list):
+        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+            return False
+        if not any(isinstance(b, dict) and b.get("type") in ("text", "image") for b in content):
+            return False
+    elif not isinstance(content, str):
+        return False
+    return not _text_of(content).lstrip().startswith(_NOT_PROMPTS)
+
+
+def _seconds(text: Any) -> float | None:
+    return ts_seconds(text) if isinstance(text, str) else None
+
+
+def _duration(call: dict[str, Any], event: Event) -> float | None:
+    start = _seconds(call.get("at"))
+    if start is None or event.ts_s is None:
+        return None
+    return round(event.ts_s - start, 3)
+
+
+def _in_words(seconds: Any) -> str:
+    """``74 ms``, ``1.2 s``: how long a call took (from the records' timestamps)."""
+    if not isinstance(seconds, int | float):
+        return "time not recorded"
+    return f"{seconds * 1000:.0f} ms" if abs(seconds) < 1 else f"{seconds:.1f} s"
+
+
+class ClaudeCodeRules:
+    name = "claude_code"
+    version = "1.0.0"
+    kinds = KINDS
+    #: The source these rules are for: never chosen for an events.jsonl by its first kind.
+    source_format = "claude-code"
+    #: A row says what the rules say of its record, not the record's JSON.
+    row_summary_only = True
+    #: How a record of a type these rules do not know is shown.
+    ignored_words = "not interpreted (a record type these rules do not know)"
+
+    def initial_state(self) -> State:
+        return {
+            "phase": "new",
+            "model": None,
+            "version": None,
+            "session": {
+                "id": None,
+                "cwd": None,
+                "git_branch": None,
+                "agent_id": None,
+                "sidechain": None,
+            },
+            "turns": 0,
+            "in_flight": 0,
+            "calls": {},
+            "usage": dict.fromkeys(USAGE_FIELDS, 0),
+            "messages": {},
+            "todos": [],
+            "compactions": [],
+            "agents": {},
+        }
+
+    def ignorable(self, event: Event) -> bool:
+        """A record type these rules do not know: shown, changing nothing
+        (how new versions of Claude Code add record types)."""
+        return True
+
+    def summary(self, state: State) -> str:
+        return str(state["phase"])
+
+    # -- rules ------------------------------------------------------------
+    def apply(self, state: State, event: Event, ctx: Context) -> State:
+        rec = event.payload
+        kind = event.kind
+        self._session(state, rec)
+        if kind == "user":
+            if is_prompt(rec, state["session"]["sidechain"] is True):
+                state["turns"] += 1
+                self._phase(state, "awaiting_model")
+        elif kind == "tool_result":
+            self._results(state, event)
+        elif kind in _MESSAGE_KINDS:
+            self._message(state, event)
+        elif kind == "compact_boundary":
+            meta = rec.get("compactMetadata")
+            meta = meta if isinstance(meta, dict) else {}
+            state["compactions"].append(
+                {
+                    "seq": event.seq,
+                    "trigger": meta.get("trigger"),
+                    "pre_tokens": meta.get("preTokens"),
+                    "logical_parent": rec.get("logicalParentUuid"),
+                }
+            )
+        return state
+
+    @staticmethod
+    def _phase(state: State, phase: str) -> None:
+        if state["in_flight"] > 0:
+            phase = "tools_running"
+        if state["phase"] != phase:
+            state["phase"] = phase
+
+    @staticmethod
+    def _session(state: State, rec: dict[str, Any]) -> None:
+        """Who wrote the record: Claude Code's version, the session, its cwd."""
+        version = rec.get("version")
+        if isinstance(version, str) and state["version"] != version:
+            state["version"] = version
+        fields = (
+            ("id", "sessionId"),
+            ("cwd", "cwd"),
+            ("git_branch", "gitBranch"),
+            ("agent_id", "agentId"),
+        )
+        session = None
+        for key, field in fields:
+            value = rec.get(field)
+            if isinstance(value, str):
+                session = session if session is not None else state["session"]
+                if session[key] != value and (key != "id" or session[key] is None):
+                    session[key] = value
+        side = rec.get("isSidechain")
+        if side is True or side is False:
+            session = session if session is not None else state["session"]
+            now = session["sidechain"]
+            if (side and now is None) or (not side and now is not False):
+                session["sidechain"] = side
+
+    def _message(self, state: State, event: Event) -> None:
+        """An API message's line: its model and usage, and any tool calls."""
+        rec = event.payload
+        msg = rec.get("message")
+        if not isinstance(msg, dict):
+            return
+        model = msg.get("model")
+        if isinstance(model, str) and not model.startswith("<") and state["model"] != model:
+            state["model"] = model
+        usage = msg.get("usage")
+        if isinstance(usage, dict):
+            mid = msg.get("id")
+            key = mid if isinstance(mid, str) else f"seq {event.seq}"
+            new = [_count(usage.get(f)) for f in USAGE_FIELDS]
+            messages = state["messages"]
+            old = messages.get(key)
+            before = list(old) if old is not None else [0, 0, 0, 0]
+            if old is None or before != new:
+                totals = state["usage"]
+                for f, n, o in zip(USAGE_FIELDS, new, before, strict=True):
+                    if n != o:
+                        totals[f] += n - o
+                messages[key] = new
+        if event.kind == "tool_use":
+            self._requests(state, event)
+        elif event.kind == "assistant":
+            self._phase(state, "awaiting_user")
+        else:
+            self._phase(state, "awaiting_model")
+
+    def _requests(self, state: State, event: Event) -> None:
+        calls = state["calls"]
+        sidechain = event.payload.get("isSidechain") is True
+        for block in _blocks(event.payload):
+            if not isinstance(block, dict) or block.get("type") != "tool_use":
+                continue
+            cid = block.get("id")
+            if not isinstance(cid, str):
+                raise _illegal("tool_use without an id")
+            if cid in calls:
+                raise _illegal(f"tool_use {cid} was already requested at seq {calls[cid]['seq']}")
+            tool = block.get("name")
+            tool = tool if isinstance(tool, str) else "?"
+            args = block.get("input")
+            call: dict[str, Any] = {
+                "tool": tool,
+                "status": "requested",
+                "input": input_summary(tool, args),
+                "seq": event.seq,
+                "at": event.ts,
+                "result_seq": None,
+                "duration_s": None,
+            }
+            if sidechain:
+                call["sidechain"] = True
+            calls[cid] = call
+            state["in_flight"] += 1
+            if isinstance(args, dict):
+                if tool in TODO_TOOLS and isinstance(args.get("todos"), list):
+                    state["todos"] = args["todos"]
+                if tool in AGENT_TOOLS:
+                    state["agents"][cid] = {
+                        "description": args.get("description"),
+                        "subagent_type": args.get("subagent_type"),
+                        "status": "requested",
+                        "agent_id": None,
+                        "seq": event.seq,
+                        "result_seq": None,
+                    }
+        self._phase(state, "tools_running")
+
+    def _results(self, state: State, event: Event) -> None:
+        calls = state["calls"]
+        rec = event.payload
+        for block in _blocks(rec):
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            cid = block.get("tool_use_id")
+            if not isinstance(cid, str):
+                raise _illegal("tool_result without a tool_use_id")
+            call = calls.get(cid)
+            if call is None:
+                raise _illegal(f"tool_result for {cid}, which was never requested")
+            if call["status"] != "requested":
+                raise _illegal(
+                    f"a second tool_result for {cid}: its result was recorded at seq "
+                    f"{call['result_seq']}"
+                )
+            status = "error" if block.get("is_error") is True else "ok"
+            call["status"] = status
+            call["result_seq"] = event.seq
+            call["duration_s"] = _duration(call, event)
+            if status == "error":
+                call["error"] = _one_line(_text_of(block.get("content")), 200)
+            state["in_flight"] -= 1
+            agent = state["agents"].get(cid)
+            if agent is not None:
+                self._agent_done(agent, status, block, rec, event.seq)
+        self._phase(state, "awaiting_model")
+
+    @staticmethod
+    def _agent_done(
+        agent: dict[str, Any], status: str, block: dict[str, Any], rec: dict[str, Any], seq: int
+    ) -> None:
+        agent["status"] = status
+        agent["result_seq"] = seq
+        result = rec.get("toolUseResult")
+        agent_id = result.get("agentId") if isinstance(result, dict) else None
+        if not isinstance(agent_id, str):
+            found = _AGENT_ID.search(_text_of(block.get("content")))
+            agent_id = found.group(1) if found else None
+        if agent_id is not None:
+            agent["agent_id"] = agent_id
+        if isinstance(result, dict):
+            for key, field in (
+                ("total_tokens", "totalTokens"),
+                ("tool_uses", "totalToolUseCount"),
+                ("duration_ms", "totalDurationMs"),
+            ):
+                if type(result.get(field)) is int:
+                    agent[key] = result[field]
+
+    # -- prose ------------------------------------------------------------
+    def still_open(self, state: State) -> list[str]:
+        """Calls requested whose result is not recorded: in flight when the
+        transcript ends."""
+        return [
+            f"{cid} {_label(call)} requested at seq {call['seq']}, no tool_result yet"
+            for cid, call in state["calls"].items()
+            if call["status"] == "requested"
+        ]
+
+    def explain(self, before: State, event: Event, after: State) -> str:
+        words = self._explain(before, event, after)
+        if before["phase"] != after["phase"]:
+            words += f"; {before['phase']} -> {after['phase']}"
+        return words
+
+    def _explain(self, before: State, event: Event, after: State) -> str:
+        kind = event.kind
+        cid = event.call_id
+        if kind == "tool_use":
+            calls = [f"{_label(after['calls'][c])} ({c})" for c in _ids(event, "tool_use", "id")]
+            return f"tool_use: {', '.join(calls)} requested; {after['in_flight']} in flight"
+        if kind == "tool_result":
+            said = []
+            for c in _ids(event, "tool_result", "tool_use_id"):
+                call = after["calls"][c]
+                said.append(
+                    f"tool_result {call['status']} {_in_words(call['duration_s'])}: "
+                    f"{_label(call)} ({c}, requested at seq {call['seq']})"
+                )
+            return "; ".join(said) or "tool_result"
+        if kind == "user":
+            if after["turns"] != before["turns"]:
+                return f"user: turn {after['turns']}"
+            return "user: not a prompt (a meta message, a compaction's summary, a command's output)"
+        if kind in _MESSAGE_KINDS:
+            msg = event.payload.get("message")
+            mid = msg.get("id") if isinstance(msg, dict) else None
+            grown = [
+                f"{f} {before['usage'][f]:,} -> {after['usage'][f]:,}"
+                for f in USAGE_FIELDS
+                if before["usage"][f] != after["usage"][f]
+            ]
+            usage = (
+                f"usage of message {mid} (its last line counts): {', '.join(grown)}"
+                if grown
+                else "usage unchanged"
+            )
+            return f"{kind}: {usage}"
+        if kind == "compact_boundary":
+            last = after["compactions"][-1]
+            return (
+                f"compact_boundary: the conversation was compacted ({last['trigger']}, "
+                f"{last['pre_tokens']} tokens before); a new chain of records starts"
+            )
+        return f"{kind}: shown as recorded; these rules read nothing from it" + (
+            f" (call {cid})" if cid else ""
+        )
+
+    def row_summary(self, event: Event) -> str | None:
+        """The record in a line, as Claude Code's own view shows it: the
+        prompt, ``Bash ls -la``, ``ok · No files found``, the reply."""
+        rec = event.payload
+        kind = event.kind
+        if kind == "tool_use":
+            return "; ".join(
+                " ".join(
+                    x
+                    for x in (str(b.get("name")), input_summary(str(b.get("name")), b.get("input")))
+                    if x
+                )
+                for b in _blocks(rec)
+                if isinstance(b, dict) and b.get("type") == "tool_use"
+            )
+        if kind == "tool_result":
+            return "; ".join(
+                f"{'error' if b.get('is_error') is True else 'ok'} · "
+                f"{_one_line(_text_of(b.get('content')), 200)}"
+                for b in _blocks(rec)
+                if isinstance(b, dict) and b.get("type") == "tool_result"
+            )
+        if kind in ("user", "assistant", "thinking"):
+            msg = rec.get("message")
+            content = msg.get("content") if isinstance(msg, dict) else None
+            if kind == "thinking":
+                text = " ".join(
+                    str(b.get("thinking", ""))
+                    for b in (content if isinstance(content, list) else [])
+                    if isinstance(b, dict)
+                )
+            else:
+                text = _text_of(content)
+            tag = "(meta) " if rec.get("isMeta") is True else ""
+            if rec.get("isCompactSummary") is True:
+                tag = "(compaction summary) "
+            return tag + _one_line(text, 200)
+        if kind == "compact_boundary":
+            meta = rec.get("compactMetadata")
+            meta = meta if isinstance(meta, dict) else {}
+            return f"compacted ({meta.get('trigger')}, {meta.get('preTokens')} tokens before)"
+        if kind == "system":
+            content = rec.get("content")
+            return _one_line(f"{rec.get('subtype')}: {content if isinstance(content, str) else ''}")
+        if kind == "summary":
+            return _one_line(str(rec.get("summary")), 200)
+        if kind == "queue-operation":
+            content = rec.get("content")
+            return _one_line(
+                f"{rec.get('operation')} {content if isinstance(content, str) else ''}"
+            )
+        if kind == "progress":
+            data = rec.get("data")
+            if isinstance(data, dict):
+                return _one_line(" ".join(str(data[k]) for k in ("type", "hookEvent") if k in data))
+        return None
+
+    def recorded_call(self, state: State, event: Event) -> tuple[str, dict[str, Any]] | None:
+        """The call ``event`` requests or answers and what ``state`` knows of
+        it (``result_seq``: the line of its recorded result): how the engine
+        finds a call's receipt, the result as recorded in the transcript."""
+        cid = event.call_id
+        if cid is None or event.kind not in ("tool_use", "tool_result"):
+            return None
+        call = state["calls"].get(cid)
+        return (cid, call) if call is not None else None
+
+
+def _label(call: dict[str, Any]) -> str:
+    """``Bash ls -la``: the tool and what it was asked."""
+    return f"{call['tool']} {call['input']}".strip()
+
+
+def _ids(event: Event, block_type: str, key: str) -> list[str]:
+    return [
+        b[key]
+        for b in _blocks(event.payload)
+        if isinstance(b, dict) and b.get("type") == block_type and isinstance(b.get(key), str)
+    ]
+
+
+REDUCER = ClaudeCodeRules()
