@@ -37,7 +37,7 @@ async def test_a_link_opens_at_its_seq() -> None:
         await settle(app, pilot)
         await until(pilot, lambda: seq_at_cursor(app) == 10)
         assert seq_at_cursor(app) == 10
-        assert app.main.link() == f"{DEMO}@10"
+        assert app.main.view.link(app.main.cursor_seq()) == f"{DEMO}@10"
         await pilot.press("c")
         assert any(f"copied the link {DEMO}@10" in m for m in said(app))
 

@@ -283,7 +283,7 @@ async def test_a_watch_grows_with_a_followed_run(tmp_path: Path) -> None:
     app = make_app(live, follow=True)
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.replay.valid == 60)
-        app.main.start_watch(("spent", "tokens"))
+        app.main.side.start_watch(("spent", "tokens"))
         await until(pilot, lambda: app.main.watchlist.done)
         first = len(app.main.watchlist.changes)
         assert first and app.query_one(WatchPane).display

@@ -414,7 +414,7 @@ async def test_watching_an_object_says_which_field_changed() -> None:
         await settle(app, pilot)
         from replay_tui.questions.condition import parse_path
 
-        app.main.start_watch(parse_path("calls.call-003"))
+        app.main.side.start_watch(parse_path("calls.call-003"))
         assert await until(pilot, lambda: app.main.watchlist.done, 5)
         await pilot.pause(0.1)
         rows = pane_rows(app, "#watch")

@@ -52,9 +52,9 @@ KEYS: list[Key] = [
     Key("space", "play", "Play / pause at the recorded pace", "space", "Play"),
     Key("plus,equals_sign", "speed(2.0)", "Play faster", "+"),
     Key("minus", "speed(0.5)", "Play slower", "-"),
-    Key("d", "toggle('full_state')", "State diff / full state", "d", "Diff/full"),
-    Key("r", "toggle('reveal')", "Reveal / mask secret-looking values", "r", "Secrets"),
-    Key("x", "toggle('expand')", "Expand / cut long values", "x"),
+    Key("d", "flip('full')", "State diff / full state", "d", "Diff/full"),
+    Key("r", "flip('reveal')", "Reveal / mask secret-looking values", "r", "Secrets"),
+    Key("x", "flip('expand')", "Expand / cut long values", "x"),
     Key("y", "copy_state", "Copy the state at the cursor as JSON", "y", "Copy"),
     Key("c", "copy_link", "Copy a link to this seq (RUN@SEQ: replay-tui opens it there)", "c"),
     Key("b", "bookmark", "Bookmark this event, or remove its bookmark", "b", "Bookmark"),
@@ -83,6 +83,12 @@ KEYS: list[Key] = [
     ),
     Key("f", "follow", "Follow the growing ledger (ride the tail)", "f", "Follow"),
     Key("F", "unfollow", "Stop following (judge the ledger as complete)", "F"),
+    Key(
+        "t",
+        "open_transcript",
+        "Claude Code: open the sub-agent's transcript of this Task call (Esc comes back)",
+        "t",
+    ),
     Key("R", "reload_rules", "Reload the rules file and re-run every prefix", "R"),
     # the panes' own keys
     Key(
@@ -134,13 +140,13 @@ FOOTER_ORDER = [
     "help",
     "quit",
     "goto",
-    "toggle('full_state')",
+    "flip('full')",
     "problem(1)",
     "filter",
     "play",
     "follow",
     "bookmark",
-    "toggle('reveal')",
+    "flip('reveal')",
     "copy_state",
 ]
 

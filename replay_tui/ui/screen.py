@@ -20,11 +20,11 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Horizontal
 from textual.notifications import SeverityLevel
-from textual.reactive import reactive, var
+from textual.reactive import var
 from textual.screen import Screen
 
 from replay_tui.engine.replay import Replay
-from replay_tui.questions.condition import Condition, StatePath
+from replay_tui.questions.condition import Condition
 from replay_tui.ui.compare import Comparison
 from replay_tui.ui.comparing import CompareKeeper
 from replay_tui.ui.cursor import CursorOwner
@@ -70,9 +70,6 @@ class ReplayScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = list(bindings_for("screen"))
 
-    full_state: reactive[bool] = reactive(False)
-    reveal: reactive[bool] = reactive(False)
-    expand: reactive[bool] = reactive(False)
     playing = var(False, toggle_class="-playing")
     validating = var(True, toggle_class="-validating")
     live = var(False, toggle_class="-live")
@@ -92,8 +89,11 @@ class ReplayScreen(Screen[None]):
         start_seq: int | None = None,
         against: Replay | None = None,
         strict_events: bool = False,
+        nested: bool = False,
     ) -> None:
         super().__init__()
+        #: A sub-agent's transcript over its session: Esc goes back to it.
+        self.nested = nested
         self.session = RunSession(
             replay, label=label, reducer_spec=reducer_spec, watch_rules=watch_rules
         )
@@ -269,7 +269,7 @@ class ReplayScreen(Screen[None]):
         if self.timeline.clicked:
             self.timeline.clicked = False
             self.cursor.person_moves()
-        self.show_view(message.index)
+        self.side.show_line(self.view, message.index)
         if self.watchlist.watched is not None:
             self.watchlist.select_seq(self.cursor_seq())
         self.refresh_status()
@@ -291,7 +291,7 @@ class ReplayScreen(Screen[None]):
         if message.differences:
             self.timeline.set_differs(frozenset(self.compare.differs or ()))
         self.comparing.find_differences(self.replay)
-        self.render_panes()
+        self.side.render_view()
         self.refresh_status()
 
     def on_marks_changed(self, message: MarksChanged) -> None:
@@ -315,9 +315,6 @@ class ReplayScreen(Screen[None]):
             self.watchlist.select_seq(self.cursor_seq())
             self.timeline.set_marks(self.watchlist.marked_rows())
             self.refresh_status()
-
-    def start_watch(self, path: StatePath) -> None:
-        self.side.start_watch(path)
 
     def on_watch_changed(self) -> None:
         self.watching = self.watchlist.watched is not None
@@ -363,12 +360,6 @@ class ReplayScreen(Screen[None]):
         """What the side panes show: the line view at the cursor."""
         return self.side.line_view
 
-    def show_view(self, index: int) -> None:
-        self.side.show_line(self.view, index)
-
-    def render_panes(self) -> None:
-        self.side.render_view()
-
     def _side_extras(self) -> Extras:
         """The state pane's note where no state is shown yet, and compare mode's lines."""
         pending = f"validating… {self.session.fraction:.0%}" if self.validating else ""
@@ -385,18 +376,13 @@ class ReplayScreen(Screen[None]):
         many times this is called before it."""
         self.status_bar.changed()
 
-    def watch_full_state(self, full: bool) -> None:
-        self.side.full = full
-        self.render_panes()
+    @property
+    def reveal(self) -> bool:
+        """Secret-looking values are shown (``r``)."""
+        return self.side.reveal
 
-    def watch_reveal(self, reveal: bool) -> None:
-        self.side.reveal = reveal
-        self.render_panes()
-        self.refresh_status()
-
-    def watch_expand(self, expand: bool) -> None:
-        self.side.expand = expand
-        self.render_panes()
+    def action_flip(self, toggle: str) -> None:
+        self.side.flip(toggle)
 
     # -- actions ------------------------------------------------------------
     def action_step(self, delta: int) -> None:
@@ -486,12 +472,14 @@ class ReplayScreen(Screen[None]):
             return
         if self.comparing.close():
             return
-        self.searching.forget()
+        forgot = self.searching.forget()
         pending = self.cursor.forget_pending()
         if pending is not None:
             self.notify(f"no longer going to seq {pending:,}", timeout=2)
         if self.search.filter_text:
             self.apply_filter("")
+        elif self.nested and pending is None and not forgot:
+            self.dismiss()
 
     def action_match(self, direction: int) -> None:
         found = self.searching.next_match(self.cursor_seq(), direction)
@@ -527,11 +515,7 @@ class ReplayScreen(Screen[None]):
         self.mark_keeper.write_report(self.cursor_seq())
 
     def action_copy_link(self) -> None:
-        self.mark_keeper.copy_link(self.link())
-
-    def link(self) -> str:
-        """``RUN@SEQ`` for the cursor: ``replay-tui RUN@SEQ`` opens it there."""
-        return self.view.link(self.cursor_seq())
+        self.mark_keeper.copy_link(self.view.link(self.cursor_seq()))
 
     def bookmark_commands(self) -> Iterable[SystemCommand]:
         """The palette's bookmarks (the app lists them first)."""
@@ -558,6 +542,15 @@ class ReplayScreen(Screen[None]):
     def _prompt(self, screen: PromptScreen[Any], done: Callable[[Any], None]) -> None:
         """Open a prompt through the app, which hands it keys typed ahead."""
         cast(PromptHost, self.app).push_prompt(screen, done)
+
+    def action_open_transcript(self) -> None:
+        replay = self.side.open_transcript(self.view.subagents)
+        if replay is not None:
+            self.app.push_screen(ReplayScreen(replay, nested=True))
+
+    def on_unmount(self) -> None:
+        if self.nested:  # the session's own replay is the CLI's to close
+            self.replay.close()
 
     def action_quit(self) -> None:
         self.app.exit()

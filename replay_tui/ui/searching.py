@@ -105,11 +105,14 @@ class SearchKeeper(Widget):
             return turn
         return None
 
-    def forget(self) -> None:
-        """Esc: forget the condition (the filter is the screen's to clear)."""
-        if self.search.forget():
-            self.workers.cancel_group(self, "turns")
-            self.post_message(StatusChanged())
+    def forget(self) -> bool:
+        """Esc: forget the condition (the filter is the screen's to clear);
+        False if there was none."""
+        if not self.search.forget():
+            return False
+        self.workers.cancel_group(self, "turns")
+        self.post_message(StatusChanged())
+        return True
 
     # -- the filter ----------------------------------------------------------
     def set_filter(self, query: str) -> bool:

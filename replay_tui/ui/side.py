@@ -15,12 +15,16 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.worker import get_current_worker
 
+from replay_tui.core.errors import CannotRun
+from replay_tui.engine.open import open_replay
+from replay_tui.engine.replay import Replay
 from replay_tui.questions.condition import StatePath
 from replay_tui.ui.clipboard import state_to_copy
 from replay_tui.ui.messages import StatusChanged, ViewReady, WatchChanged
 from replay_tui.ui.panes import ReceiptPane, StatePane
 from replay_tui.ui.watch import WatchPane
 from replay_tui.views.runview import LineView, RunView
+from replay_tui.views.subagents import SubAgents
 
 #: A view that took longer than this on the UI thread sends the next ones to a worker.
 INLINE_VIEW_SECONDS = 0.03
@@ -38,6 +42,8 @@ class SidePanes(Vertical):
         self.watchlist = watchlist
         self._extras = extras
         self.line_view: LineView | None = None
+        #: The state pane shows the full state (``d``), secret-looking values
+        #: (``r``), long values whole (``x``).
         self.full = self.reveal = self.expand = False
         #: The run view shown (the screen swaps it with the replay).
         self.view = view
@@ -52,6 +58,28 @@ class SidePanes(Vertical):
     def on_mount(self) -> None:
         self.query_one(StatePane).border_title = "state"
         self.query_one(ReceiptPane).border_title = "receipt"
+
+    def flip(self, toggle: str) -> None:
+        """``d`` / ``r`` / ``x``: flip ``full``, ``reveal`` or ``expand``."""
+        setattr(self, toggle, not getattr(self, toggle))
+        self.render_view()
+        self.post_message(StatusChanged())  # the status says "secrets shown"
+
+    def open_transcript(self, subagents: SubAgents) -> Replay | None:
+        """``t``: the replay of the sub-agent transcript of the call at the
+        cursor, or None (said why)."""
+        view = self.line_view
+        path = subagents.at(view.event if view is not None else None)
+        if path is None:
+            said = "t opens a sub-agent's transcript: put the cursor on its Task call or result"
+            self.notify(said, timeout=4)
+            return None
+        try:
+            replay, _ = open_replay(str(path), "claude_code", watchdog=False, history=True)
+        except CannotRun as exc:
+            self.notify(str(exc), severity="error", markup=False)
+            return None
+        return replay
 
     def show_line(self, view: RunView, index: int) -> None:
         """Show line ``index`` of ``view`` (not yet indexed: shown when its rows come)."""

@@ -23,6 +23,7 @@ from replay_tui.formats.envelope import Event, LineError
 from replay_tui.formats.receipts import Receipt, ReceiptProblem, ReceiptStore, call_id_problem
 from replay_tui.state import canonical
 from replay_tui.views.rows import Row, make_row
+from replay_tui.views.subagents import SubAgents
 
 #: A receipt's pin status in words (the receipt pane and the report say the same).
 PIN_WORDS = {
@@ -34,6 +35,10 @@ PIN_WORDS = {
     "denied": "the host denied this call: it was never made, so it has no receipt",
     "pending": "receipt pending: not written yet (following: it is waited for)",
 }
+
+
+#: Rows looked at for the first ``ts`` (a session opens with a few records without one).
+FIRST_TS_ROWS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +107,8 @@ class RunView:
             frozenset(),
         )
         self._last_state: tuple[int, dict[str, Any]] | None = None
+        #: A Claude Code session's sub-agents with a transcript on disk.
+        self.subagents = SubAgents(replay)
         #: The rules' words stand for the row's payload (a session's record:
         #: its JSON says less than they do, at a cost per row).
         self._words_only = (
@@ -126,6 +133,9 @@ class RunView:
             if self.replay.is_ignored(parsed):
                 row = dataclasses.replace(row, problem=self.replay.ignored_words)
             said = self._row_summary(parsed)
+            transcript = self.subagents.at(parsed)
+            if transcript is not None:
+                said = f"{said or ''}  ⤷ sub-agent transcript {transcript.name} (t opens it)"
             if said:  # the rules' words first; the payload after, still searchable
                 summary = escape_controls(said) + ("  " + row.summary if row.summary else "")
                 row = dataclasses.replace(row, summary=summary)
@@ -153,9 +163,14 @@ class RunView:
         return self._columns
 
     def first_ts(self) -> float | None:
+        """The first ``ts`` among the first rows: the timeline's offsets count
+        from it (a session may open with records that carry none)."""
         if not self._first_ts_known and self.row_count():
-            self._first_ts = self.row(0).ts
-            self._first_ts_known = True
+            rows = min(self.row_count(), FIRST_TS_ROWS)
+            self._first_ts = next(
+                (t for i in range(rows) if (t := self.row(i).ts) is not None), None
+            )
+            self._first_ts_known = self._first_ts is not None or rows == FIRST_TS_ROWS
         return self._first_ts
 
     def valid_count(self) -> int:

@@ -1,0 +1,46 @@
+"""Claude Code sub-agents: which calls of a session have their own
+transcript on disk, and where (``formats.sessions.subagent_transcript``).
+
+The rules record a ``Task`` call's agent id once its result names it
+(``agents.<call_id>.agent_id``); this looks it up in the state after the
+validated prefix, so a request row learns of its transcript once the
+result is read. Looked up again only when the prefix grew.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from replay_tui.engine.replay import Replay
+from replay_tui.formats.envelope import Event
+from replay_tui.formats.sessions import CLAUDE_CODE, subagent_transcript
+
+
+class SubAgents:
+    """The transcripts of a Claude Code session's sub-agents, by call id."""
+
+    def __init__(self, replay: Replay) -> None:
+        self.replay = replay
+        self._known: tuple[int, dict[str, Path]] = (-1, {})
+
+    def transcripts(self) -> dict[str, Path]:
+        r = self.replay
+        if r.paths.format != CLAUDE_CODE or r.history is None or r.valid <= 0:
+            return {}
+        if self._known[0] != r.valid:
+            agents = r.frozen_at(r.valid).get("agents")
+            found: dict[str, Path] = {}
+            for call_id, agent in agents.items() if isinstance(agents, Mapping) else ():
+                agent_id = agent.get("agent_id") if isinstance(agent, Mapping) else None
+                path = subagent_transcript(r.paths.events, agent_id) if agent_id else None
+                if path is not None:
+                    found[str(call_id)] = path
+            self._known = (r.valid, found)
+        return self._known[1]
+
+    def at(self, event: Event | None) -> Path | None:
+        """The transcript of the sub-agent this event calls or answers, if on disk."""
+        if event is None or not event.call_id:
+            return None
+        return self.transcripts().get(event.call_id)

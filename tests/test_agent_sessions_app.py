@@ -1,0 +1,74 @@
+"""Agent sessions in the app: a Claude Code sub-agent's transcript opens
+from its Task call and Esc comes back; a session is followed as it grows."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from replay_tui.ui.launch import make_app
+from replay_tui.ui.screen import ReplayScreen
+from tests.test_app import pane_text, seq_at_cursor, settle, status
+from tests.test_live_app import until
+
+FIXTURES = Path(__file__).parent / "fixtures" / "agent-sessions" / "claude-code"
+SUBAGENTS = FIXTURES / "codemie--incremental-subagents"
+
+
+def _session_with_subagent(tmp_path: Path) -> Path:
+    shutil.copy(SUBAGENTS / "turn-2.jsonl", tmp_path / "turn-2.jsonl")
+    shutil.copytree(SUBAGENTS / "turn-2", tmp_path / "turn-2")
+    return tmp_path / "turn-2.jsonl"
+
+
+async def test_t_opens_the_sub_agent_transcript_and_esc_comes_back(tmp_path: Path) -> None:
+    session = _session_with_subagent(tmp_path)
+    app = make_app(session)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        row = app.main.view.row(5)  # seq 6: the Task call
+        assert "Task" in row.summary and "agent-a485154.jsonl (t opens it)" in row.summary
+        await pilot.press("colon", "6", "enter")
+        await settle(app, pilot)
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.nested)
+        sub = app.screen
+        assert isinstance(sub, ReplayScreen)
+        await until(pilot, lambda: not sub.validating)
+        assert sub.replay.paths.events.name == "agent-a485154.jsonl"
+        assert "verified" in sub.status_text().plain and "seq 1 of 45" in sub.status_text().plain
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.main)
+        assert seq_at_cursor(app) == 6 and "seq 6 of 50" in status(app)
+
+
+async def test_t_elsewhere_says_what_it_opens(tmp_path: Path) -> None:
+    app = make_app(_session_with_subagent(tmp_path))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("t")  # seq 1: a summary record, no sub-agent
+        await pilot.pause()
+        assert app.screen is app.main
+        assert any("sub-agent's transcript" in n.message for n in app._notifications)
+
+
+async def test_a_session_is_followed_as_the_agent_writes(tmp_path: Path) -> None:
+    """Half a record waits; the tail is ridden; the new call shows in the state."""
+    source = (FIXTURES / "codemie--incremental-simple" / "turn-2.jsonl").read_bytes()
+    lines = source.splitlines(keepends=True)
+    session = tmp_path / "live.jsonl"
+    session.write_bytes(b"".join(lines[:-3]))
+    app = make_app(session, follow=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.replay.valid == len(lines) - 3)
+        assert "LIVE" in status(app)
+        with session.open("ab") as out:
+            out.write(lines[-3] + lines[-2][:20])  # one whole record, half of the next
+        await until(pilot, lambda: app.replay.valid == len(lines) - 2)
+        assert "error" not in status(app)
+        with session.open("ab") as out:
+            out.write(lines[-2][20:] + lines[-1])
+        await until(pilot, lambda: app.replay.valid == len(lines))
+        await until(pilot, lambda: seq_at_cursor(app) == len(lines))  # riding the tail
+        assert "error" not in status(app)
+        assert pane_text(app, "state")
