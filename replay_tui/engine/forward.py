@@ -27,6 +27,9 @@ from replay_tui.state import canonical
 from replay_tui.state.diff import Change, diff
 from replay_tui.state.persistent import DictDraft, freeze, thaw
 
+#: Progress is told (and cancelling looked at) at least this often, in bytes read.
+PROGRESS_BYTES = 1 << 20
+
 
 class _StateNotJSON(Exception):
     """The rules made a state that is not JSON (raised from a state store commit)."""
@@ -82,14 +85,17 @@ class ForwardPass(ReplayCore):
         while self._ready() and self._consumed < len(self.ledger):
             index = self._consumed
             self._consume_line(index, self.ledger.raw_line(index))
-        count = 0
+        count = read = 0
         for index, raw in self.ledger.scan():
             count += 1
+            read += len(raw)
             if self._ready() and index == self._consumed:
                 self._consume_line(index, raw)
                 if limit is not None and self.valid >= limit:
                     break
-            if count % every == 0:
+            # every so many lines, or bytes: a session's lines are 12 KB each
+            if count % every == 0 or read >= PROGRESS_BYTES:
+                read = 0
                 if progress is not None:
                     progress(index + 1)
                 if cancelled is not None and cancelled():
