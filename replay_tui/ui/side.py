@@ -18,6 +18,7 @@ from textual.worker import get_current_worker
 from replay_tui.core.errors import CannotRun
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import Replay
+from replay_tui.formats.sessions import SESSION_FORMATS
 from replay_tui.questions.condition import StatePath
 from replay_tui.ui.clipboard import state_to_copy
 from replay_tui.ui.messages import StatusChanged, ViewReady, WatchChanged
@@ -87,7 +88,9 @@ class SidePanes(Vertical):
             return
         self._wanted, self.view = index, view
         replay = view.replay
-        if replay.history is None or replay.guarded or self._slow:
+        # a session's results are read from their own lines, of many MB at times
+        elsewhere = replay.paths.format in SESSION_FORMATS
+        if replay.history is None or replay.guarded or self._slow or elsewhere:
             self._load(view, index)
             return
         self.workers.cancel_group(self, "view")  # a worker's older answer is stale
