@@ -2,11 +2,14 @@
 
     python benchmarks/bench_sessions.py [--mb 100] [--repeat 3] [--source FILE]
 
-Generates (deterministically) a Claude Code transcript of about --mb MB by
-repeating a real session's records (default: the test fixture with a
-compaction, ``codemie--session-624a4a58.jsonl``, Claude Code 2.0.76): each
-repetition gets fresh uuids, session id, tool_use ids and message ids (the
-last characters of each changed, in the raw bytes, so every record stays as
+Generates (deterministically) a Claude Code transcript of about --mb MB:
+by default with ``replay_tui.formats.synth_sessions``, as many turns as
+make the size, every record with fresh uuids and ids; with ``--source FILE``
+by repeating a real session's records (such as the test fixture with a
+compaction, ``tests/fixtures/agent-sessions/claude-code/
+codemie--session-624a4a58.jsonl``, Claude Code 2.0.76): each repetition
+gets fresh uuids, session id, tool_use ids and message ids (the last
+characters of each changed, in the raw bytes, so every record stays as
 Claude Code wrote it) and its timestamps moved a day on. The baseline, in
 the same run, is a generated agent run (``formats/synth``) whose
 events.jsonl has about the same bytes.
@@ -30,14 +33,6 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.bench_scale import median_run  # noqa: E402
 
 PY = sys.executable
-SOURCE = (
-    ROOT
-    / "tests"
-    / "fixtures"
-    / "agent-sessions"
-    / "claude-code"
-    / "codemie--session-624a4a58.jsonl"
-)
 _UUID = re.compile(rb"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-)[0-9a-f]{12}")
 _IDS = re.compile(rb"\b((?:toolu|msg|req)_[A-Za-z0-9_]+)")
 _DAY = re.compile(rb'("timestamp":\s*")(\d{4}-\d{2}-\d{2})')
@@ -71,6 +66,16 @@ def session(dest: Path, source: Path, mb: float) -> tuple[int, int]:
     return written, lines
 
 
+def synthetic(dest: Path, mb: float) -> tuple[int, int]:
+    """Write a generated session of about ``mb`` MB as ``dest``; (bytes, lines)."""
+    from replay_tui.formats.synth_sessions import write_claude_code_session
+
+    probe = write_claude_code_session(dest.parent / "probe-session", 50, seed=1)
+    turns = max(1, round(mb * 1_000_000 / (probe["bytes"] / 50)))
+    facts = write_claude_code_session(dest.parent, turns, seed=1, name=dest.stem)
+    return facts["bytes"], facts["lines"]
+
+
 def ledger(dest: Path, size: int) -> tuple[int, int]:
     """An agent run whose events.jsonl has about ``size`` bytes; (bytes, lines)."""
     from replay_tui.formats.synth import write_agent_run
@@ -87,13 +92,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mb", type=float, default=100.0, help="size of each source, in MB")
     ap.add_argument("--repeat", type=int, default=3, help="check runs per source (median)")
-    ap.add_argument("--source", type=Path, default=SOURCE, help="the Claude Code session repeated")
+    ap.add_argument(
+        "--source",
+        type=Path,
+        default=None,
+        help="a Claude Code session to repeat (default: a generated one, no fixture needed)",
+    )
     ap.add_argument("--workdir", type=Path, default=None)
     args = ap.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="replay-bench-sessions-"))
     work.mkdir(parents=True, exist_ok=True)
     transcript = work / "session.jsonl"
-    s_bytes, s_lines = session(transcript, args.source, args.mb)
+    if args.source is None:
+        s_bytes, s_lines = synthetic(transcript, args.mb)
+    else:
+        s_bytes, s_lines = session(transcript, args.source, args.mb)
     run = work / "run"
     l_bytes, l_lines = ledger(run, s_bytes)
     rows = []

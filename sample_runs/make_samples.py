@@ -2,7 +2,8 @@
 
 Run from anywhere: ``python sample_runs/make_samples.py``. The samples are the
 demo, small valid runs, and one broken run per error code of the spec (each
-the demo with ONE corruption), plus ``expected.json``: what strict
+the demo with ONE corruption), the agent sessions of ``agent-sessions/``
+(``replay_tui.formats.synth_sessions``), plus ``expected.json``: what strict
 ``replay-tui check`` must say of each. No clock, no unseeded randomness: the
 same script gives the same bytes on every machine.
 """
@@ -23,6 +24,10 @@ DEMO_COPY = ROOT / "replay_tui" / "demo" / "demo-001"  # shipped inside the pack
 sys.path.insert(0, str(ROOT))
 
 from replay_tui.formats.synth import receipt_bytes, write_agent_run  # noqa: E402
+from replay_tui.formats.synth_sessions import (  # noqa: E402
+    write_claude_code_session,
+    write_codex_rollout,
+)
 
 Event = dict[str, Any]
 DEMO_TASK = "fix the failing test in tests/test_parser.py"
@@ -338,6 +343,57 @@ def broken_runs() -> dict[str, dict[str, Any]]:
     return runs
 
 
+# -- agent sessions: Claude Code transcripts and Codex rollouts ------------------------
+SESSIONS = HERE / "agent-sessions"
+#: name -> (format, the writer's options): see agent-sessions/README.md.
+SESSION_SAMPLES: dict[str, tuple[str, dict[str, Any]]] = {
+    "claude-code-short": ("claude-code", {"turns": 2, "seed": 1, "errors": 0}),
+    "claude-code-error": ("claude-code", {"turns": 1, "seed": 2, "errors": 1}),
+    "claude-code-subagent": ("claude-code", {"turns": 1, "seed": 3, "errors": 0, "subagents": 1}),
+    # the Edit request (line 15) lost: its result names a parent that is not there
+    "claude-code-damaged": (
+        "claude-code",
+        {"turns": 1, "seed": 4, "errors": 0, "plant": "bad_parent", "at": 15},
+    ),
+    "codex-rollout": ("codex", {"turns": 2, "seed": 5, "errors": 1}),
+}
+
+
+def write_sessions(folder: Path = SESSIONS) -> list[dict[str, Any]]:
+    """Write the sample sessions into ``folder`` (what else is there, such as
+    its README.md, stays) and return the writer's facts of each file, the
+    sub-agents' transcripts after their sessions."""
+    written = []
+    for name, (fmt, options) in SESSION_SAMPLES.items():
+        (folder / f"{name}.jsonl").unlink(missing_ok=True)
+        if (folder / name).is_dir():
+            shutil.rmtree(folder / name)
+        if fmt == "codex":
+            written.append(write_codex_rollout(folder, name=name, **options))
+        else:
+            facts = write_claude_code_session(folder, name=name, **options)
+            written.append(facts)
+            written.extend(facts["subagents"].values())
+    return written
+
+
+def session_expected(written: list[dict[str, Any]], folder: Path = SESSIONS) -> dict[str, Any]:
+    """What check must say of each session file, keyed by its path under
+    sample_runs/ (``agent-sessions/...``)."""
+    expected = {}
+    for facts in written:
+        error = facts.get("error")
+        name = Path(facts["path"]).relative_to(folder).as_posix()
+        expected[f"{SESSIONS.name}/{name}"] = {
+            "verdict": "verified" if error is None else "error",
+            "events": facts["lines"] if error is None else error["line"] - 1,
+            "state": facts["phase"],
+            "error": error,
+            "reducer": None,
+        }
+    return expected
+
+
 # -- writing ------------------------------------------------------------------------
 def write_run(
     folder: Path,
@@ -409,6 +465,7 @@ def main() -> int:
             "reducer": run.get("reducer"),
         }
 
+    expected.update(session_expected(write_sessions()))
     (HERE / "expected.json").write_bytes(
         orjson.dumps(expected, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
     )

@@ -5,8 +5,9 @@ any verdict byte: not the exit status, not a field, not a hash, not a message,
 not the indentation. ``tests/fixtures/check_json/expected.json`` froze the
 stdout and exit status of ``check --json`` (plain and ``--partial``, plus the
 ``--reducer`` a sample names in ``sample_runs/expected.json``) for every run
-folder in ``sample_runs/``, every Temporal history in ``sample_runs/temporal/``
-and every committed case in ``tests/corpus/cases/``. The corpus cases that only
+folder in ``sample_runs/``, every Temporal history in ``sample_runs/temporal/``,
+every session file in ``sample_runs/agent-sessions/`` (sub-agents' transcripts
+too) and every committed case in ``tests/corpus/cases/``. The corpus cases that only
 exist when built (symlinks, FIFOs, /dev/zero, permissions, 10 MB lines) are not
 covered here: ``tests/test_corpus.py`` checks their verdicts.
 
@@ -24,7 +25,9 @@ the temporal rules' version (1.1.0, warnings for checks stricter than
 Temporal), which changes their ``rules.version`` too, and the temporal
 rules' initial state moved out of their class (under 500 lines), which
 changes their ``rules_sha256`` alone:
-every other byte was compared and equal each time.
+every other byte was compared and equal each time. The agent sessions'
+entries were added later, from a pristine checkout with those files copied
+in, every entry before them byte for byte the same.
 Regenerate them, from the repo root, only on purpose (a deliberate change of
 output):
 
@@ -95,10 +98,17 @@ def keys_for(root: Path) -> list[str]:
     runs = [
         f"sample_runs/{p.name}"
         for p in sorted(samples.iterdir())
-        if p.is_dir() and p.name != "temporal" and not p.name.startswith("_")
+        if p.is_dir()
+        and p.name not in ("temporal", "agent-sessions")
+        and not p.name.startswith("_")
     ]
     runs += [
         f"sample_runs/temporal/{p.name}" for p in sorted((samples / "temporal").glob("*.json"))
+    ]
+    sessions = samples / "agent-sessions"
+    runs += [
+        f"sample_runs/{p.relative_to(samples).as_posix()}"
+        for p in sorted(sessions.rglob("*.jsonl") if sessions.is_dir() else ())
     ]
     cases = root / "tests" / "corpus" / "cases"
     runs += [f"tests/corpus/cases/{p.name}" for p in sorted(cases.iterdir()) if p.is_dir()]

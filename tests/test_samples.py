@@ -27,9 +27,29 @@ def test_every_sample_folder_is_listed() -> None:
     # temporal/ holds history files, not run folders: tests/test_temporal.py checks each
     assert "temporal" in folders and any((SAMPLES / "temporal").glob("*.json"))
     folders.discard("temporal")
-    assert folders == set(EXPECTED)
+    # agent-sessions/ holds session files: each is listed by its path (below)
+    assert "agent-sessions" in folders
+    folders.discard("agent-sessions")
+    assert folders == {name for name in EXPECTED if "/" not in name}
     readme = (SAMPLES / "README.md").read_text()
     assert all(f"`{name}`" in readme for name in folders)
+
+
+def test_every_session_sample_is_listed() -> None:
+    """Every session file under agent-sessions/ (sub-agents' transcripts too)
+    has its verdict in expected.json and is named in both READMEs."""
+    sessions = SAMPLES / "agent-sessions"
+    files = {p.relative_to(SAMPLES).as_posix() for p in sessions.rglob("*.jsonl")}
+    assert len(files) == 6
+    assert files == {name for name in EXPECTED if "/" in name}
+    # nothing else there (a sub-agent's transcript is under its session's folder)
+    assert {p.name for p in sessions.iterdir()} - {p.split("/")[1] for p in files} == {"README.md"}
+    here = (sessions / "README.md").read_text()
+    there = (SAMPLES / "README.md").read_text()
+    for name in files:
+        inside = name.removeprefix("agent-sessions/")
+        assert f"`{inside}`" in here, name
+        assert inside.rsplit("/", 1)[-1] in there, name
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
