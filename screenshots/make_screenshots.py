@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from replay_tui.ui.app import ReplayApp  # noqa: E402
 from replay_tui.ui.launch import make_app  # noqa: E402
+from replay_tui.ui.screen import ReplayScreen  # noqa: E402
 
 SAMPLES = ROOT / "sample_runs"
 
@@ -102,6 +103,27 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
         "and an ignored event of a newer type",
     ),
     (
+        "claude-code-error.svg",
+        SAMPLES / "agent-sessions" / "claude-code-error.jsonl",
+        (140, 40),
+        ["colon", *"16", "enter"],
+        "a Claude Code session at a Bash call that failed: the call's state and its result",
+    ),
+    (
+        "claude-code-subagent.svg",
+        SAMPLES / "agent-sessions" / "claude-code-subagent.jsonl",
+        (140, 40),
+        ["colon", "7", "enter", "t", "colon", "4", "enter"],
+        "t at a Task call: the sub-agent's own transcript, over its session",
+    ),
+    (
+        "codex-rollout.svg",
+        SAMPLES / "agent-sessions" / "codex-rollout.jsonl",
+        (140, 40),
+        ["colon", *"23", "enter"],
+        "a Codex rollout at a command that exited 1",
+    ),
+    (
         "big-state-tree.svg",
         Path(tempfile.gettempdir()) / "replay-tui-shots" / "synth-2400",
         (140, 40),
@@ -122,13 +144,14 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
 async def settle(app: ReplayApp, pilot: object) -> None:
     for _ in range(300):
         await pilot.pause(0.02)  # type: ignore[attr-defined]
+        main = app.screen if isinstance(app.screen, ReplayScreen) else app.main
         if (
-            not app.main.validating
-            and app.main._line_view is not None
-            and app.main._line_view.index == app.main.timeline.cursor_index
-            and (not app.main.search.filter_text or app.main.search.matches is not None)
-            and (app.main.watched is None or app.main._watch_done)
-            and (app.b is None or app.main.compare.differs is not None)
+            not main.validating
+            and main.line_view is not None
+            and main.line_view.index == main.timeline.cursor_index
+            and (not main.search.filter_text or main.search.matches is not None)
+            and (main.watchlist.watched is None or main.watchlist.done)
+            and (main.compare.b is None or main.compare.differs is not None)
         ):
             break
     await pilot.pause()  # type: ignore[attr-defined]

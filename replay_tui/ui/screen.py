@@ -546,7 +546,8 @@ class ReplayScreen(Screen[None]):
     def action_open_transcript(self) -> None:
         replay = self.side.open_transcript(self.view.subagents)
         if replay is not None:
-            self.app.push_screen(ReplayScreen(replay, nested=True))
+            label = f"{replay.paths.name} · sub-agent of {self.session.label} (Esc returns)"
+            self.app.push_screen(ReplayScreen(replay, label=label, nested=True))
 
     def on_unmount(self) -> None:
         if self.nested:  # the session's own replay is the CLI's to close
