@@ -72,3 +72,34 @@ async def test_a_session_is_followed_as_the_agent_writes(tmp_path: Path) -> None
         await until(pilot, lambda: seq_at_cursor(app) == len(lines))  # riding the tail
         assert "error" not in status(app)
         assert pane_text(app, "state")
+
+
+SAMPLES = Path(__file__).parent.parent / "sample_runs" / "agent-sessions"
+
+
+def _stat(path: Path) -> tuple[bytes, int, int]:
+    st = path.stat()
+    return path.read_bytes(), st.st_mode, st.st_mtime_ns
+
+
+async def test_the_app_leaves_a_session_as_it_was_and_its_features_work(tmp_path: Path) -> None:
+    """Bookmarks, a link, a filter, a watch and compare mode on a session;
+    the file is byte-, mode- and mtime-identical after."""
+    session = tmp_path / "claude-code-error.jsonl"
+    shutil.copy2(SAMPLES / "claude-code-error.jsonl", session)
+    before = _stat(session)
+    app = make_app(session, at=16, against=SAMPLES / "claude-code-short.jsonl")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(
+            pilot, lambda: seq_at_cursor(app) == 16 and app.main.compare.differs is not None
+        )
+        assert "error" in pane_text(app, "state") and "vs" in status(app)
+        await pilot.press("b")  # bookmarks live in the state directory, never beside the file
+        await until(pilot, lambda: 15 in app.main.timeline.bookmarks)
+        assert app.main.view.link(app.main.cursor_seq()) == f"{session}@16"
+        await pilot.press("escape")  # out of compare mode
+        await pilot.press("slash", *"Bash", "enter")
+        await until(pilot, lambda: app.main.search.matches is not None)
+        assert list(app.main.search.matches) == [14, 24]  # the two Bash calls: seq 15 and 25
+    assert _stat(session) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["claude-code-error.jsonl"]
