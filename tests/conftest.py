@@ -1,9 +1,14 @@
-"""Shared fixtures: the repo's sample runs and a tiny run builder."""
+"""Shared fixtures: the repo's sample runs, a tiny run builder, and agent
+session stores built from the fixture samples (never the machine's own)."""
 
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_runs"
+AGENT_SESSIONS = ROOT / "tests" / "fixtures" / "agent-sessions"
 
 
 def line(seq: int, kind: str, run_id: str = "r1", **fields: Any) -> bytes:
@@ -85,3 +91,109 @@ def _state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
     state = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("XDG_STATE_HOME", str(state))
     return state
+
+
+@pytest.fixture(autouse=True)
+def _agent_homes_empty(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code's and Codex's folders are empty temporary ones for every
+    test: none ever lists or reads the sessions of the machine's person."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path_factory.mktemp("claude-config")))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path_factory.mktemp("codex-home")))
+
+
+@dataclass
+class AgentHomes:
+    """Stores in their real layouts holding copies of the fixture samples
+    (``CLAUDE_CONFIG_DIR`` and ``CODEX_HOME`` point at them)."""
+
+    claude: Path  # CLAUDE_CONFIG_DIR
+    codex: Path  # CODEX_HOME
+    #: The sessions, newest first: (path, fixture it is a copy of).
+    sessions: list[tuple[Path, Path]] = field(default_factory=list)
+    #: Sub-agent transcripts (newer than every session: never listed).
+    subagents: list[Path] = field(default_factory=list)
+    #: The mtime of the newest session (the others are older, a minute apart).
+    newest: float = 0.0
+
+    @property
+    def projects(self) -> Path:
+        return self.claude / "projects"
+
+    @property
+    def rollouts(self) -> Path:
+        return self.codex / "sessions"
+
+    def files(self) -> list[Path]:
+        return [p for p in (*self.claude.rglob("*"), *self.codex.rglob("*")) if p.is_file()]
+
+    def snapshot(self) -> dict[Path, tuple[bytes, int, int]]:
+        """Every file's bytes, mode and mtime (ns)."""
+        snap = {}
+        for p in self.files():
+            st = p.stat()
+            snap[p] = (p.read_bytes(), st.st_mode, st.st_mtime_ns)
+        return snap
+
+
+#: (store path, fixture), newest first.
+_CLAUDE = "claude-code"
+_LAYOUT = [
+    (
+        "projects/-path-to-Demo/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+        f"{_CLAUDE}/viewer--fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+    ),
+    (
+        "sessions/2026/05/11/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+        "codex/codemie--rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+    ),
+    (
+        "projects/-Users-User-repo-codemie-ai-codemie-code/e9fb405b-169f-40eb-9396-7e75076f045d.jsonl",
+        f"{_CLAUDE}/codemie--incremental-subagents/turn-2.jsonl",
+    ),
+    (
+        "projects/-path-to-Demo/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl",
+        f"{_CLAUDE}/viewer--5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl",
+    ),
+    (
+        "projects/-Users-user-repo/9eda1058-9706-484a-b992-d03f9cfa2546.jsonl",
+        f"{_CLAUDE}/codemie--session-9eda1058.jsonl",
+    ),
+    (
+        "projects/-path-to-Demo/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+        f"{_CLAUDE}/viewer--1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+    ),
+]
+_SUBAGENT = f"{_CLAUDE}/codemie--incremental-subagents/turn-2/subagents/agent-a485154.jsonl"
+
+
+@pytest.fixture
+def agent_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AgentHomes:
+    """A Claude Code config folder and a Codex home holding copies of the
+    fixture sessions in their real layouts, with mtimes an hour ago and
+    older, a minute apart, newest first as in :data:`_LAYOUT` (none is
+    being written); sub-agent transcripts (2.x ``<session>/subagents/``
+    and 1.x ``agent-*.jsonl`` beside) newer than all of them."""
+    homes = AgentHomes(tmp_path / "claude-config", tmp_path / "codex-home")
+    homes.newest = time.time() - 3600
+    for i, (where, fixture) in enumerate(_LAYOUT):
+        root = homes.codex if where.startswith("sessions/") else homes.claude
+        dest = root / where
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(AGENT_SESSIONS / fixture, dest)
+        when = homes.newest - 60 * i
+        os.utime(dest, (when, when))
+        homes.sessions.append((dest, AGENT_SESSIONS / fixture))
+    main = homes.sessions[2][0]
+    for dest in (
+        main.parent / main.stem / "subagents" / "agent-a485154.jsonl",  # 2.x
+        main.parent / "agent-a485154.jsonl",  # 1.x
+    ):
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(AGENT_SESSIONS / _SUBAGENT, dest)
+        os.utime(dest, (homes.newest + 60, homes.newest + 60))
+        homes.subagents.append(dest)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(homes.claude))
+    monkeypatch.setenv("CODEX_HOME", str(homes.codex))
+    return homes

@@ -1,5 +1,6 @@
 """Command line: ``replay-tui [RUN]`` opens the app; ``check``, ``state``,
-``when``, ``history`` and ``compare`` answer from the shell.
+``when``, ``history`` and ``compare`` answer from the shell; ``sessions``
+lists the agent sessions on this machine.
 
 Each command's module adds its own parser (``add_parser``) and names its
 handler; this module assembles them, in ``--help``'s order, and dispatches.
@@ -23,6 +24,7 @@ from replay_tui.cli import check as cli_check
 from replay_tui.cli import compare as cli_compare
 from replay_tui.cli import diff as cli_diff
 from replay_tui.cli import report as cli_report
+from replay_tui.cli import sessions as cli_sessions
 from replay_tui.cli import state as cli_state
 from replay_tui.cli.app import split_link
 from replay_tui.cli.options import Parser
@@ -36,7 +38,17 @@ if TYPE_CHECKING:
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main", "split_link"]
 
-SUBCOMMANDS = ("open", "check", "state", "when", "history", "report", "diff", "compare")
+SUBCOMMANDS = (
+    "open",
+    "check",
+    "state",
+    "when",
+    "history",
+    "report",
+    "diff",
+    "compare",
+    "sessions",
+)
 
 #: Each adds its command's parser, in ``--help``'s order (across: when, then history).
 ADD_PARSERS: tuple[Callable[[Subparsers], None], ...] = (
@@ -47,6 +59,7 @@ ADD_PARSERS: tuple[Callable[[Subparsers], None], ...] = (
     cli_report.add_parser,
     cli_diff.add_parser,
     cli_compare.add_parser,
+    cli_sessions.add_parser,
 )
 
 DESCRIPTION = (
@@ -71,7 +84,8 @@ EPILOG = (
     "  replay-tui compare old_report.json new_report.json\n"
     "  replay-tui history.json   (a Temporal history: temporal workflow show "
     "--output json)\n"
-    "  replay-tui check ~/.claude/projects/my-project   (each Claude Code session in it)"
+    "  replay-tui check ~/.claude/projects/my-project   (each Claude Code session in it)\n"
+    "  replay-tui sessions   (the Claude Code sessions and Codex rollouts here, newest first)"
 )
 
 

@@ -21,6 +21,7 @@ from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import CHECK_CHECKPOINT_BUDGET, Replay
 from replay_tui.engine.report import build_report, human_summary
 from replay_tui.formats.run import has_ledger
+from replay_tui.formats.session_stores import session_files_under
 from replay_tui.formats.sessions import session_format_of
 from replay_tui.formats.temporal import looks_like_history
 from replay_tui.reducers.guard import DEFAULT_TIMEOUT
@@ -29,13 +30,14 @@ from replay_tui.reducers.guard import DEFAULT_TIMEOUT
 def expand_runs(args: list[str]) -> list[str]:
     """RUN arguments as runs: a folder with no ledger but runs inside stands
     for those runs, sorted (run folders, Temporal history files and agent
-    sessions, and the history and session files of its subfolders); anything
-    else stays as given."""
+    sessions, and the history and session files of its subfolders; with
+    none of those, the session files in its folders named by numbers, as
+    a Codex store's ``YYYY/MM/DD``); anything else stays as given."""
     runs: list[str] = []
     for arg in args:
         path = Path(arg)
         if path.is_dir() and not has_ledger(path):
-            inner = _runs_in(path, depth=1)
+            inner = _runs_in(path, depth=1) or session_files_under(path)
             if inner:
                 runs.extend(str(p) for p in inner)
                 continue

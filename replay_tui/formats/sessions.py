@@ -55,7 +55,7 @@ SESSION_FORMATS = (CLAUDE_CODE, CODEX)
 REDUCERS = {CLAUDE_CODE: "claude_code", CODEX: "codex"}
 
 #: Bytes (and lines) looked at to tell what a file is.
-_HEAD = 1 << 20
+HEAD_BYTES = 1 << 20
 _HEAD_LINES = 64
 
 
@@ -516,7 +516,7 @@ def _head(path: Path) -> bytes:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return b""
-        return os.pread(fd, _HEAD, 0)
+        return os.pread(fd, HEAD_BYTES, 0)
     except OSError:
         return b""
     finally:
@@ -527,7 +527,13 @@ def session_format_of(path: Path) -> str | None:
     """``claude-code`` or ``codex`` if the file's first records look like a
     Claude Code transcript or a Codex rollout, else None (an envelope
     ledger, or something else: its reader says what)."""
-    head = _head(path).removeprefix(b"\xef\xbb\xbf")
+    return session_format_of_head(_head(path))
+
+
+def session_format_of_head(head: bytes) -> str | None:
+    """:func:`session_format_of` told from a file's first bytes (up to
+    :data:`HEAD_BYTES` of them), already read."""
+    head = head[:HEAD_BYTES].removeprefix(b"\xef\xbb\xbf")
     lines = head.split(b"\n")
     complete = lines[:-1][:_HEAD_LINES]
     if not complete:  # one long first line: tell by its start

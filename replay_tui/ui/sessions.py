@@ -1,0 +1,260 @@
+"""``replay-tui sessions`` on a terminal: the agent sessions of this machine
+in a list to pick from. Enter opens the one under the cursor in the app (as
+``replay-tui open PATH``, following it if it is still being written), ``/``
+filters the list by text, q quits.
+
+The list shows at once from what a stat of each file says (newest first);
+a worker then reads each one's first records and counts its lines
+(:func:`~replay_tui.formats.session_stores.describe`) and fills in its row.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from pathlib import Path
+
+from rich.text import Text
+from textual import events, on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Input, Static
+from textual.widgets.data_table import ColumnKey, RowKey
+from textual.worker import get_current_worker
+
+from replay_tui.core.safe_text import escape_controls
+from replay_tui.core.words import byte_size
+from replay_tui.formats.session_stores import (
+    Listing,
+    StoredSession,
+    clip_start,
+    describe,
+    home_short,
+    is_live,
+)
+from replay_tui.ui.app import ReplayApp
+from replay_tui.ui.launch import make_app
+
+#: The columns, in order: (key, title, cells; the last two's fit the screen).
+COLUMNS = (
+    ("modified", "modified", 21),
+    ("source", "source", 11),
+    ("records", "records", 9),
+    ("size", "size", 10),
+    ("project", "project", 0),
+    ("prompt", "first prompt", 0),
+)
+#: Cells the columns take but the project's and the first prompt's (with every padding).
+FIXED_CELLS = sum(cells + 2 for _, _, cells in COLUMNS)
+#: Seconds between two batches of rows filled in.
+BATCH_SECONDS = 0.1
+HELP = "  Enter open   / filter   Esc clear the filter   q quit"
+
+
+def widths(cells: int) -> tuple[int, int]:
+    """(project, first prompt) cells on a screen ``cells`` wide: the first
+    prompt gets the most, the project a quarter of the rest (10 to 36)."""
+    room = max(0, cells - FIXED_CELLS)
+    project = min(36, max(10, room // 4))
+    return project, max(20, room - project - 2)  # and the scroll bar
+
+
+def row_cells(session: StoredSession, project: int = 36, prompt: int = 120) -> list[Text]:
+    """One session's row, its project and first prompt cut to ``project``
+    and ``prompt`` cells: every text made inert, never markup."""
+    when = Text(datetime.fromtimestamp(session.mtime).strftime("%Y-%m-%d %H:%M"))
+    if session.live:
+        when.append(" live", style="bold #81c8be")
+    waiting = not session.described
+    if session.records is not None:
+        records = f"{session.records:,}"
+    else:
+        records = "" if session.problem is not None and session.described else "…"
+    if session.problem is not None:
+        said = Text(f"⚠ {escape_controls(session.problem)}", style="bold #e5c890")
+    elif waiting:
+        said = Text("…", style="dim")
+    else:
+        said = Text(session.first_prompt or "(no prompt)")
+    said.truncate(prompt, overflow="ellipsis")
+    return [
+        when,
+        Text(session.source),
+        Text(records, justify="right"),
+        Text(byte_size(session.size), justify="right"),
+        Text(clip_start(escape_controls(home_short(session.project or "")), project)),
+        said,
+    ]
+
+
+class SessionsApp(App[Path | None]):
+    """The sessions of a :class:`Listing` to pick from; its result is the
+    path picked (None: quit)."""
+
+    TITLE = "replay-tui sessions"
+    CSS = """
+    #where { height: 1; background: $panel; color: $text; }
+    #sessions { height: 1fr; }
+    #filter { display: none; }
+    #filter.-shown { display: block; }
+    #help { height: 1; background: $panel; color: $text-muted; }
+    """
+    BINDINGS = [
+        Binding("q", "quit", "quit"),
+        Binding("slash", "filter", "filter"),
+        Binding("escape", "clear_filter", "clear the filter", show=False),
+    ]
+
+    def __init__(self, listing: Listing) -> None:
+        super().__init__()
+        self.listing = listing
+        #: The sessions, in the listing's order (described as the worker goes).
+        self.sessions: list[StoredSession] = list(listing.sessions)
+        self.filter_text = ""
+        self.done = 0
+        self._columns: list[ColumnKey] = []
+        self._widths = widths(0)
+        self._looked_in = listing.looked_in()
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="where")
+        yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        yield Input(placeholder="filter: project, prompt, path, source", id="filter")
+        yield Static(HELP, id="help")
+
+    @property
+    def table(self) -> DataTable[Text]:
+        return self.query_one("#sessions", DataTable)
+
+    def on_mount(self) -> None:
+        self._widths = widths(self.size.width)
+        self._show()
+        self.table.focus()
+        self._describe_all()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if widths(event.size.width) != self._widths:
+            self._widths = widths(event.size.width)
+            self._show()  # the first prompts cut again, to fit
+
+    # -- what is shown -----------------------------------------------------------
+
+    def matches(self, session: StoredSession) -> bool:
+        words = self.filter_text.lower().split()
+        text = session.text()
+        return all(w in text for w in words)
+
+    def _show(self) -> None:
+        """The rows again (a new filter): the cursor stays on its session if shown."""
+        table = self.table
+        keep = None
+        if table.row_count:
+            keep = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        table.clear(columns=True)  # columns only grow: made again for these rows
+        fitted = (*(cells for _, _, cells in COLUMNS[:4]), *self._widths)
+        self._columns = [
+            table.add_column(title, key=key, width=cells)
+            for (key, title, _), cells in zip(COLUMNS, fitted, strict=True)
+        ]
+        for index, session in enumerate(self.sessions):
+            if self.matches(session):
+                table.add_row(*row_cells(session, *self._widths), key=str(index))
+        if keep is not None and keep in table.rows:
+            table.move_cursor(row=table.get_row_index(keep))
+        self._where()
+
+    def _where(self) -> None:
+        listing = self.listing
+        total = len(self.sessions)
+        said = f" {total} session{'s' if total != 1 else ''}, newest first"
+        if listing.total > total:
+            said += f" (the newest {total} of {listing.total})"
+        said += f" · looked in {self._looked_in}"
+        if self.filter_text:
+            said = f" {self.table.row_count} of {total} match {self.filter_text!r} ·" + said
+        if self.done < total:
+            said += f" · counting records: {self.done} of {total}…"
+        self.query_one("#where", Static).update(Text(escape_controls(said)))
+
+    # -- reading them ------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="describe", exit_on_error=False)
+    def _describe_all(self) -> None:
+        """Each one's first records (quick), then each one's records counted
+        (every byte read), the rows filled in as they are known."""
+        worker = get_current_worker()
+        batch: list[tuple[int, StoredSession, bool]] = []
+        sent = time.monotonic()
+        for count in (False, True):
+            for index, session in enumerate(list(self.sessions)):
+                if worker.is_cancelled:
+                    return
+                described = describe(session, cancelled=lambda: worker.is_cancelled, records=count)
+                batch.append((index, described, count))
+                if time.monotonic() - sent >= BATCH_SECONDS:
+                    if worker.is_cancelled:
+                        return
+                    self.call_from_thread(self._described, batch)
+                    batch, sent = [], time.monotonic()
+        if batch and not worker.is_cancelled:
+            self.call_from_thread(self._described, batch)
+
+    def _described(self, batch: list[tuple[int, StoredSession, bool]]) -> None:
+        """Rows filled in: their cells, or the rows again if the filter now
+        finds one it did not, or no longer finds one."""
+        again = False
+        for index, session, counted in batch:
+            was = self.matches(self.sessions[index])
+            self.sessions[index] = session
+            if counted:
+                self.done = index + 1
+            key = str(index)
+            if was != self.matches(session):
+                again = True
+            elif not again and key in self.table.rows:
+                cells = row_cells(session, *self._widths)
+                for column, cell in zip(self._columns, cells, strict=True):
+                    self.table.update_cell(RowKey(key), column, cell)
+        if again:
+            self._show()
+        self._where()
+
+    # -- keys --------------------------------------------------------------------
+
+    @on(DataTable.RowSelected)
+    def _open(self, event: DataTable.RowSelected) -> None:
+        key = event.row_key.value
+        if key is not None:
+            self.exit(self.sessions[int(key)].path)
+
+    def action_filter(self) -> None:
+        field = self.query_one("#filter", Input)
+        field.add_class("-shown")
+        field.focus()
+
+    def action_clear_filter(self) -> None:
+        field = self.query_one("#filter", Input)
+        field.remove_class("-shown")
+        if field.value:
+            field.value = ""  # Changed: shown again without a filter
+        self.table.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter(self, event: Input.Changed) -> None:
+        self.filter_text = event.value.strip()
+        self._show()
+
+    @on(Input.Submitted, "#filter")
+    def _filtered(self) -> None:
+        self.table.focus()
+
+
+def pick_session(listing: Listing) -> Path | None:
+    """Run the list in this terminal: the path picked, or None."""
+    return SessionsApp(listing).run()
+
+
+def app_for_session(path: Path) -> ReplayApp:
+    """The app on a session picked, as ``replay-tui open PATH`` makes it:
+    following it if it is being written now."""
+    return make_app(str(path), follow=is_live(path))
