@@ -27,8 +27,9 @@ from replay_tui.state import canonical
 from replay_tui.state.diff import Change, diff
 from replay_tui.state.persistent import DictDraft, freeze, thaw
 
-#: Progress is told (and cancelling looked at) at least this often, in bytes read.
-PROGRESS_BYTES = 1 << 20
+#: Progress is told (and cancelling looked at) at least this often, in bytes read
+#: (a ledger of 2,048 lines is 0.4-1.3 MB, so this counts for sessions only).
+PROGRESS_BYTES = 4 << 20
 
 
 class _StateNotJSON(Exception):
