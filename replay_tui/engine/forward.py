@@ -30,6 +30,9 @@ from replay_tui.state.persistent import DictDraft, freeze, thaw
 #: Progress is told (and cancelling looked at) at least this often, in bytes read
 #: (a ledger of 2,048 lines is 0.4-1.3 MB, so this counts for sessions only).
 PROGRESS_BYTES = 4 << 20
+#: The first rows are told after this many lines: the first screen need not
+#: wait for a whole chunk.
+FIRST_PROGRESS = 64
 
 
 class _StateNotJSON(Exception):
@@ -95,7 +98,7 @@ class ForwardPass(ReplayCore):
                 if limit is not None and self.valid >= limit:
                     break
             # every so many lines, or bytes: a session's lines are 12 KB each
-            if count % every == 0 or read >= PROGRESS_BYTES:
+            if count % every == 0 or read >= PROGRESS_BYTES or count == FIRST_PROGRESS:
                 read = 0
                 if progress is not None:
                     progress(index + 1)
