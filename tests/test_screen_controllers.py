@@ -1,0 +1,127 @@
+"""The screen's controllers with no app: the run session, the cursor's
+owner, playback and what y copies."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from rich.text import Text
+
+from replay_tui.engine.open import open_replay
+from replay_tui.ui.clipboard import state_to_copy
+from replay_tui.ui.cursor import CursorOwner
+from replay_tui.ui.playback import FIXED_PACE, LONGEST_WAIT, SHORTEST_WAIT, Playback
+from replay_tui.ui.session import COMPARE_FINISHED, RunSession
+from replay_tui.views.runview import RunView
+from tests.conftest import SAMPLES
+
+DEMO = SAMPLES / "demo-001"
+
+
+def test_the_session_reads_coalesces_and_reports(tmp_path: Path) -> None:
+    replay, _ = open_replay(str(DEMO), watchdog=False, history=True)
+    session = RunSession(replay, label="demo")
+    assert session.want_advance() and not session.want_advance()  # one reader; the second waits
+    seen: list[str] = []
+    session.advance(
+        replay,
+        progress=lambda n: seen.append(f"progress {n}"),
+        advanced=lambda: seen.append("advanced"),
+        rewritten=lambda why: seen.append(why),
+        cancelled=lambda: False,
+    )
+    assert seen[-1] == "advanced" and replay.finished and replay.valid == 14
+    assert not session.advance_done()  # the second request was served by the same pass
+    text = Text()
+    session.verdict(text, validating=False, error_waiting=False)
+    assert text.plain.strip() == "✓ verified"
+    replay.close()
+
+
+def test_the_session_after_a_rewrite_says_what_happened_and_where_the_person_was(
+    tmp_path: Path,
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(DEMO, run)
+    replay, _ = open_replay(str(run), watchdog=False, history=True, following=True)
+    session = RunSession(replay)
+    replay.advance()
+    fresh = session.rewritten("ledger rewritten at byte 712: line 6 changed", (5,))
+    assert "history changed: ledger rewritten at byte 712" in session.banner
+    session.rewritten("again", (9,))  # a second rewrite while the first is read again
+    old = session.swap(fresh)
+    old.close()
+    fresh.advance()
+    said, place = session.after_rewrite() or ("", (None,))
+    assert place == (5,) and session.banner == ""
+    assert said == "history changed (again): read again, 14 valid events"
+    assert session.after_rewrite() is None
+    fresh.close()
+
+
+def test_following_is_refused_where_it_cannot_be(tmp_path: Path) -> None:
+    replay, _ = open_replay(str(DEMO), watchdog=False, history=True)
+    session = RunSession(replay)
+    assert session.why_not_follow(comparing=True) == (
+        f"{COMPARE_FINISHED}: Esc leaves compare mode, then f follows"
+    )
+    assert session.why_not_follow(comparing=False) is None
+    assert session.rules_path() is None
+    session.reducer_spec = "my_rules.py:RULES"
+    assert session.rules_path() == Path("my_rules.py").resolve()
+    replay.close()
+
+
+def test_the_cursor_owner_holds_jumps_and_errors_until_their_time() -> None:
+    replay, _ = open_replay(str(SAMPLES / "broken-divergence"), watchdog=False, history=True)
+    cursor = CursorOwner(start_seq=30)
+    assert cursor.pending_due(replay) is None  # nothing validated yet
+    replay.advance()
+    replay.finish()
+    assert cursor.pending_due(replay) == 30 and cursor.person_moved  # error or end: go now
+    err = RunView(replay).error_index()
+    assert err is not None
+    assert cursor.error_found(err, cursor_index=0) == (True, None)  # theirs: the error waits
+    assert cursor.error_waiting == err and cursor.error_found(err, 0) == (False, None)
+    cursor.moved(err)
+    assert cursor.error_waiting is None
+    fresh = CursorOwner()
+    assert fresh.error_found(err, cursor_index=0) == (True, err)  # untouched: go there
+    assert not fresh.wait_for(3, replay) and fresh.forget_pending() is None
+    replay.close()
+
+
+def test_playback_keeps_the_recorded_pace_within_bounds() -> None:
+    play = Playback()
+    assert play.wait(None, None) == 1.0 / FIXED_PACE
+    assert play.wait(10.0, 10.5) == 0.5
+    assert play.faster(2.0) == "speed ×2" and play.wait(10.0, 10.5) == 0.25
+    assert play.wait(0.0, 1e6) == LONGEST_WAIT and play.wait(0.0, 0.0) == SHORTEST_WAIT
+    for _ in range(20):
+        play.faster(2.0)
+    assert play.speed == 64.0
+    assert play.toggle() and play.playing
+    text = Text()
+    play.status(text)
+    assert text.plain == "  ▶ playing ×64"
+
+
+def test_y_copies_the_state_masked_as_shown(tmp_path: Path) -> None:
+    from tests.test_trial_app import demo_with_password
+
+    replay, _ = open_replay(str(demo_with_password(tmp_path)), watchdog=False, history=True)
+    replay.advance()
+    replay.finish()
+    view = RunView(replay)
+    assert state_to_copy(view.initial_view(), reveal=False) is None  # prefix 0: nothing replayed
+    shown = state_to_copy(view.line_view(2), reveal=False)
+    assert shown is not None
+    data, said = shown
+    assert "hunter2" not in data and "••••••" in data
+    assert said.startswith("copied the state after seq 3 as JSON (")
+    assert said.endswith(", secret-looking values masked as on screen (r reveals them)")
+    revealed = state_to_copy(view.line_view(2), reveal=True)
+    assert revealed is not None and "hunter2" in revealed[0]
+    assert revealed[1].endswith(", secrets shown (r masks them)")
+    replay.close()
