@@ -47,9 +47,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from replay_tui.errors import RuleViolation
 from replay_tui.formats.envelope import ts_seconds
 from replay_tui.reducers.base import Context, State
+from replay_tui.reducers.session_rules import SessionRules, illegal, in_words, label, one_line
 
 if TYPE_CHECKING:
     from replay_tui.envelope import Event
@@ -104,17 +104,6 @@ _INPUT_KEYS = {
 }
 _NOT_PROMPTS = ("<local-command-", "[Request interrupted")
 _AGENT_ID = re.compile(r"agentId: ([A-Za-z0-9_-]+)")
-_SPACE = re.compile(r"\s+")
-
-
-def _illegal(message: str) -> RuleViolation:
-    return RuleViolation("illegal_transition", message)
-
-
-def _one_line(text: str, limit: int = 120) -> str:
-    """``text`` on one line, cut to ``limit`` characters."""
-    flat = _SPACE.sub(" ", text[: 4 * limit]).strip()  # a 12 MB result is not flattened whole
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _count(value: Any) -> int:
@@ -152,7 +141,7 @@ def input_summary(tool: str, args: Any) -> str:
     value = args.get(key) if key else None
     if not isinstance(value, str):
         value = next((v for v in args.values() if isinstance(v, str)), None)
-    return _one_line(value) if value else ""
+    return one_line(value) if value else ""
 
 
 def is_prompt(rec: dict[str, Any], sidechain_file: bool) -> bool:
@@ -191,23 +180,13 @@ def _duration(call: dict[str, Any], event: Event) -> float | None:
     return round(event.ts_s - start, 3)
 
 
-def _in_words(seconds: Any) -> str:
-    """``74 ms``, ``1.2 s``: how long a call took (from the records' timestamps)."""
-    if not isinstance(seconds, int | float):
-        return "time not recorded"
-    return f"{seconds * 1000:.0f} ms" if abs(seconds) < 1 else f"{seconds:.1f} s"
-
-
-class ClaudeCodeRules:
+class ClaudeCodeRules(SessionRules):
     name = "claude_code"
     version = "1.0.0"
     kinds = KINDS
     #: The source these rules are for: never chosen for an events.jsonl by its first kind.
     source_format = "claude-code"
-    #: A row says what the rules say of its record, not the record's JSON.
-    row_summary_only = True
-    #: How a record of a type these rules do not know is shown.
-    ignored_words = "not interpreted (a record type these rules do not know)"
+    awaited = "tool_result"
 
     def initial_state(self) -> State:
         return {
@@ -230,14 +209,6 @@ class ClaudeCodeRules:
             "compactions": [],
             "agents": {},
         }
-
-    def ignorable(self, event: Event) -> bool:
-        """A record type these rules do not know: shown, changing nothing
-        (how new versions of Claude Code add record types)."""
-        return True
-
-    def summary(self, state: State) -> str:
-        return str(state["phase"])
 
     # -- rules ------------------------------------------------------------
     def apply(self, state: State, event: Event, ctx: Context) -> State:
@@ -264,13 +235,6 @@ class ClaudeCodeRules:
                 }
             )
         return state
-
-    @staticmethod
-    def _phase(state: State, phase: str) -> None:
-        if state["in_flight"] > 0:
-            phase = "tools_running"
-        if state["phase"] != phase:
-            state["phase"] = phase
 
     @staticmethod
     def _session(state: State, rec: dict[str, Any]) -> None:
@@ -336,9 +300,9 @@ class ClaudeCodeRules:
                 continue
             cid = block.get("id")
             if not isinstance(cid, str):
-                raise _illegal("tool_use without an id")
+                raise illegal("tool_use without an id")
             if cid in calls:
-                raise _illegal(f"tool_use {cid} was already requested at seq {calls[cid]['seq']}")
+                raise illegal(f"tool_use {cid} was already requested at seq {calls[cid]['seq']}")
             tool = block.get("name")
             tool = tool if isinstance(tool, str) else "?"
             args = block.get("input")
@@ -377,12 +341,12 @@ class ClaudeCodeRules:
                 continue
             cid = block.get("tool_use_id")
             if not isinstance(cid, str):
-                raise _illegal("tool_result without a tool_use_id")
+                raise illegal("tool_result without a tool_use_id")
             call = calls.get(cid)
             if call is None:
-                raise _illegal(f"tool_result for {cid}, which was never requested")
+                raise illegal(f"tool_result for {cid}, which was never requested")
             if call["status"] != "requested":
-                raise _illegal(
+                raise illegal(
                     f"a second tool_result for {cid}: its result was recorded at seq "
                     f"{call['result_seq']}"
                 )
@@ -391,7 +355,7 @@ class ClaudeCodeRules:
             call["result_seq"] = event.seq
             call["duration_s"] = _duration(call, event)
             if status == "error":
-                call["error"] = _one_line(_text_of(block.get("content")), 200)
+                call["error"] = one_line(_text_of(block.get("content")), 200)
             state["in_flight"] -= 1
             agent = state["agents"].get(cid)
             if agent is not None:
@@ -421,34 +385,19 @@ class ClaudeCodeRules:
                     agent[key] = result[field]
 
     # -- prose ------------------------------------------------------------
-    def still_open(self, state: State) -> list[str]:
-        """Calls requested whose result is not recorded: in flight when the
-        transcript ends."""
-        return [
-            f"{cid} {_label(call)} requested at seq {call['seq']}, no tool_result yet"
-            for cid, call in state["calls"].items()
-            if call["status"] == "requested"
-        ]
-
-    def explain(self, before: State, event: Event, after: State) -> str:
-        words = self._explain(before, event, after)
-        if before["phase"] != after["phase"]:
-            words += f"; {before['phase']} -> {after['phase']}"
-        return words
-
     def _explain(self, before: State, event: Event, after: State) -> str:
         kind = event.kind
         cid = event.call_id
         if kind == "tool_use":
-            calls = [f"{_label(after['calls'][c])} ({c})" for c in _ids(event, "tool_use", "id")]
+            calls = [f"{label(after['calls'][c])} ({c})" for c in _ids(event, "tool_use", "id")]
             return f"tool_use: {', '.join(calls)} requested; {after['in_flight']} in flight"
         if kind == "tool_result":
             said = []
             for c in _ids(event, "tool_result", "tool_use_id"):
                 call = after["calls"][c]
                 said.append(
-                    f"tool_result {call['status']} {_in_words(call['duration_s'])}: "
-                    f"{_label(call)} ({c}, requested at seq {call['seq']})"
+                    f"tool_result {call['status']} {in_words(call['duration_s'])}: "
+                    f"{label(call)} ({c}, requested at seq {call['seq']})"
                 )
             return "; ".join(said) or "tool_result"
         if kind == "user":
@@ -497,7 +446,7 @@ class ClaudeCodeRules:
         if kind == "tool_result":
             return "; ".join(
                 f"{'error' if b.get('is_error') is True else 'ok'} · "
-                f"{_one_line(_text_of(b.get('content')), 200)}"
+                f"{one_line(_text_of(b.get('content')), 200)}"
                 for b in _blocks(rec)
                 if isinstance(b, dict) and b.get("type") == "tool_result"
             )
@@ -515,25 +464,23 @@ class ClaudeCodeRules:
             tag = "(meta) " if rec.get("isMeta") is True else ""
             if rec.get("isCompactSummary") is True:
                 tag = "(compaction summary) "
-            return tag + _one_line(text, 200)
+            return tag + one_line(text, 200)
         if kind == "compact_boundary":
             meta = rec.get("compactMetadata")
             meta = meta if isinstance(meta, dict) else {}
             return f"compacted ({meta.get('trigger')}, {meta.get('preTokens')} tokens before)"
         if kind == "system":
             content = rec.get("content")
-            return _one_line(f"{rec.get('subtype')}: {content if isinstance(content, str) else ''}")
+            return one_line(f"{rec.get('subtype')}: {content if isinstance(content, str) else ''}")
         if kind == "summary":
-            return _one_line(str(rec.get("summary")), 200)
+            return one_line(str(rec.get("summary")), 200)
         if kind == "queue-operation":
             content = rec.get("content")
-            return _one_line(
-                f"{rec.get('operation')} {content if isinstance(content, str) else ''}"
-            )
+            return one_line(f"{rec.get('operation')} {content if isinstance(content, str) else ''}")
         if kind == "progress":
             data = rec.get("data")
             if isinstance(data, dict):
-                return _one_line(" ".join(str(data[k]) for k in ("type", "hookEvent") if k in data))
+                return one_line(" ".join(str(data[k]) for k in ("type", "hookEvent") if k in data))
         return None
 
     def recorded_call(self, state: State, event: Event) -> tuple[str, dict[str, Any]] | None:
@@ -545,11 +492,6 @@ class ClaudeCodeRules:
             return None
         call = state["calls"].get(cid)
         return (cid, call) if call is not None else None
-
-
-def _label(call: dict[str, Any]) -> str:
-    """``Bash ls -la``: the tool and what it was asked."""
-    return f"{call['tool']} {call['input']}".strip()
 
 
 def _ids(event: Event, block_type: str, key: str) -> list[str]:

@@ -44,9 +44,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from replay_tui.errors import RuleViolation
 from replay_tui.formats.envelope import ts_seconds
 from replay_tui.reducers.base import Context, State
+from replay_tui.reducers.session_rules import SessionRules, illegal, in_words, label, one_line
 
 if TYPE_CHECKING:
     from replay_tui.envelope import Event
@@ -124,18 +124,8 @@ AGENT_TOOLS = frozenset({"spawn_agent"})
 TODO_TOOLS = frozenset({"update_plan"})
 _EXITED = re.compile(r"Process exited with code (-?\d+)")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
-_SPACE = re.compile(r"\s+")
 #: Text Codex puts in user messages itself (the first rollouts had no user_message events).
 _CONTEXT_TAGS = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
-
-
-def _illegal(message: str) -> RuleViolation:
-    return RuleViolation("illegal_transition", message)
-
-
-def _one_line(text: str, limit: int = 120) -> str:
-    flat = _SPACE.sub(" ", text[: 4 * limit]).strip()  # a 12 MB result is not flattened whole
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def item_of(rec: dict[str, Any]) -> dict[str, Any]:
@@ -171,8 +161,8 @@ def input_summary(tool: str, args: Any) -> str:
         if tool == "apply_patch":
             files = _PATCH_FILE.findall(args)
             if files:
-                return _one_line(", ".join(files))
-        return _one_line(args)
+                return one_line(", ".join(files))
+        return one_line(args)
     if not isinstance(args, dict):
         return ""
     if tool in TODO_TOOLS and isinstance(args.get("plan"), list):
@@ -185,7 +175,7 @@ def input_summary(tool: str, args: Any) -> str:
         value = f"{key} {value}"
     if not isinstance(value, str):
         value = next((v for v in args.values() if isinstance(v, str)), None)
-    return _one_line(value) if value else ""
+    return one_line(value) if value else ""
 
 
 def _output_status(item: dict[str, Any]) -> tuple[str, int | None]:
@@ -223,23 +213,13 @@ def _text_of(item: dict[str, Any]) -> str:
     return message if isinstance(message, str) else ""
 
 
-def _in_words(seconds: Any) -> str:
-    """``74 ms``, ``1.2 s``: how long a call took (from the records' timestamps)."""
-    if not isinstance(seconds, int | float):
-        return "time not recorded"
-    return f"{seconds * 1000:.0f} ms" if abs(seconds) < 1 else f"{seconds:.1f} s"
-
-
-class CodexRules:
+class CodexRules(SessionRules):
     name = "codex"
     version = "1.0.0"
     kinds = KINDS
     #: The source these rules are for: never chosen for an events.jsonl by its first kind.
     source_format = "codex"
-    #: A row says what the rules say of its record, not the record's JSON.
-    row_summary_only = True
-    #: How a record of a type these rules do not know is shown.
-    ignored_words = "not interpreted (a record type these rules do not know)"
+    awaited = "output"
 
     def initial_state(self) -> State:
         return {
@@ -256,13 +236,6 @@ class CodexRules:
             "compactions": [],
             "agents": {},
         }
-
-    def ignorable(self, event: Event) -> bool:
-        """An item type these rules do not know: shown, changing nothing."""
-        return True
-
-    def summary(self, state: State) -> str:
-        return str(state["phase"])
 
     # -- rules ------------------------------------------------------------
     def apply(self, state: State, event: Event, ctx: Context) -> State:
@@ -311,13 +284,6 @@ class CodexRules:
         return state
 
     @staticmethod
-    def _phase(state: State, phase: str) -> None:
-        if state["in_flight"] > 0:
-            phase = "tools_running"
-        if state["phase"] != phase:
-            state["phase"] = phase
-
-    @staticmethod
     def _meta(state: State, item: dict[str, Any]) -> None:
         version = item.get("cli_version")
         if isinstance(version, str):
@@ -336,10 +302,10 @@ class CodexRules:
     def _request(self, state: State, event: Event, item: dict[str, Any]) -> None:
         cid = item.get("call_id")
         if not isinstance(cid, str):
-            raise _illegal(f"{event.kind} without a call_id")
+            raise illegal(f"{event.kind} without a call_id")
         calls = state["calls"]
         if cid in calls:
-            raise _illegal(f"call {cid} was already requested at seq {calls[cid]['seq']}")
+            raise illegal(f"call {cid} was already requested at seq {calls[cid]['seq']}")
         tool = _tool(item)
         args = _arguments(item)
         calls[cid] = {
@@ -368,12 +334,12 @@ class CodexRules:
     def _result(self, state: State, event: Event, item: dict[str, Any]) -> None:
         cid = item.get("call_id")
         if not isinstance(cid, str):
-            raise _illegal(f"{event.kind} without a call_id")
+            raise illegal(f"{event.kind} without a call_id")
         call = state["calls"].get(cid)
         if call is None:
-            raise _illegal(f"{event.kind} for {cid}, which was never requested")
+            raise illegal(f"{event.kind} for {cid}, which was never requested")
         if call["status"] != "requested":
-            raise _illegal(
+            raise illegal(
                 f"a second output for {cid}: its output was recorded at seq {call['result_seq']}"
             )
         status, code = _output_status(item)
@@ -392,31 +358,16 @@ class CodexRules:
         self._phase(state, "awaiting_model")
 
     # -- prose ------------------------------------------------------------
-    def still_open(self, state: State) -> list[str]:
-        """Calls requested whose output is not recorded: in flight when the
-        rollout ends."""
-        return [
-            f"{cid} {_label(call)} requested at seq {call['seq']}, no output yet"
-            for cid, call in state["calls"].items()
-            if call["status"] == "requested"
-        ]
-
-    def explain(self, before: State, event: Event, after: State) -> str:
-        words = self._explain(before, event, after)
-        if before["phase"] != after["phase"]:
-            words += f"; {before['phase']} -> {after['phase']}"
-        return words
-
     def _explain(self, before: State, event: Event, after: State) -> str:
         kind = event.kind
         cid = event.call_id
         if kind in REQUESTS and cid in after["calls"]:
             call = after["calls"][cid]
-            return f"{kind}: {_label(call)} requested ({cid}); {after['in_flight']} in flight"
+            return f"{kind}: {label(call)} requested ({cid}); {after['in_flight']} in flight"
         if kind in RESULTS and cid in after["calls"]:
             call = after["calls"][cid]
             return (
-                f"{kind} {call['status']} {_in_words(call['duration_s'])}: {_label(call)} "
+                f"{kind} {call['status']} {in_words(call['duration_s'])}: {label(call)} "
                 f"({cid}, requested at seq {call['seq']})"
             )
         if kind == "token_count":
@@ -454,15 +405,15 @@ class CodexRules:
             status, _ = _output_status(item)
             output = item.get("output")
             text = output if isinstance(output, str) else orjson.dumps(output).decode()
-            return f"{status} · {_one_line(text, 200)}"
+            return f"{status} · {one_line(text, 200)}"
         if kind in ("user", "assistant", "developer", "system", "message"):
-            return _one_line(_text_of(item), 200)
+            return one_line(_text_of(item), 200)
         if kind in ("user_message", "agent_message", "agent_reasoning"):
-            return _one_line(_text_of(item), 200)
+            return one_line(_text_of(item), 200)
         if kind == "reasoning":
             summary = item.get("summary")
             parts = summary if isinstance(summary, list) else []
-            return _one_line(" ".join(str(p.get("text", "")) for p in parts if isinstance(p, dict)))
+            return one_line(" ".join(str(p.get("text", "")) for p in parts if isinstance(p, dict)))
         if kind == "token_count":
             info = item.get("info")
             usage = info.get("total_token_usage") if isinstance(info, dict) else None
@@ -474,7 +425,7 @@ class CodexRules:
         if kind == "web_search_call":
             action = item.get("action")
             query = action.get("query") if isinstance(action, dict) else None
-            return _one_line(str(query)) if query else None
+            return one_line(str(query)) if query else None
         if kind == "session_meta":
             return " ".join(str(item[k]) for k in ("originator", "cli_version") if k in item)
         if kind == "turn_context":
@@ -489,10 +440,6 @@ class CodexRules:
             return None
         call = state["calls"].get(cid)
         return (cid, call) if call is not None else None
-
-
-def _label(call: dict[str, Any]) -> str:
-    return f"{call['tool']} {call['input']}".strip()
 
 
 REDUCER = CodexRules()
