@@ -27,7 +27,9 @@ rules' initial state moved out of their class (under 500 lines), which
 changes their ``rules_sha256`` alone:
 every other byte was compared and equal each time. The agent sessions'
 entries were added later, from a pristine checkout with those files copied
-in, every entry before them byte for byte the same.
+in, every entry before them byte for byte the same; their ``rules_sha256``
+changed alone when the two session rules moved what they share into
+``reducers/session_rules.py``.
 Regenerate them, from the repo root, only on purpose (a deliberate change of
 output):
 
