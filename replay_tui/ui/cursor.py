@@ -73,10 +73,6 @@ class CursorOwner:
             return True, None
         return True, err_index
 
-    def take_waiting_error(self) -> int | None:
-        """``e``: the error the person was told of, if any."""
-        return self.error_waiting
-
     def moved(self, index: int) -> None:
         """The cursor moved to row ``index``: an error waiting there is seen."""
         if index == self.error_waiting:

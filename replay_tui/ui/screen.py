@@ -444,9 +444,9 @@ class ReplayScreen(Screen[None]):
 
     def action_problem(self, direction: int) -> None:
         self.cursor.person_moves()
-        waiting = self.cursor.take_waiting_error()
+        waiting = self.cursor.error_waiting  # the error they were told of
         if direction > 0 and waiting is not None:
-            self.timeline.move_to_index(waiting)  # the error they were told of
+            self.timeline.move_to_index(waiting)
             return
         found = self.view.next_problem(self.timeline.cursor_index or 0, direction)
         if found is None:

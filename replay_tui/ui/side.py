@@ -48,17 +48,19 @@ class SidePanes(Vertical):
         self.full = self.reveal = self.expand = False
         #: The run view shown (the screen swaps it with the replay).
         self.view = view
+        self.state_pane = StatePane(id="state")
+        self.receipt_pane = ReceiptPane(id="receipt")
         self._wanted: int | None = None
         self._slow = False
 
     def compose(self) -> ComposeResult:
-        yield StatePane(id="state")
+        yield self.state_pane
         yield self.watchlist
-        yield ReceiptPane(id="receipt")
+        yield self.receipt_pane
 
     def on_mount(self) -> None:
-        self.query_one(StatePane).border_title = "state"
-        self.query_one(ReceiptPane).border_title = "receipt"
+        self.state_pane.border_title = "state"
+        self.receipt_pane.border_title = "receipt"
 
     def flip(self, toggle: str) -> None:
         """``d`` / ``r`` / ``x``: flip ``full``, ``reveal`` or ``expand``."""
@@ -131,7 +133,7 @@ class SidePanes(Vertical):
         """Draw the panes again (the view, a toggle or compare mode changed)."""
         view = self.line_view
         note, compare = self._extras()
-        state = self.query_one(StatePane)
+        state = self.state_pane
         state.show(
             view,
             full=self.full,
@@ -140,7 +142,7 @@ class SidePanes(Vertical):
             pending_note=note,
             compare=compare,
         )
-        self.query_one(ReceiptPane).show(view, reveal=self.reveal, expand=self.expand)
+        self.receipt_pane.show(view, reveal=self.reveal, expand=self.expand)
         initial = view is not None and view.mode == "initial"
         state.border_title = "full state" if self.full or initial else "state diff"
         if self.watchlist.watched is not None and self.watchlist.reveal != self.reveal:
