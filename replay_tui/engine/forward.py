@@ -18,7 +18,7 @@ import orjson
 from replay_tui.core.errors import ERROR_CODES, ReplayError, RuleViolation
 from replay_tui.engine.replay_core import Pending, ReplayCore
 from replay_tui.formats.envelope import Event, LineError
-from replay_tui.formats.ledger import GZIP_MAGIC
+from replay_tui.formats.ledger import BIG_LINE, GZIP_MAGIC
 from replay_tui.formats.receipts import ReceiptStore
 from replay_tui.reducers.base import ReceiptPending
 from replay_tui.reducers.call import rules_traceback
@@ -139,7 +139,11 @@ class ForwardPass(ReplayCore):
             )
             return
         valid_before = self.valid
-        self._consume(self._parse(raw, index + 1, self.ledger.line_span(index)[0]))
+        parsed = self._parse(raw, index + 1, self.ledger.line_span(index)[0])
+        if len(raw) >= BIG_LINE and isinstance(parsed, Event):
+            # shown next (its row, its view): a copy, before the rules see it
+            self.ledger.keep_big(index, len(raw), parsed.detached())
+        self._consume(parsed)
         if self.valid > valid_before:
             self._crcs.append(zlib.crc32(raw))
         if self.pending is None:

@@ -264,6 +264,9 @@ class ReplayCore:
             if zlib.crc32(raw) != self._crcs[index]:
                 raise LedgerChanged(f"line {index + 1} changed since it was validated")
             # the very line that passed every envelope check: skip them
+            kept = self.ledger.kept_big(index)
+            if kept is not None:
+                return kept
             if self._reread is not None:
                 return self._reread(raw, index + 1, offset)
             obj = orjson.loads(raw)

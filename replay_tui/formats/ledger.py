@@ -36,6 +36,11 @@ _CACHE_LINE_LIMIT = 64 << 10  # the LRU keeps parsed lines up to 64 KiB: bounded
 #: A session's records are large (kilobytes, not an event's hundred bytes): the
 #: LRU of a mapped ledger also keeps at most this many bytes of lines in all.
 _CACHE_BYTES_MAPPED = 16 << 20
+#: A line this long (a session's tool result of many MB) costs tens of ms to
+#: parse, holding the interpreter lock: the forward pass keeps its own parse
+#: of it, and so does the first reading of it, in a cache of its own.
+BIG_LINE = 1 << 20
+_BIG_CACHE_BYTES = 32 << 20  # two 12 MB results; at least the newest is kept
 
 
 def sniff_encoding(head: bytes) -> str | None:
@@ -125,6 +130,9 @@ class Ledger:
         self._cached_sizes: dict[int, int] | None = {} if mapping is not None else None
         self._cached_bytes = 0
         self._cache_lock = threading.Lock()  # the app reads while a worker scans
+        #: Lines of BIG_LINE bytes or more, parsed: index -> (bytes, parse).
+        self._big: OrderedDict[int, tuple[int, Event]] = OrderedDict()
+        self._big_bytes = 0
         self._head = b""  # first bytes read, to notice a rewrite
         self._guard = b""  # last bytes of the last complete line, likewise
         if not self._open() and not may_be_missing:
@@ -206,12 +214,18 @@ class Ledger:
             if hit is not None:
                 self._cache.move_to_end(index)
                 return hit
+            big = self._big.get(index)
+            if big is not None:
+                self._big.move_to_end(index)
+                return big[1]
         raw = self.raw_line(index)
         if self.validated is not None and self.mapping is not None and self.validated(index, raw):
             parsed: Event | LineError = self.mapping.reread(raw, index + 1, self._ends[index])
         else:
             parsed = self.parse(raw, index + 1, self._ends[index])
-        if len(raw) <= _CACHE_LINE_LIMIT:  # huge lines are parsed again when needed
+        if len(raw) >= BIG_LINE and isinstance(parsed, Event):
+            self.keep_big(index, len(raw), parsed)
+        if len(raw) <= _CACHE_LINE_LIMIT:  # longer ones only in the cache of big lines
             with self._cache_lock:
                 self._cache[index] = parsed
                 sizes = self._cached_sizes
@@ -232,6 +246,25 @@ class Ledger:
         ledger's own file name (a customer's ``prod-7731.jsonl`` is not
         ``events.jsonl``)."""
         return f"{self.path.name}:{line}"
+
+    def keep_big(self, index: int, size: int, parsed: Event) -> None:
+        """Keep the parse of line ``index`` (``size`` bytes, BIG_LINE or more),
+        never handed to rules as it is (:meth:`kept_big` gives a copy)."""
+        with self._cache_lock:
+            old = self._big.pop(index, None)
+            if old is not None:
+                self._big_bytes -= old[0]
+            self._big[index] = (size, parsed)
+            self._big_bytes += size
+            while self._big_bytes > _BIG_CACHE_BYTES and len(self._big) > 1:
+                _, (gone, _) = self._big.popitem(last=False)
+                self._big_bytes -= gone
+
+    def kept_big(self, index: int) -> Event | None:
+        """A copy of line ``index``'s kept parse, for code that may change it."""
+        with self._cache_lock:
+            big = self._big.get(index)
+        return big[1].detached() if big is not None else None
 
     def fresh_event(self, index: int) -> Event | LineError:
         """A newly parsed copy, safe to hand to code that might mutate it."""

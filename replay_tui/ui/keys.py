@@ -89,6 +89,12 @@ KEYS: list[Key] = [
         "Claude Code: open the sub-agent's transcript of this Task call (Esc comes back)",
         "t",
     ),
+    Key(
+        "o",
+        "open_result",
+        "Read the receipt or recorded result at the cursor whole, a screen at a time (Esc returns)",
+        "o",
+    ),
     Key("R", "reload_rules", "Reload the rules file and re-run every prefix", "R"),
     # the panes' own keys
     Key(

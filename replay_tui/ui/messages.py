@@ -117,6 +117,11 @@ class Notice(Message):
 
 
 @dataclass
+class FirstViewShown(Message):
+    """The panes drew their first line view: the reader may have the machine back."""
+
+
+@dataclass
 class ViewReady(Message):
     index: int
     view: LineView

@@ -546,10 +546,21 @@ def _has_children(value: Any) -> bool:
     return is_container and bool(value)
 
 
+def _cut_hint(shown: Text) -> list[Text]:
+    """Above a value shown cut: where to read it whole."""
+    plain = shown.plain
+    if "chars, x expands)" in plain or "more lines not shown" in plain:
+        return [Text("cut to fit: o reads it whole, a screen at a time", style=DIM)]
+    return []
+
+
 class ReceiptPane(VerticalScroll, can_focus=True):
     """The selected call's receipt: name, size, sha256, pin status, JSON.
 
     Focusable (Tab): arrows, PgUp/PgDn and Home/End scroll a long receipt."""
+
+    #: The line (0-based) whose receipt is shown (None: none yet).
+    shown_index: int | None = None
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(id="receipt-body")
@@ -564,6 +575,7 @@ class ReceiptPane(VerticalScroll, can_focus=True):
         found.first(Static).update(
             self.render_receipt(view.receipt if view else None, view, reveal=reveal, expand=expand)
         )
+        self.shown_index = view.index if view is not None else None
 
     def render_receipt(
         self, rv: ReceiptView | None, view: LineView | None, *, reveal: bool, expand: bool
@@ -574,7 +586,8 @@ class ReceiptPane(VerticalScroll, can_focus=True):
             head = Text(escape_controls(title), style=HEAD)
             if not reveal and mask_secrets(data) != data:
                 head.append("\nsecret-looking values are masked: r reveals", style=DIM)
-            parts = [head, json_text(data, reveal=reveal, limit=limit)]
+            body = json_text(data, reveal=reveal, limit=limit)
+            parts = [head, *_cut_hint(body), body]
             if view.record_later is not None:  # known only later: never shown as now
                 parts.append(Text(""))
                 parts.append(Text("later in this run (after the last valid event):", style=DIM))
@@ -618,5 +631,6 @@ class ReceiptPane(VerticalScroll, can_focus=True):
         else:
             if not reveal and mask_secrets(r.data) != r.data:
                 lines.append(Text("secret-looking values are masked: r reveals", style=DIM))
-            lines.append(json_text(r.data, reveal=reveal, limit=limit))
+            body = json_text(r.data, reveal=reveal, limit=limit)
+            lines += [*_cut_hint(body), body]
         return Text("\n").join(lines)

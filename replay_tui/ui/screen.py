@@ -46,6 +46,7 @@ from replay_tui.ui.messages import (
     WatchFound,
 )
 from replay_tui.ui.reader import RunReader
+from replay_tui.ui.result_reader import ResultReader
 from replay_tui.ui.screens import (
     FilterScreen,
     GotoScreen,
@@ -190,6 +191,7 @@ class ReplayScreen(Screen[None]):
         self.session.advanced()
         self.live = self.following
         self._rows_grew()
+        self.side.refresh_outdated()
         self._after_rewrite()
         self.comparing.find_differences(self.replay)
         self.watchlist.run_grew(self.replay)
@@ -281,6 +283,9 @@ class ReplayScreen(Screen[None]):
         self.refresh_status()
         if not len(message.found):
             self.side.show(None)
+
+    def on_first_view_shown(self) -> None:
+        self.reader.first_view_shown()
 
     def on_status_changed(self) -> None:
         self.refresh_status()
@@ -548,6 +553,11 @@ class ReplayScreen(Screen[None]):
         if replay is not None:
             label = f"{replay.paths.name} · sub-agent of {self.session.label} (Esc returns)"
             self.app.push_screen(ReplayScreen(replay, label=label, nested=True))
+
+    def action_open_result(self) -> None:
+        found = self.side.result_to_read()
+        if found is not None:
+            self.app.push_screen(ResultReader(*found))
 
     def on_unmount(self) -> None:
         if self.nested:  # the session's own replay is the CLI's to close

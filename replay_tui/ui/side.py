@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from rich.text import Text
 from textual import work
@@ -16,12 +17,13 @@ from textual.containers import Vertical
 from textual.worker import get_current_worker
 
 from replay_tui.core.errors import CannotRun
+from replay_tui.core.safe_text import mask_secrets
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.sessions import SESSION_FORMATS
 from replay_tui.questions.condition import StatePath
 from replay_tui.ui.clipboard import state_to_copy
-from replay_tui.ui.messages import StatusChanged, ViewReady, WatchChanged
+from replay_tui.ui.messages import FirstViewShown, StatusChanged, ViewReady, WatchChanged
 from replay_tui.ui.panes import ReceiptPane, StatePane
 from replay_tui.ui.watch import WatchPane
 from replay_tui.views.runview import LineView, RunView
@@ -52,6 +54,7 @@ class SidePanes(Vertical):
         self.receipt_pane = ReceiptPane(id="receipt")
         self._wanted: int | None = None
         self._slow = False
+        self._drawn = False  # the first line view is drawn (the reader waits for it)
 
     def compose(self) -> ComposeResult:
         yield self.state_pane
@@ -84,6 +87,26 @@ class SidePanes(Vertical):
             return None
         return replay
 
+    def result_to_read(self) -> tuple[str, Any] | None:
+        """``o``: the title and value of the receipt or recorded result at the
+        cursor, masked unless ``r`` reveals; None (said why) if there is none."""
+        view = self.line_view
+        title, value = None, None
+        if view is not None and view.receipt is None and view.record is not None:
+            title, value = view.record
+        elif view is not None and view.receipt is not None and view.receipt.receipt is not None:
+            receipt = view.receipt.receipt
+            if receipt.data is not None:
+                title = f"receipt {view.receipt.call_id} · {receipt.size:,} bytes"
+                value = receipt.data
+        if title is None:
+            said = (
+                "o reads a receipt or recorded result whole: put the cursor on its call or result"
+            )
+            self.notify(said, timeout=4)
+            return None
+        return title, value if self.reveal else mask_secrets(value)
+
     def show_line(self, view: RunView, index: int) -> None:
         """Show line ``index`` of ``view`` (not yet indexed: shown when its rows come)."""
         if index >= view.row_count():
@@ -107,6 +130,16 @@ class SidePanes(Vertical):
         self.workers.cancel_group(self, "view")
         self.line_view = view
         self.render_view()
+
+    def refresh_outdated(self) -> None:
+        """Validation went on: a view whose words depend on how far it got
+        (a record changed later, what is still open at the last event) is
+        made again."""
+        view = self.line_view
+        if view is None or view.valid == self.view.replay.valid:
+            return
+        if view.record is not None or view.still_open is not None:
+            self.show_line(self.view, view.index)
 
     def refresh_waiting(self) -> None:
         """A row shown as waiting (not validated yet, or its receipt pending)
@@ -132,6 +165,9 @@ class SidePanes(Vertical):
     def render_view(self) -> None:
         """Draw the panes again (the view, a toggle or compare mode changed)."""
         view = self.line_view
+        if view is not None and not self._drawn:
+            self._drawn = True
+            self.call_after_refresh(self.post_message, FirstViewShown())
         note, compare = self._extras()
         state = self.state_pane
         state.show(

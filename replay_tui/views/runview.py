@@ -88,6 +88,9 @@ class LineView:
     result_later: RecordedResult | None = None
     #: Warnings at this line, as ``check`` prints them (odd but legal).
     warnings: tuple[Warning_, ...] = ()
+    #: Events validated when this view was made: ``record_later`` and
+    #: ``still_open`` depend on it, so a view made earlier is made again.
+    valid: int = -1
 
 
 class RunView:
@@ -273,8 +276,9 @@ class RunView:
         Never raises: if the run changed on disk since it was validated, or
         the rules fail when re-applied, the view says so instead.
         """
+        valid = self.replay.valid
         try:
-            return self._line_view(index)
+            return dataclasses.replace(self._line_view(index), valid=valid)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
