@@ -31,6 +31,7 @@ from replay_tui.formats.session_stores import (
     stores,
 )
 from replay_tui.reducers.claude_code import is_prompt
+from replay_tui.ui import sessions as sessions_ui
 from replay_tui.ui.sessions import SessionsApp, app_for_session, widths
 from tests.conftest import AGENT_SESSIONS, AgentHomes
 from tests.test_app import status
@@ -395,6 +396,13 @@ def test_check_a_folder_of_sessions(
     assert agent_homes.snapshot() == before
 
 
+def test_check_a_claude_or_codex_home_checks_its_sessions(agent_homes: AgentHomes) -> None:
+    """``check ~/.claude`` (or ``~/.codex``): the sessions of its store."""
+    assert expand_runs([str(agent_homes.claude)]) == expand_runs([str(agent_homes.projects)])
+    assert expand_runs([str(agent_homes.codex)]) == [str(agent_homes.sessions[1][0])]
+    assert len(expand_runs([str(agent_homes.claude)])) >= 5
+
+
 # -- the list to pick from ------------------------------------------------------------
 
 
@@ -441,6 +449,65 @@ async def test_the_list_shows_filters_and_opens_a_session(agent_homes: AgentHome
         assert "LIVE" not in status(chosen)
     chosen.replay.close()
     assert agent_homes.snapshot() == before
+
+
+async def test_after_the_session_quits_the_list_comes_back_as_it_was_left(
+    agent_homes: AgentHomes,
+) -> None:
+    """q in the session opened comes back to the list: the filter typed, the
+    cursor on that session, and what was counted not read again."""
+    first = SessionsApp(find_sessions())
+    async with first.run_test(size=(160, 30)) as pilot:
+        await until(pilot, lambda: first.done == 6)
+        await pilot.press("slash", *"demo", "enter", "down", "enter")
+    picked = first.return_value
+    assert picked == agent_homes.sessions[3][0]
+    counted = {p: s.records for p, s in first.known.items()}
+    assert len(counted) == 6 and all(n is not None for n in counted.values())
+    read: list[Path] = []
+    real = sessions_ui.describe
+    sessions_ui.describe = lambda s, *a, **k: read.append(s.path) or real(s, *a, **k)  # type: ignore[assignment]
+    try:
+        again = SessionsApp(find_sessions(), at=picked, known=first.known, filter_text="demo")
+        async with again.run_test(size=(160, 30)) as pilot:
+            await until(pilot, lambda: again.done == 6)
+            assert again.table.row_count == 3  # still filtered
+            row = again.table.cursor_coordinate.row
+            key = again.table.coordinate_to_cell_key((row, 0)).row_key.value
+            assert again.sessions[int(key or 0)].path == picked
+            assert read == []  # nothing changed: nothing read again
+    finally:
+        sessions_ui.describe = real  # type: ignore[assignment]
+
+
+def test_the_list_and_the_sessions_opened_from_it_take_turns() -> None:
+    """The loop of ``replay-tui sessions`` on a terminal: the list, a session,
+    the list again on that session, until q in the list (or a failing app)."""
+    import argparse
+
+    from replay_tui.cli.sessions import pick_and_open
+    from replay_tui.formats.session_stores import Listing
+
+    picks: list[tuple[Path | None, str]] = [
+        (Path("a.jsonl"), "x"),
+        (Path("b.jsonl"), "y"),
+        (None, ""),
+    ]
+    calls: list[tuple[Path | None, str]] = []
+
+    def pick(
+        listing: Listing, *, at: Path | None, known: object, filter_text: str
+    ) -> tuple[Path | None, str]:
+        calls.append((at, filter_text))
+        return picks.pop(0)
+
+    opened: list[object] = []
+    args = argparse.Namespace(source=None, limit=None)
+    code = pick_and_open(find_sessions(), args, pick, lambda p: p, lambda a: opened.append(a) or 0)
+    assert code == 0 and opened == [Path("a.jsonl"), Path("b.jsonl")]
+    assert calls == [(None, ""), (Path("a.jsonl"), "x"), (Path("b.jsonl"), "y")]
+    picks[:] = [(Path("a.jsonl"), ""), (None, "")]
+    assert pick_and_open(find_sessions(), args, pick, lambda p: p, lambda a: 3) == 3
 
 
 async def test_escape_clears_the_filter_and_q_quits(agent_homes: AgentHomes) -> None:

@@ -9,8 +9,10 @@ import argparse
 import shutil
 import sys
 import unicodedata
+from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -81,10 +83,31 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         from replay_tui.ui.launch import open_app  # textual is imported only here
         from replay_tui.ui.sessions import app_for_session, pick_session
 
-        chosen = pick_session(listing)
-        return 0 if chosen is None else open_app(app_for_session(chosen))
+        return pick_and_open(listing, args, pick_session, app_for_session, open_app)
     print_table(listing, shutil.get_terminal_size().columns if sys.stdout.isatty() else None)
     return 0
+
+
+def pick_and_open(
+    listing: Listing,
+    args: argparse.Namespace,
+    pick: Callable[..., tuple[Path | None, str]],
+    app_for: Callable[[Path], Any],
+    open_app: Callable[[Any], int],
+) -> int:
+    """The list, a session opened from it, and the list again when the app
+    quits (on the session opened, what was counted kept), until q in the list."""
+    known: dict[Path, StoredSession] = {}
+    chosen: Path | None = None
+    typed = ""
+    while True:
+        chosen, typed = pick(listing, at=chosen, known=known, filter_text=typed)
+        if chosen is None:
+            return 0
+        code = open_app(app_for(chosen))
+        if code != 0:
+            return code
+        listing = find_sessions(args.source, limit=args.limit)
 
 
 def _cells(text: str) -> int:

@@ -32,17 +32,30 @@ def expand_runs(args: list[str]) -> list[str]:
     for those runs, sorted (run folders, Temporal history files and agent
     sessions, and the history and session files of its subfolders; with
     none of those, the session files in its folders named by numbers, as
-    a Codex store's ``YYYY/MM/DD``); anything else stays as given."""
+    a Codex store's ``YYYY/MM/DD``; a Claude Code or Codex home, as
+    ``~/.claude``, stands for the sessions in its ``projects`` or
+    ``sessions``); anything else stays as given."""
     runs: list[str] = []
     for arg in args:
         path = Path(arg)
         if path.is_dir() and not has_ledger(path):
-            inner = _runs_in(path, depth=1) or session_files_under(path)
+            inner = _runs_in(path, depth=1) or session_files_under(path) or _store(path)
             if inner:
                 runs.extend(str(p) for p in inner)
                 continue
         runs.append(arg)
     return runs
+
+
+def _store(home: Path) -> list[Path]:
+    """The sessions of a Claude Code home (``projects/``) or a Codex home
+    (``sessions/``) given as the folder itself."""
+    found: list[Path] = []
+    for store in ("projects", "sessions"):
+        folder = home / store
+        if folder.is_dir():
+            found.extend(_runs_in(folder, depth=1) or session_files_under(folder))
+    return found
 
 
 def _runs_in(folder: Path, *, depth: int) -> list[Path]:

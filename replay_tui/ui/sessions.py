@@ -11,6 +11,7 @@ a worker then reads each one's first records and counts its lines
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -48,7 +49,7 @@ COLUMNS = (
 FIXED_CELLS = sum(cells + 2 for _, _, cells in COLUMNS)
 #: Seconds between two batches of rows filled in.
 BATCH_SECONDS = 0.1
-HELP = "  Enter open   / filter   Esc clear the filter   q quit"
+HELP = "  Enter open (q there comes back here)   / filter   Esc clear the filter   q quit"
 
 
 def widths(cells: int) -> tuple[int, int]:
@@ -105,12 +106,24 @@ class SessionsApp(App[Path | None]):
         Binding("escape", "clear_filter", "clear the filter", show=False),
     ]
 
-    def __init__(self, listing: Listing) -> None:
+    def __init__(
+        self,
+        listing: Listing,
+        *,
+        at: Path | None = None,
+        known: dict[Path, StoredSession] | None = None,
+        filter_text: str = "",
+    ) -> None:
         super().__init__()
         self.listing = listing
+        #: Sessions described before (the list shown again after one was
+        #: opened): one whose size and mtime are as they were is not read again.
+        self.known: dict[Path, StoredSession] = {} if known is None else known
         #: The sessions, in the listing's order (described as the worker goes).
-        self.sessions: list[StoredSession] = list(listing.sessions)
-        self.filter_text = ""
+        self.sessions: list[StoredSession] = [self._as_known(s) for s in listing.sessions]
+        #: The session to put the cursor on when the rows come (the one opened).
+        self._at = at
+        self.filter_text = filter_text
         self.done = 0
         self._columns: list[ColumnKey] = []
         self._widths = widths(0)
@@ -126,9 +139,23 @@ class SessionsApp(App[Path | None]):
     def table(self) -> DataTable[Text]:
         return self.query_one("#sessions", DataTable)
 
+    def _as_known(self, session: StoredSession) -> StoredSession:
+        seen = self.known.get(session.path)
+        if seen is not None and (seen.size, seen.mtime) == (session.size, session.mtime):
+            return replace(seen, live=session.live)
+        return session
+
     def on_mount(self) -> None:
         self._widths = widths(self.size.width)
+        if self.filter_text:
+            field = self.query_one("#filter", Input)
+            field.value = self.filter_text
+            field.add_class("-shown")
         self._show()
+        if self._at is not None:
+            keys = [str(i) for i, s in enumerate(self.sessions) if s.path == self._at]
+            if keys and keys[0] in self.table.rows:
+                self.table.move_cursor(row=self.table.get_row_index(keys[0]))
         self.table.focus()
         self._describe_all()
 
@@ -189,7 +216,12 @@ class SessionsApp(App[Path | None]):
             for index, session in enumerate(list(self.sessions)):
                 if worker.is_cancelled:
                     return
-                described = describe(session, cancelled=lambda: worker.is_cancelled, records=count)
+                if session.described and (session.records is not None or not count):
+                    described = session  # read before, and unchanged since
+                else:
+                    described = describe(
+                        session, cancelled=lambda: worker.is_cancelled, records=count
+                    )
                 batch.append((index, described, count))
                 if time.monotonic() - sent >= BATCH_SECONDS:
                     if worker.is_cancelled:
@@ -206,6 +238,8 @@ class SessionsApp(App[Path | None]):
         for index, session, counted in batch:
             was = self.matches(self.sessions[index])
             self.sessions[index] = session
+            if session.described:
+                self.known[session.path] = session
             if counted:
                 self.done = index + 1
             key = str(index)
@@ -249,9 +283,17 @@ class SessionsApp(App[Path | None]):
         self.table.focus()
 
 
-def pick_session(listing: Listing) -> Path | None:
-    """Run the list in this terminal: the path picked, or None."""
-    return SessionsApp(listing).run()
+def pick_session(
+    listing: Listing,
+    *,
+    at: Path | None = None,
+    known: dict[Path, StoredSession] | None = None,
+    filter_text: str = "",
+) -> tuple[Path | None, str]:
+    """Run the list in this terminal: (the path picked or None, the filter
+    typed). ``at``, ``known``, ``filter_text``: as the list was left."""
+    app = SessionsApp(listing, at=at, known=known, filter_text=filter_text)
+    return app.run(), app.filter_text
 
 
 def app_for_session(path: Path) -> ReplayApp:
