@@ -365,7 +365,7 @@ def test_reducer_by_module_and_entry_point(monkeypatch: pytest.MonkeyPatch) -> N
         (Path(reducers.__file__).parent / "refund.py").read_bytes()
     )
     ep = EntryPoint("refund_plugin", "replay_tui.reducers.refund:REDUCER", "replay_tui.reducers")
-    monkeypatch.setattr(reducers, "entry_points", lambda group: [ep])
+    monkeypatch.setattr("importlib.metadata.entry_points", lambda group: [ep])
     assert "refund_plugin" in reducers.available()
     assert load_reducer("refund_plugin").reducer.name == "refund"
 

@@ -143,7 +143,7 @@ class ResultReader(Screen[None]):
         top = int(self.lines.scroll_y) + 1
         bottom = min(total, top + self.lines.scrollable_content_region.height - 1)
         said = Text(f"rows {top:,}-{bottom:,} of {total:,}", style=DIM)
-        if text.longest_lines:
+        if text.longest_lines > 1:
             said.append(f" · the longest string has {text.longest_lines:,} lines", style=DIM)
         said.append("   ↑↓ PgUp PgDn Home End scroll · ←→ sideways · Esc back", style=DIM)
         self.query_one("#reader-where", Static).update(said)

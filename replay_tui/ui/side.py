@@ -94,6 +94,9 @@ class SidePanes(Vertical):
         title, value = None, None
         if view is not None and view.receipt is None and view.record is not None:
             title, value = view.record
+            if view.record_later is not None:  # recorded later: both, never mixed
+                later_title, later = view.record_later
+                value = {"now": value, f"later in this run: {later_title}": later}
         elif view is not None and view.receipt is not None and view.receipt.receipt is not None:
             receipt = view.receipt.receipt
             if receipt.data is not None:
