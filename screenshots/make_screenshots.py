@@ -117,6 +117,13 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
         "t at a Task call: the sub-agent's own transcript, over its session",
     ),
     (
+        "result-reader.svg",
+        SAMPLES / "agent-sessions" / "claude-code-short.jsonl",
+        (140, 40),
+        ["colon", *"12", "enter", "o"],
+        "o at a Read result: the recorded result whole, its file's lines as lines",
+    ),
+    (
         "codex-rollout.svg",
         SAMPLES / "agent-sessions" / "codex-rollout.jsonl",
         (140, 40),
@@ -152,6 +159,7 @@ async def settle(app: ReplayApp, pilot: object) -> None:
             and (not main.search.filter_text or main.search.matches is not None)
             and (main.watchlist.watched is None or main.watchlist.done)
             and (main.compare.b is None or main.compare.differs is not None)
+            and getattr(app.screen, "first_page_shown", True)  # o: its rows laid out
         ):
             break
     await pilot.pause()  # type: ignore[attr-defined]
