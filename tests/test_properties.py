@@ -167,6 +167,29 @@ def test_ts_seconds_agrees_with_datetime(
 )
 def test_ts_seconds_refuses_what_is_not_rfc3339(text: str) -> None:
     assert ts_seconds(text) is None
+    ts_seconds(text[:17] + "00Z")  # its minute seen before: still refused
+    assert ts_seconds(text) is None
+
+
+@given(
+    st.datetimes(
+        min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(None)
+    ),
+    st.sampled_from(["", ".5", ".197", ".123456", ".1234567891"]),
+)
+@settings(max_examples=300, deadline=None)
+def test_ts_seconds_in_a_minute_seen_before_is_the_same_to_the_last_bit(
+    moment: datetime, frac: str
+) -> None:
+    """The next times of a minute are read by slicing: the same float as the
+    full reading, so no duration or report moves by a bit."""
+    from replay_tui.formats import envelope
+
+    text = moment.replace(microsecond=0).isoformat(sep="T") + frac + "Z"
+    envelope._MINUTE_SECONDS.clear()
+    first = ts_seconds(text)
+    assert text[:17] in envelope._MINUTE_SECONDS or moment.second == 60
+    assert ts_seconds(text) == first and first is not None
 
 
 def test_leap_second_counts_as_the_second_before() -> None:

@@ -68,9 +68,15 @@ def doubt(raw: bytes, value: Any) -> str | None:
     space before a colon: then the exact check below settles it).
     """
     try:
-        keys_kept = _keys_in(raw) == orjson.dumps(value).count(b'":')
+        dumped = orjson.dumps(value)
     except orjson.JSONEncodeError:
-        keys_kept = False
+        return _exact_problem(raw)
+    if dumped == raw:
+        # written compactly, as orjson, JSON.stringify and most writers do:
+        # the value gives back every byte, so no key was dropped, no number
+        # rounded (a 20-digit integer comes back as a float's digits)
+        return None
+    keys_kept = _keys_in(raw) == dumped.count(b'":')
     if keys_kept and b"\\u00" in raw and any(e in raw for e in _QUOTE_ESCAPES):
         keys_kept = False
     if keys_kept and not _maybe_beyond_64_bits(raw):

@@ -1,0 +1,42 @@
+"""A line written compactly is trusted when its value gives back every byte;
+every doubt the careful checks raise still stands on such lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from replay_tui.core.strict_json import doubt
+from replay_tui.formats.envelope import LineError, parse_line
+
+
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [
+        (b'{"seq":1,"seq":2}', "appears twice"),
+        (b'{"a":{"k":1,"k":1}}', "appears twice"),
+        (b'{"n":123456789012345678901234567890}', "64"),
+        (b'{"n":-123456789012345678901}', "64"),
+        (b'{"a\\u0022":1,"a\\u0022":2}', "appears twice"),
+    ],
+)
+def test_a_compact_line_with_a_doubt_is_still_refused(raw: bytes, why: str) -> None:
+    import orjson
+
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return  # orjson refuses it itself: no doubt needed
+    problem = doubt(raw, value)
+    assert problem is not None and why in problem
+
+
+def test_a_compact_line_that_round_trips_is_trusted() -> None:
+    raw = b'{"seq":1,"run_id":"r","kind":"run_started","payload":{"n":18446744073709551615}}'
+    event = parse_line(raw, 1, 0)
+    assert not isinstance(event, LineError) and event.payload["n"] == 2**64 - 1
+
+
+def test_a_duplicate_seq_in_a_compact_envelope_is_bad_json() -> None:
+    raw = b'{"seq":1,"seq":2,"run_id":"r","kind":"run_started","payload":{}}'
+    got = parse_line(raw, 1, 0)
+    assert isinstance(got, LineError) and got.code == "bad_json"
