@@ -40,3 +40,28 @@ def test_a_duplicate_seq_in_a_compact_envelope_is_bad_json() -> None:
     raw = b'{"seq":1,"seq":2,"run_id":"r","kind":"run_started","payload":{}}'
     got = parse_line(raw, 1, 0)
     assert isinstance(got, LineError) and got.code == "bad_json"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{\n  "call_id": "c",\n  "call_id": "d"\n}\n',
+        b'{\n  "n": 123456789012345678901234567890\n}\n',
+    ],
+)
+def test_a_receipt_written_with_an_indent_keeps_its_doubts(raw: bytes) -> None:
+    import orjson
+
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return
+    assert doubt(raw, value) is not None
+
+
+def test_a_receipt_written_with_an_indent_is_trusted() -> None:
+    import json
+
+    value = {"call_id": "call-1", "ok": True, "output": "x\ny", "cost": 0.0011, "n": [1, {}]}
+    raw = (json.dumps(value, indent=2) + "\n").encode()
+    assert doubt(raw, value) is None

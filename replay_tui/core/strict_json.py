@@ -76,12 +76,21 @@ def doubt(raw: bytes, value: Any) -> str | None:
         # the value gives back every byte, so no key was dropped, no number
         # rounded (a 20-digit integer comes back as a float's digits)
         return None
+    if raw[:2] == b"{\n" and _pretty(value) == raw.rstrip(b" \t\r\n"):
+        return None  # the same, written with an indent of 2 (json.dumps(indent=2))
     keys_kept = _keys_in(raw) == dumped.count(b'":')
     if keys_kept and b"\\u00" in raw and any(e in raw for e in _QUOTE_ESCAPES):
         keys_kept = False
     if keys_kept and not _maybe_beyond_64_bits(raw):
         return None
     return _exact_problem(raw)
+
+
+def _pretty(value: Any) -> bytes:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except orjson.JSONEncodeError:
+        return b""
 
 
 def _exact_problem(raw: bytes) -> str | None:
