@@ -2,4 +2,5 @@
 
 from replay_tui.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # not when a second process of check's imports it
+    raise SystemExit(main())

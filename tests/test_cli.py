@@ -283,3 +283,12 @@ def test_check_says_what_a_run_that_stops_mid_way_leaves_open() -> None:
     )
     done = cli("check", str(SAMPLES / "agent-succeeds"))
     assert "still open" not in done.stdout
+
+
+def test_importing_the_main_module_runs_nothing() -> None:
+    """A second process started with multiprocessing's spawn imports the
+    parent's ``__main__`` (``python -m replay_tui``) as ``__mp_main__``: it
+    must not run the command line again."""
+    import runpy
+
+    runpy.run_module("replay_tui.__main__", run_name="__mp_main__")
