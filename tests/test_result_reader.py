@@ -124,3 +124,33 @@ async def test_o_where_there_is_no_result_says_what_it_reads(tmp_path: Path) -> 
         await pilot.pause()
         assert app.screen is app.main
         assert any("reads a receipt or recorded result" in n.message for n in app._notifications)
+
+
+async def test_o_keeps_secret_looking_values_masked_unless_revealed(tmp_path: Path) -> None:
+    path, seq = _big_session(tmp_path)
+    lines = path.read_bytes().splitlines()
+    rec = orjson.loads(lines[seq - 1])
+    rec["toolUseResult"]["file"]["api_token"] = "sk-live-do-not-show"
+    lines[seq - 1] = orjson.dumps(rec)
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    app = make_app(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("colon", *str(seq), "enter")
+        await settle(app, pilot)
+        for reveal, shown in ((False, False), (True, True)):
+            if reveal:
+                await pilot.press("r")
+                await settle(app, pilot)
+            await pilot.press("o")
+            await until(pilot, lambda: isinstance(app.screen, ResultReader))
+            reader = app.screen
+            assert isinstance(reader, ResultReader)
+            await until(pilot, lambda: reader.first_page_shown)
+            text = reader.lines.text
+            assert text is not None
+            rows = [text.row(i).text for i in range(len(text) - 12, len(text))]
+            assert any('"api_token"' in r for r in rows)
+            assert any("sk-live-do-not-show" in r for r in rows) is shown
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is app.main)
