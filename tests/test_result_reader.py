@@ -146,7 +146,7 @@ async def test_o_keeps_secret_looking_values_masked_unless_revealed(tmp_path: Pa
             await until(pilot, lambda: isinstance(app.screen, ResultReader))
             reader = app.screen
             assert isinstance(reader, ResultReader)
-            await until(pilot, lambda: reader.first_page_shown)
+            await until(pilot, lambda r=reader: r.first_page_shown)
             text = reader.lines.text
             assert text is not None
             rows = [text.row(i).text for i in range(len(text) - 12, len(text))]
