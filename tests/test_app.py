@@ -661,3 +661,22 @@ async def test_a_short_footer_keeps_help_and_quit() -> None:
         await settle(app, pilot)
         footer = screen_text(app).splitlines()[-1]
         assert "? Help" in footer and "q Quit" in footer and ": Go to" in footer
+
+
+async def test_the_footer_is_not_built_again_when_its_keys_did_not_change() -> None:
+    """A prompt opening and closing leaves the same keys: the footer keeps
+    its widgets (building them again cost a fifth of a ``:`` jump)."""
+    from textual.widgets._footer import FooterKey
+
+    app = make_app(str(DEMO))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        before = list(app.main.query(FooterKey))
+        assert any(k.key == "question_mark" for k in before)
+        await pilot.press("colon", "5", "enter")
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 5
+        await pilot.press("slash", "escape")
+        await settle(app, pilot)
+        after = list(app.main.query(FooterKey))
+        assert after == before and all(a is b for a, b in zip(after, before, strict=True))
