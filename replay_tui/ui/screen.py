@@ -11,8 +11,8 @@ pane owns its watch; the status bar composes itself from the pieces.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, ClassVar, cast
+from collections.abc import Iterable
+from typing import ClassVar, cast
 
 from rich.text import Text
 from textual import on
@@ -46,13 +46,11 @@ from replay_tui.ui.messages import (
     WatchFound,
 )
 from replay_tui.ui.reader import RunReader
-from replay_tui.ui.result_reader import ResultReader
 from replay_tui.ui.screens import (
     FilterScreen,
     GotoScreen,
     HelpScreen,
     PromptHost,
-    PromptScreen,
 )
 from replay_tui.ui.search import Search, Turn
 from replay_tui.ui.searching import SearchKeeper
@@ -445,7 +443,7 @@ class ReplayScreen(Screen[None]):
             else:
                 self._open_at(answer)
 
-        self._prompt(GotoScreen(self.view.goto_range), done)
+        cast(PromptHost, self.app).push_prompt(GotoScreen(self.view.goto_range), done)
 
     def action_problem(self, direction: int) -> None:
         self.cursor.person_moves()
@@ -464,7 +462,7 @@ class ReplayScreen(Screen[None]):
             if query is not None:
                 self.apply_filter(query)
 
-        self._prompt(FilterScreen(self.search.filter_text), done)
+        cast(PromptHost, self.app).push_prompt(FilterScreen(self.search.filter_text), done)
 
     def apply_filter(self, query: str) -> None:
         if not self.searching.set_filter(query):
@@ -544,10 +542,6 @@ class ReplayScreen(Screen[None]):
     def action_copy_state(self) -> None:
         self.side.copy_state()
 
-    def _prompt(self, screen: PromptScreen[Any], done: Callable[[Any], None]) -> None:
-        """Open a prompt through the app, which hands it keys typed ahead."""
-        cast(PromptHost, self.app).push_prompt(screen, done)
-
     def action_open_transcript(self) -> None:
         replay = self.side.open_transcript(self.view.subagents)
         if replay is not None:
@@ -555,9 +549,7 @@ class ReplayScreen(Screen[None]):
             self.app.push_screen(ReplayScreen(replay, label=label, nested=True))
 
     def action_open_result(self) -> None:
-        found = self.side.result_to_read()
-        if found is not None:
-            self.app.push_screen(ResultReader(*found))
+        self.side.open_result()
 
     def on_unmount(self) -> None:
         if self.nested:  # the session's own replay is the CLI's to close

@@ -25,6 +25,7 @@ from replay_tui.questions.condition import StatePath
 from replay_tui.ui.clipboard import state_to_copy
 from replay_tui.ui.messages import FirstViewShown, StatusChanged, ViewReady, WatchChanged
 from replay_tui.ui.panes import ReceiptPane, StatePane
+from replay_tui.ui.result_reader import ResultReader
 from replay_tui.ui.watch import WatchPane
 from replay_tui.views.runview import LineView, RunView
 from replay_tui.views.subagents import SubAgents
@@ -86,6 +87,12 @@ class SidePanes(Vertical):
             self.notify(str(exc), severity="error", markup=False)
             return None
         return replay
+
+    def open_result(self) -> None:
+        """``o``: the receipt or recorded result at the cursor, whole, on a screen of its own."""
+        found = self.result_to_read()
+        if found is not None:
+            self.app.push_screen(ResultReader(*found))
 
     def result_to_read(self) -> tuple[str, Any] | None:
         """``o``: the title and value of the receipt or recorded result at the
