@@ -169,7 +169,7 @@ async def test_a_changed_ledger_shows_its_old_bookmarks_as_earlier(tmp_path: Pat
 
 
 def test_bookmarks_follow_xdg_state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from replay_tui.handover.bookmarks import state_dir
+    from replay_tui.core.state_dir import state_dir
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
     assert state_dir() == tmp_path / "xdg" / "replay-tui"

@@ -560,3 +560,34 @@ async def test_first_prompts_are_cut_to_the_screen(agent_homes: AgentHomes) -> N
         await until(pilot, lambda: len(_rows(app)[2][5]) > len(narrow))
         assert _rows(app)[2][5] == FIRST_PROMPTS["turn-2.jsonl"][: widths(220)[1] - 1] + "…"
         assert app.table.row_count == 6
+
+
+def test_records_counted_once_are_remembered_until_the_file_changes(
+    agent_homes: AgentHomes, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second ``sessions`` counts no records of files unchanged since the
+    first (it read every byte of each); a file that grew is counted again.
+    The counts live in the state folder, never beside a session."""
+    before = agent_homes.snapshot()
+    assert main(["sessions", "--print"]) == 0
+    first = capsys.readouterr().out
+    remembered = Path(os.environ["XDG_STATE_HOME"]) / "replay-tui" / "session-records.json"
+    assert len(orjson.loads(remembered.read_bytes())) == len(agent_homes.sessions)
+    assert agent_homes.snapshot() == before  # nothing written in the stores
+    counted: list[int] = []
+    real = session_stores.count_records
+
+    def counting(fd: int, size: int, *args: object) -> tuple[int, bool] | None:
+        counted.append(size)
+        return real(fd, size, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(session_stores, "count_records", counting)
+    assert main(["sessions", "--print"]) == 0
+    assert capsys.readouterr().out == first and counted == []
+    grown = agent_homes.sessions[0][0]
+    with grown.open("ab") as fh:  # the agent wrote one more record
+        fh.write(grown.read_bytes().splitlines(keepends=True)[-1])
+    assert main(["sessions", "--json"]) == 0
+    rows = {r["path"]: r for r in json.loads(capsys.readouterr().out)}
+    assert counted == [grown.stat().st_size]
+    assert rows[str(grown)]["records"] == lines_in(grown)

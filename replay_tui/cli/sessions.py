@@ -20,6 +20,7 @@ from replay_tui.cli.args import positive_int
 from replay_tui.cli.options import out
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import byte_size, plural
+from replay_tui.formats.record_counts import RecordCounts
 from replay_tui.formats.session_stores import (
     Listing,
     StoredSession,
@@ -73,7 +74,9 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     for note in listing.notes:
         sys.stderr.write(f"replay-tui: {escape_controls(note)}\n")
     if args.json:
-        body = [describe(s).to_json() for s in listing.sessions]
+        counts = RecordCounts()
+        body = [describe(s, counts=counts).to_json() for s in listing.sessions]
+        counts.save()
         sys.stdout.buffer.write(orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n")
         return 0
     if not listing.sessions:
@@ -160,13 +163,15 @@ def print_table(listing: Listing, width: int | None) -> None:
     and its problem if it has one), and where they were found. On a
     terminal ``width`` cells wide, the first prompt is cut to fit."""
     out(_row(["MODIFIED", "SOURCE", "RECORDS", "SIZE", "PROJECT", "FIRST PROMPT"], width))
+    counts = RecordCounts()
     for found in listing.sessions:
-        session = describe(found)
+        session = describe(found, counts=counts)
         out(_row(session_row(session), width))
         out(f"  {session.path}")
         if session.problem is not None:
             out(f"  problem: {session.problem}")
         sys.stdout.flush()
+    counts.save()
     shown = len(listing.sessions)
     said = plural(shown, "session")
     if listing.total > shown:

@@ -33,6 +33,7 @@ import orjson
 
 from replay_tui.core.safe_text import clip, escape_controls
 from replay_tui.formats.envelope import LineError, parse_object
+from replay_tui.formats.record_counts import RecordCounts
 from replay_tui.formats.sessions import (
     CLAUDE_CODE,
     CODEX,
@@ -327,13 +328,15 @@ def describe(
     cancelled: Callable[[], bool] | None = None,
     *,
     records: bool = True,
+    counts: RecordCounts | None = None,
 ) -> StoredSession:
     """``session`` with its project, first prompt and records (or why they
     cannot be read); never raises for what a file holds or lacks.
     ``records=False``: its first records only, not the count (what costs:
     every byte is read), ``records`` left None. ``cancelled`` is asked
     between chunks of a long count: when it says so, ``session`` is given
-    back as it was."""
+    back as it was. ``counts``: records counted before, for a file of the
+    same size and mtime (and where to remember this count)."""
     path = session.path
     try:
         fd = os.open(path, _O_READ)
@@ -346,10 +349,16 @@ def describe(
         size, mtime = st.st_size, st.st_mtime
         live = (time.time() if now is None else now) - mtime < LIVE_SECONDS
         head = os.pread(fd, min(size, HEAD_BYTES), 0)
-        counted = count_records(fd, size, head, cancelled) if records else (None, True)
-        if counted is None:
-            return session
-        lines, ended = counted
+        lines: int | None = None
+        ended = True
+        if records:
+            known = counts.get(path, size, st.st_mtime_ns) if counts is not None else None
+            counted = known or count_records(fd, size, head, cancelled)
+            if counted is None:
+                return session
+            lines, ended = counted
+            if counts is not None and known is None:
+                counts.put(path, size, st.st_mtime_ns, lines, ended)
     except OSError as exc:
         return replace(session, problem=f"cannot read: {exc.strerror or exc}", described=True)
     finally:

@@ -26,14 +26,9 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core.state_dir import state_dir
+
 _CHUNK = 1 << 20
-
-
-def state_dir() -> Path:
-    """``$XDG_STATE_HOME/replay-tui`` (default ``~/.local/state/replay-tui``)."""
-    base = os.environ.get("XDG_STATE_HOME")
-    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".local" / "state"
-    return root / "replay-tui"
 
 
 def prefix_sha256(path: Path, size: int) -> str | None:

@@ -10,9 +10,10 @@ from rich.text import Text
 
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
+from replay_tui.core.state_dir import state_dir
 from replay_tui.core.words import plural
 from replay_tui.formats.run import RunPaths
-from replay_tui.handover.bookmarks import Bookmarks, state_dir
+from replay_tui.handover.bookmarks import Bookmarks
 from replay_tui.handover.document import refuse_inside_run
 
 #: The palette's words for a bookmark made on an earlier version of the ledger.

@@ -25,6 +25,7 @@ from textual.worker import get_current_worker
 
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import byte_size
+from replay_tui.formats.record_counts import RecordCounts
 from replay_tui.formats.session_stores import (
     Listing,
     StoredSession,
@@ -123,6 +124,8 @@ class SessionsApp(App[Path | None]):
         self.sessions: list[StoredSession] = [self._as_known(s) for s in listing.sessions]
         #: The session to put the cursor on when the rows come (the one opened).
         self._at = at
+        #: Records counted in earlier runs, for files unchanged since.
+        self.counts = RecordCounts()
         self.filter_text = filter_text
         self.done = 0
         self._columns: list[ColumnKey] = []
@@ -220,7 +223,10 @@ class SessionsApp(App[Path | None]):
                     described = session  # read before, and unchanged since
                 else:
                     described = describe(
-                        session, cancelled=lambda: worker.is_cancelled, records=count
+                        session,
+                        cancelled=lambda: worker.is_cancelled,
+                        records=count,
+                        counts=self.counts,
                     )
                 batch.append((index, described, count))
                 if time.monotonic() - sent >= BATCH_SECONDS:
@@ -230,6 +236,7 @@ class SessionsApp(App[Path | None]):
                     batch, sent = [], time.monotonic()
         if batch and not worker.is_cancelled:
             self.call_from_thread(self._described, batch)
+        self.counts.save()
 
     def _described(self, batch: list[tuple[int, StoredSession, bool]]) -> None:
         """Rows filled in: their cells, or the rows again if the filter now
