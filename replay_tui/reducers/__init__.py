@@ -147,12 +147,8 @@ def load_reducer(spec: str | None = None) -> LoadedReducer:
         if target.endswith(".py") or "/" in target or "\\" in target:
             return _from_file(Path(target), attr, spec)
         return _from_module(target, attr, spec)
-    if spec in _BUILTIN:  # a plugin never takes a built-in name (see available)
-        target, _, attr = _BUILTIN[spec].partition(":")
-        loaded = _from_module(target, attr, spec)
-        loaded.trusted = True
-        return loaded
-    names = available()
+    # a plugin never takes a built-in name (see available): no need to look
+    names = _BUILTIN if spec in _BUILTIN else available()
     if spec not in names:
         raise CannotRun(f"no reducer named {spec!r} (known: {', '.join(sorted(names))})")
     target, _, attr = names[spec].partition(":")

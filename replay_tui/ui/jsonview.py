@@ -40,6 +40,17 @@ class _Out:
             self.dropped += 1
 
 
+#: What a value cut to fit says of itself (see :func:`was_cut`).
+_CUT_STRING = "chars, x expands)"
+_CUT_LINES = "more lines not shown"
+
+
+def was_cut(shown: Text) -> bool:
+    """Whether :func:`json_text` left out part of the value it drew."""
+    plain = shown.plain
+    return _CUT_STRING in plain or _CUT_LINES in plain
+
+
 def scalar_text(value: Any, limit: int) -> Text:
     """One JSON scalar (or a compact container), styled and made safe."""
     if isinstance(value, str):
@@ -47,7 +58,7 @@ def scalar_text(value: Any, limit: int) -> Text:
         body = escape_controls(orjson.dumps(value[: len(value) - hidden]).decode())
         text = Text(clip(body, limit), style=STRING)
         if hidden:  # cut before escaping: a 10 MB string costs what is shown
-            text.append(f"… (+{hidden:,} chars, x expands)", style="italic dim")
+            text.append(f"… (+{hidden:,} {_CUT_STRING}", style="italic dim")
         return text
     if value is None or isinstance(value, bool):
         return Text(orjson.dumps(value).decode(), style=LITERAL)
@@ -74,7 +85,7 @@ def json_text(
     prefixes = {p[:i] for p in marks for i in range(len(p))}
     _emit(out, value, (), 0, None, True, marks, prefixes, reveal, limit)
     if out.dropped:
-        out.lines.append(Text(f"… {out.dropped:,} more lines not shown", style="italic dim"))
+        out.lines.append(Text(f"… {out.dropped:,} {_CUT_LINES}", style="italic dim"))
     return Text("\n").join(out.lines)
 
 

@@ -26,7 +26,7 @@ from replay_tui.core.safe_text import MASK, clip, escape_controls, is_secret_key
 from replay_tui.engine.replay import Step
 from replay_tui.state.diff import Change, Path, path_str
 from replay_tui.ui.jsontree import JsonTree
-from replay_tui.ui.jsonview import MAX_DEPTH, json_text, scalar_text
+from replay_tui.ui.jsonview import MAX_DEPTH, json_text, scalar_text, was_cut
 from replay_tui.ui.keys import bindings_for
 from replay_tui.views.runview import PIN_WORDS, LineView, ReceiptView
 
@@ -548,8 +548,7 @@ def _has_children(value: Any) -> bool:
 
 def _cut_hint(shown: Text) -> list[Text]:
     """Above a value shown cut: where to read it whole."""
-    plain = shown.plain
-    if "chars, x expands)" in plain or "more lines not shown" in plain:
+    if was_cut(shown):
         return [Text("cut to fit: o reads it whole, a screen at a time", style=DIM)]
     return []
 
@@ -558,9 +557,6 @@ class ReceiptPane(VerticalScroll, can_focus=True):
     """The selected call's receipt: name, size, sha256, pin status, JSON.
 
     Focusable (Tab): arrows, PgUp/PgDn and Home/End scroll a long receipt."""
-
-    #: The line (0-based) whose receipt is shown (None: none yet).
-    shown_index: int | None = None
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(id="receipt-body")
@@ -575,7 +571,6 @@ class ReceiptPane(VerticalScroll, can_focus=True):
         found.first(Static).update(
             self.render_receipt(view.receipt if view else None, view, reveal=reveal, expand=expand)
         )
-        self.shown_index = view.index if view is not None else None
 
     def render_receipt(
         self, rv: ReceiptView | None, view: LineView | None, *, reveal: bool, expand: bool

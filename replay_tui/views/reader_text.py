@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,10 +83,6 @@ class ReaderText:
         continued = block.style == "text" and start > 0 and block.text[start - 1] != "\n"
         return ReaderRow(block.indent, escape_controls(text.expandtabs(8)), block.style, continued)
 
-    def rows(self, start: int, stop: int) -> Iterator[ReaderRow]:
-        for index in range(max(start, 0), min(stop, self._rows)):
-            yield self.row(index)
-
     # -- laying the value out ----------------------------------------------
     def _line(self, indent: int, text: str) -> None:
         block = _Block(text, indent, "json")
@@ -96,8 +92,6 @@ class ReaderText:
         self._add(block)
 
     def _add(self, block: _Block) -> None:
-        if not block.starts:
-            return
         self._blocks.append(block)
         self._firsts.append(self._rows)
         self._rows += len(block.starts)
