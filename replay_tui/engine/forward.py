@@ -212,7 +212,7 @@ class ForwardPass(ReplayCore):
         reach a checkpoint, where this is otherwise checked)."""
         state = self._live_state()
         try:
-            digest = canonical.sha256_hex(canonical.dumps(state))
+            digest = canonical.digest(state)
         except TypeError as exc:
             self._fail_not_json(str(exc))
             return

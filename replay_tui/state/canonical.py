@@ -8,11 +8,12 @@ reports, state digests and checkpoints; frozen states (see
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
-from replay_tui.state.persistent import json_default
+from replay_tui.state.persistent import BigDict, BigList, json_default
 
 _OPTS = orjson.OPT_SORT_KEYS  # no OPT_NON_STR_KEYS: a non-string key is not JSON
 
@@ -37,6 +38,50 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def digest(value: Any) -> str:
-    """sha256 of the canonical JSON of ``value``."""
-    return sha256_hex(dumps(value))
+#: A dict or list with more items than this is hashed an item at a time.
+STREAM_ITEMS = 1024
+
+
+def digest(value: Any, *, stream_past: int = STREAM_ITEMS) -> str:
+    """sha256 of the canonical JSON of ``value``, never holding all of it.
+
+    The bytes hashed are those :func:`dumps` writes, but the top two levels
+    and any dict or list of more than ``stream_past`` items are written an
+    item at a time: at a million events the final state is 40 MB of JSON,
+    and holding it at once was ``check``'s peak memory.
+    Raises ``TypeError`` where :func:`dumps` does.
+    """
+    h = hashlib.sha256()
+    _feed(h.update, value, stream_past, 0)
+    return h.hexdigest()
+
+
+def _feed(put: Callable[[bytes], object], value: Any, past: int, depth: int) -> None:
+    t = type(value)
+    whole = depth >= 2
+    if (t is BigDict or isinstance(value, dict)) and value and (len(value) > past or not whole):
+        keys = list(value)
+        if not all(type(k) is str for k in keys):
+            raise TypeError("Dict key must be str")
+        keys.sort()  # code point order: orjson sorts by UTF-8 bytes, the same order
+        sep = b"{"
+        for k in keys:
+            put(sep)
+            put(orjson.dumps(k))
+            put(b":")
+            _feed(put, value[k], past, depth + 1)
+            sep = b","
+        put(b"}")
+    elif (
+        (t is BigList or isinstance(value, list | tuple))
+        and value
+        and (len(value) > past or not whole)
+    ):
+        sep = b"["
+        for item in value:
+            put(sep)
+            _feed(put, item, past, depth + 1)
+            sep = b","
+        put(b"]")
+    else:
+        put(dumps(value))
