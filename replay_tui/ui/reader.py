@@ -9,6 +9,7 @@ session's (:class:`~replay_tui.ui.session.RunSession`): this only runs it.
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 from textual import work
@@ -36,6 +37,10 @@ from replay_tui.ui.session import RunSession
 # be drawn: both want the one interpreter lock, and the first screen of a
 # 100 MB session came 0.2 s later while validation ran beside it.
 FIRST_SCREEN_WAIT = 0.5
+# Progress while a long ledger is read goes up at most this often (the last
+# always): each one lays the screen out again, and at 5 a second that was a
+# third of what the app added to validating.
+PROGRESS_SECONDS = 1.0
 
 
 class RunReader(Widget):
@@ -79,9 +84,15 @@ class RunReader(Widget):
     def _reader(self, replay: Replay) -> None:
         """Read and check the ledger from where it was left, posting progress."""
         worker = get_current_worker()
+        told = [0.0]
 
         def progress(lines: int) -> None:
             size = max(replay.ledger.file_size(), 1)
+            now = time.monotonic()
+            more = replay.ledger.indexed_end < size
+            if more and self._first_shown.is_set() and now - told[0] < PROGRESS_SECONDS:
+                return
+            told[0] = now
             self.post_message(Progress(replay, lines, replay.ledger.indexed_end / size))
             if not self._first_shown.is_set() and replay.ledger.indexed_end < size:
                 # more to read: let the first screen be drawn first (once)
