@@ -158,8 +158,18 @@ def main() -> None:
         )
     if args.terminal:
         print("\nin a real terminal (tmux 140x40), key press to the state pane showing the seq:")
+        print(
+            f"{'events':>9}  {'first screen s':>14}  {'validated s':>11}  {'j p50/p90 ms':>12}  "
+            f"{': p50/p90 ms':>12}  {'End ms':>6}  {'app peak RSS MiB':>16}"
+        )
         for size, r in results.items():
-            print(f"{int(size):>9,} {json.dumps(r['terminal'])}")
+            t: dict[str, float] = r["terminal"]  # type: ignore[assignment]
+            print(
+                f"{int(size):>9,}  {t['first_screen_s']:>14.2f}  {t['validation_s']:>11.2f}  "
+                f"{t['j_p50_ms']:>5.0f} / {t['j_p90_ms']:<4.0f}  "
+                f"{t['goto_p50_ms']:>5.0f} / {t['goto_p90_ms']:<4.0f}  "
+                f"{t['end_ms']:>6.0f}  {t['peak_rss_mib']:>16.0f}"
+            )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
 
