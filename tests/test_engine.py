@@ -354,6 +354,24 @@ def test_checkpoints_thin_out_and_still_seek_right(tmp_path: Path) -> None:
     assert orjson.dumps(thin.final_state()) == orjson.dumps(full.final_state())
 
 
+def test_a_state_bigger_than_half_the_budget_is_kept_once(tmp_path: Path) -> None:
+    """``check`` at 1M events: the state is 40 MB of JSON, its budget 8 MiB;
+    one checkpoint, the newest, stays beside the initial state, and the
+    state after an error is still rebuilt right from it."""
+    from replay_tui.formats.synth import write_agent_run
+
+    run = tmp_path / "gen"
+    write_agent_run(run, 3000, seed=5, plant="divergence", plant_seq=2990)
+    paths = locate_run(run)
+    r = Replay(paths, load_reducer(None), checkpoint_every=64, checkpoint_budget=30_000).verify()
+    kept = r.checkpoints.keys()  # a list of prefixes, not a dict's keys
+    sizes = [len(r.checkpoints.get(k) or b"") for k in kept]
+    assert sizes[-1] > 15_000 and len(sizes) == 2  # the initial state and the newest
+    assert r.error is not None and r.error.seq == 2990
+    full = Replay(paths, load_reducer(None), checkpoint_every=1_000_000).verify()
+    assert orjson.dumps(r.final_state()) == orjson.dumps(full.final_state())
+
+
 def test_reducer_by_module_and_entry_point(monkeypatch: pytest.MonkeyPatch) -> None:
     from importlib.metadata import EntryPoint
 

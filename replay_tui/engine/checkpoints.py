@@ -22,7 +22,7 @@ class JsonCheckpoints:
     """Canonical JSON of the state after some prefixes; readable from any thread."""
 
     def __init__(self, initial: State, *, every: int, budget_bytes: int) -> None:
-        first = canonical.dumps(initial)
+        first = canonical.dumps_fast(initial)  # in the rules' key order, as the others
         self._data: dict[int, bytes] = {0: first}
         self._keys: list[int] = [0]
         self._size = len(first)
