@@ -285,6 +285,35 @@ def test_history_lists_every_change_of_a_path(capsys: pytest.CaptureFixture[str]
     assert code == 1 and out == "" and "never changed in events 1..14" in err
 
 
+def test_history_csv_charts_a_value_in_a_spreadsheet(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--csv``: the value at 0, then after each change, as a spreadsheet
+    reads it (numbers bare, strings quoted only where CSV needs it)."""
+    import csv
+    import io
+
+    code, out, _ = run_cli(capsys, "history", str(DEMO), "spent.tokens", "--csv")
+    rows = list(csv.reader(io.StringIO(out)))
+    assert code == 0 and rows[0] == ["seq", "value", "kind"] and rows[1] == ["0", "0", ""]
+    _, js, _ = run_cli(capsys, "history", str(DEMO), "spent.tokens", "--json")
+    assert [[r[0], r[1], r[2]] for r in rows[2:]] == [
+        [str(c["seq"]), str(c["new"]), c["kind"]] for c in json.loads(js)
+    ]
+    assert float(rows[-1][1]) > float(rows[2][1])
+    run = tmp_path / "run"
+    run.mkdir()
+    task = 'a, "quoted"\ntask'
+    (run / "events.jsonl").write_bytes(
+        orjson.dumps({"seq": 1, "run_id": "r", "kind": "run_started", "payload": {"task": task}})
+        + b"\n"
+    )
+    code, out, _ = run_cli(capsys, "history", str(run), "task", "--csv")
+    assert list(csv.reader(io.StringIO(out)))[1:] == [["0", "null", ""], ["1", task, "run_started"]]
+    code, out, err = run_cli(capsys, "history", str(run), "task", "--csv", "--json")
+    assert code == 2 and "not allowed with" in err
+
+
 def test_history_of_a_temporal_history(capsys: pytest.CaptureFixture[str]) -> None:
     history = SAMPLES / "temporal" / "hand-written--update-after-reset.json"
     code, out, _ = run_cli(capsys, "history", str(history), "activities.11.status")

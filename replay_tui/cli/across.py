@@ -10,6 +10,7 @@ the first answer.
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,7 @@ from replay_tui.questions.condition import (
     parse_condition,
     parse_path,
 )
+from replay_tui.state.persistent import json_default
 
 if TYPE_CHECKING:
     from replay_tui.cli.options import Subparsers
@@ -97,8 +99,15 @@ def add_parser(sub: Subparsers) -> None:
     )
     p_hist.add_argument("run", help="run folder or its events.jsonl")
     p_hist.add_argument("path", help="e.g. calls.call-003.status, checks[0].passed")
-    p_hist.add_argument(
+    form = p_hist.add_mutually_exclusive_group()
+    form.add_argument(
         "--json", action="store_true", help='print [{"seq", "kind", "op", "old", "new"}, ...]'
+    )
+    form.add_argument(
+        "--csv",
+        action="store_true",
+        help="print seq,value,kind rows for a spreadsheet: the value at 0 (before any event), "
+        "then after each change; empty where absent, JSON for objects and lists",
     )
     rules_options(p_hist)
     p_hist.set_defaults(func=cmd_history, supervise=True)
@@ -247,6 +256,30 @@ def cmd_when(args: argparse.Namespace) -> int:
         replay.close()
 
 
+def _cell(value: Any) -> str:
+    """A value as a spreadsheet reads it: a string as itself, a number, true
+    or false, null, JSON for an object or list, nothing where absent."""
+    if value is ABSENT:
+        return ""
+    if type(value) is str:
+        return value
+    return orjson.dumps(value, default=json_default).decode()
+
+
+def _csv_rows(
+    changes: list[PathChange], value: Callable[[Any], Any], kind: Callable[[PathChange], str]
+) -> None:
+    """``history --csv``: the value at 0, then after each change. Control
+    characters are escaped only when the rows go to a terminal."""
+    safe = escape_controls if sys.stdout.isatty() else (lambda text: text)
+    out = csv.writer(sys.stdout, lineterminator="\n")
+    out.writerow(["seq", "value", "kind"])
+    if changes:
+        out.writerow(["0", safe(_cell(value(changes[0].old))), ""])
+    for c in changes:
+        out.writerow([str(c.seq), safe(_cell(value(c.new))), safe(kind(c))])
+
+
 def cmd_history(args: argparse.Namespace) -> int:
     try:
         path = parse_path(args.path)
@@ -264,6 +297,8 @@ def cmd_history(args: argparse.Namespace) -> int:
                 for c in changes
             ]
             sys.stdout.buffer.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2) + b"\n")
+        elif args.csv:
+            _csv_rows(changes, search.value, lambda c: c.kind or _kind(replay, c.seq) or "")
         else:
             value = search.value
             _out_lines(
