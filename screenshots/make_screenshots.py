@@ -103,6 +103,14 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
         "and an ignored event of a newer type",
     ),
     (
+        "causes-effects.svg",
+        SAMPLES / "temporal" / "hand-written--update-after-reset.json",
+        (140, 40),
+        ["colon", *"14", "enter"],
+        "an activity's start: its cause (the scheduling, seq 11) and its effect (the "
+        "completion, seq 15) atop the inspector; p goes to the cause, P back",
+    ),
+    (
         "claude-code-error.svg",
         SAMPLES / "agent-sessions" / "claude-code-error.jsonl",
         (140, 40),

@@ -246,6 +246,10 @@ class ForwardPass(ReplayCore):
         if problem is not None:
             self._fail(self._line_error(problem))
             return
+        if item.parent_seq is not None:
+            kids = self.effects.setdefault(item.parent_seq, [])
+            if not kids or kids[-1] != item.seq:  # a retry after a pending receipt
+                kids.append(item.seq)
         if item.kind not in self._late_ts_kinds and self._checker.ts_went_back(item):
             self._warn(
                 "ts_backwards",

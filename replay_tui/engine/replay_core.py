@@ -138,6 +138,9 @@ class ReplayCore:
         self._late_ts_kinds: frozenset[str] = frozenset(getattr(self.reducer, "late_ts_kinds", ()))
         #: call_id -> line index of the event that pins its receipt (-1: none yet).
         self.calls_seen: dict[str, int] = {}
+        #: parent_seq -> the seqs that name it (causes and effects: ``p`` / ``P``),
+        #: in ledger order; only events with a parent are in it.
+        self.effects: dict[int, list[int]] = {}
         #: While following: the line waiting for its receipt file, if any.
         self.pending: Pending | None = None
         self._consumed = 0  # lines validated (or failed) so far

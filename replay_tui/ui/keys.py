@@ -46,6 +46,8 @@ KEYS: list[Key] = [
     ),
     Key("e", "problem(1)", "Next error or warning", "e", "Next problem"),
     Key("E", "problem(-1)", "Previous error or warning", "E"),
+    Key("p", "cause(1)", "Go to this event's cause (its parent_seq)", "p", "Cause"),
+    Key("P", "cause(-1)", "Back to where p came from", "P"),
     Key("slash", "filter", "Filter rows by kind, call_id or text", "/", "Filter"),
     Key("n", "match(1)", "Next match: where the : condition turns true, or the filter's row", "n"),
     Key("N", "match(-1)", "Previous match (condition or filter)", "N"),

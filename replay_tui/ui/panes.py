@@ -553,6 +553,36 @@ def _cut_hint(shown: Text) -> list[Text]:
     return []
 
 
+def links_text(view: LineView | None) -> Text | None:
+    """The event's causes (by ``parent_seq``) and effects, atop the inspector
+    (a receipt below them can be long)."""
+    if view is None or not (view.causes or view.effects):
+        return None
+
+    def seqs(links: tuple[tuple[int, str], ...], sep: str) -> Text:
+        out = Text()
+        for i, (seq, kind) in enumerate(links):
+            if i:
+                out.append(sep, style=DIM)
+            out.append(f"seq {seq}", style=HEAD)
+            out.append(f" {escape_controls(kind)}")
+        return out
+
+    lines = []
+    if view.causes:
+        lines.append(Text.assemble(("caused by  ", DIM), seqs(view.causes, " ← ")))
+    if view.effects:
+        more = view.effects_count - len(view.effects)
+        line = Text.assemble(("effects    ", DIM), seqs(view.effects, ", "))
+        if more > 0:
+            line.append(f" (and {more:,} more)", style=DIM)
+        lines.append(line)
+    keys = "p goes to the cause, P back" if view.causes else "P goes back after p"
+    lines.append(Text(keys, style=DIM))
+    lines.append(Text(""))
+    return Text("\n").join(lines)
+
+
 class ReceiptPane(VerticalScroll, can_focus=True):
     """The selected call's receipt: name, size, sha256, pin status, JSON.
 
@@ -568,9 +598,11 @@ class ReceiptPane(VerticalScroll, can_focus=True):
         record = view.record if view is not None and view.receipt is None else None
         # a Temporal activity is its own receipt: name the pane after it
         self.border_title = escape_controls(record[0].split(" · ")[0]) if record else "receipt"
-        found.first(Static).update(
-            self.render_receipt(view.receipt if view else None, view, reveal=reveal, expand=expand)
+        body = self.render_receipt(
+            view.receipt if view else None, view, reveal=reveal, expand=expand
         )
+        links = links_text(view)
+        found.first(Static).update(body if links is None else Text("\n").join([links, body]))
 
     def render_receipt(
         self, rv: ReceiptView | None, view: LineView | None, *, reveal: bool, expand: bool

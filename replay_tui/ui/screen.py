@@ -25,6 +25,7 @@ from textual.screen import Screen
 
 from replay_tui.engine.replay import Replay
 from replay_tui.questions.condition import Condition
+from replay_tui.ui.causes import CauseTrail
 from replay_tui.ui.compare import Comparison
 from replay_tui.ui.comparing import CompareKeeper
 from replay_tui.ui.cursor import CursorOwner
@@ -110,6 +111,7 @@ class ReplayScreen(Screen[None]):
         self.comparing = CompareKeeper(self.compare)
         self.searching = SearchKeeper(self.search, lambda: self.session.view)
         self.mark_keeper = MarkKeeper(self.marks, lambda: self.session.replay)
+        self.trail = CauseTrail()
 
     # -- what the session holds, by the names the widgets and tests use --------
     @property
@@ -214,7 +216,7 @@ class ReplayScreen(Screen[None]):
             said = f"seq {seq} is past the end of this run ({last} events): at the last one"
             self.notify(said, severity="warning", timeout=6)
             seq = last
-        self._go_to_seq(seq)
+        self.go_to_seq(seq)
 
     def on_rewritten(self, message: Rewritten) -> None:
         if self._stale(message.replay):
@@ -309,7 +311,7 @@ class ReplayScreen(Screen[None]):
 
     def on_turn_found(self, message: TurnFound) -> None:
         if not self._widgets_gone():
-            self._go_to_seq(message.seq)
+            self.go_to_seq(message.seq)
 
     def on_watch_found(self, message: WatchFound | None = None) -> None:
         """The watch pane took a batch of changes (or started, or stopped):
@@ -328,12 +330,11 @@ class ReplayScreen(Screen[None]):
     @on(WatchPane.Jump)
     def _watch_jump(self, message: WatchPane.Jump) -> None:
         self.cursor.person_moves()
-        self._go_to_seq(message.seq)
+        self.go_to_seq(message.seq)
 
     # -- where the cursor is -------------------------------------------------
-    def _go_to_seq(self, seq: int) -> None:
-        """Put the cursor on ``seq`` (0: the initial state), through a filter
-        that hides it (cleared, with a word)."""
+    def go_to_seq(self, seq: int) -> None:
+        """Put the cursor on ``seq`` (0: the initial state), clearing a filter that hides it."""
         self.cursor.person_moved = True
         if seq == 0:
             self._enter_initial()
@@ -457,6 +458,9 @@ class ReplayScreen(Screen[None]):
         else:
             self.timeline.move_to_index(found)
 
+    def action_cause(self, direction: int) -> None:
+        self.trail.go(direction, self)
+
     def action_filter(self) -> None:
         def done(query: str | None) -> None:
             if query is not None:
@@ -489,7 +493,7 @@ class ReplayScreen(Screen[None]):
         if found == "step":
             self.action_step(direction)
         elif isinstance(found, Turn):
-            self._go_to_seq(found.seq)
+            self.go_to_seq(found.seq)
             self.refresh_status()
 
     # -- compare mode ---------------------------------------------------------
@@ -512,7 +516,7 @@ class ReplayScreen(Screen[None]):
     def action_next_bookmark(self) -> None:
         seq = self.mark_keeper.next_after(self.cursor_seq())
         if seq is not None:
-            self._go_to_seq(seq)
+            self.go_to_seq(seq)
 
     def action_write_report(self) -> None:
         self.mark_keeper.write_report(self.cursor_seq())
@@ -522,7 +526,7 @@ class ReplayScreen(Screen[None]):
 
     def bookmark_commands(self) -> Iterable[SystemCommand]:
         """The palette's bookmarks (the app lists them first)."""
-        return self.mark_keeper.commands(self._go_to_seq)
+        return self.mark_keeper.commands(self.go_to_seq)
 
     # -- playback -------------------------------------------------------------
     def action_play(self) -> None:

@@ -88,9 +88,19 @@ class LineView:
     result_later: RecordedResult | None = None
     #: Warnings at this line, as ``check`` prints them (odd but legal).
     warnings: tuple[Warning_, ...] = ()
+    #: Its chain of causes by ``parent_seq`` (parent first), and the
+    #: validated events that name it as theirs: (seq, kind) each, cut to
+    #: :data:`LINKS_SHOWN`; ``effects_count`` is how many there are in all.
+    causes: tuple[tuple[int, str], ...] = ()
+    effects: tuple[tuple[int, str], ...] = ()
+    effects_count: int = 0
     #: Events validated when this view was made: ``record_later`` and
     #: ``still_open`` depend on it, so a view made earlier is made again.
     valid: int = -1
+
+
+#: Causes and effects listed in the inspector, at most (the counts say the rest).
+LINKS_SHOWN = 12
 
 
 class RunView:
@@ -292,6 +302,30 @@ class RunView:
                 parsed = None  # the line itself is gone (the ledger was replaced)
             return LineView(index, "broken", parsed if isinstance(parsed, Event) else None, raw=why)
 
+    def links(self, event: Event | None) -> dict[str, Any]:
+        """``causes``, ``effects`` and ``effects_count`` of a view of ``event``."""
+        if event is None:
+            return {}
+        causes: list[tuple[int, str]] = []
+        parent, seen = event.parent_seq, {event.seq}
+        while type(parent) is int and parent not in seen and len(causes) < LINKS_SHOWN:
+            seen.add(parent)
+            index = self.index_of_seq(parent)
+            if index < 0:
+                break
+            found = self.replay.ledger.event(index)
+            if not isinstance(found, Event):
+                break
+            causes.append((parent, found.kind))
+            parent = found.parent_seq
+        valid = self.replay.valid
+        kids = [s for s in self.replay.effects.get(event.seq, ()) if s <= valid]
+        effects = []
+        for seq in kids[:LINKS_SHOWN]:
+            index = self.index_of_seq(seq)
+            effects.append((seq, (self.row(index).kind or "") if index >= 0 else ""))
+        return {"causes": tuple(causes), "effects": tuple(effects), "effects_count": len(kids)}
+
     def _line_view(self, index: int) -> LineView:
         replay = self.replay
         parsed = replay.ledger.event(index)
@@ -311,6 +345,7 @@ class RunView:
                 raw=raw,
                 receipt=self.receipt_view(event),
                 **self.records(event, replay.valid),
+                **self.links(event),
                 summary=replay.summarize(before),
             )
         if event is not None and event.seq <= replay.valid and index < replay.valid:
@@ -326,6 +361,7 @@ class RunView:
                 warnings=self.warnings_at(index),
                 receipt=self.receipt_view(event),
                 **self.records(event, index + 1),
+                **self.links(event),
                 summary=replay.summarize(step.after),
             )
         if replay.pending is not None and index == replay.pending.index:
@@ -340,6 +376,7 @@ class RunView:
             raw=raw,
             receipt=self.receipt_view(event),
             **self.records(event, replay.valid),
+            **self.links(event),
         )
 
     def initial_view(self) -> LineView:

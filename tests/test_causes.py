@@ -1,0 +1,77 @@
+"""Causes and effects: an event's chain of ``parent_seq`` and the events that
+name it, in the inspector; ``p`` goes to the cause and ``P`` back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from replay_tui.engine.replay import Replay
+from replay_tui.formats.run import locate_run
+from replay_tui.reducers import load_reducer
+from replay_tui.ui.launch import make_app
+from replay_tui.views.runview import RunView
+from tests.conftest import SAMPLES
+from tests.test_app import RunFactory, _goto, pane_text, seq_at_cursor, settle
+
+UPDATE = SAMPLES / "temporal" / "hand-written--update-after-reset.json"
+
+
+def _event(seq: int, kind: str, parent: int | None = None, **payload: Any) -> bytes:
+    record: dict[str, Any] = {"seq": seq, "run_id": "r", "kind": kind, "payload": payload}
+    if parent is not None:
+        record["parent_seq"] = parent
+    return orjson.dumps(record) + b"\n"
+
+
+def test_the_view_lists_causes_and_effects(run_factory: RunFactory) -> None:
+    lines = [
+        _event(1, "run_started", task="t"),
+        _event(2, "attempt_started", 1, attempt=1),
+        _event(3, "model_finished", 2, tokens=5),
+        _event(4, "model_finished", 3, tokens=5),
+        _event(5, "model_finished", 2, tokens=5),
+    ]
+    run = run_factory(lines)
+    replay = Replay(locate_run(run), load_reducer(None), history=True).verify()
+    view = RunView(replay)
+    at4 = view.line_view(3)
+    assert at4.causes == ((3, "model_finished"), (2, "attempt_started"), (1, "run_started"))
+    at2 = view.line_view(1)
+    assert at2.causes == ((1, "run_started"),) and at2.effects == (
+        (3, "model_finished"),
+        (5, "model_finished"),
+    )
+    assert at2.effects_count == 2 and view.line_view(0).effects == ((2, "attempt_started"),)
+    assert view.line_view(4).effects == ()
+    replay.close()
+
+
+async def test_p_goes_to_the_cause_and_capital_p_back() -> None:
+    app = make_app(str(UPDATE))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        app.main.go_to_seq(14)
+        await settle(app, pilot)
+        inspector = pane_text(app, "receipt")
+        assert "caused by  seq 11 ActivityTaskScheduled" in inspector
+        assert "effects    seq 15 ActivityTaskCompleted" in inspector
+        await pilot.press("p")
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 11 and "effects    seq 14" in pane_text(app, "receipt")
+        await pilot.press("p")  # 11 names no cause: the cursor stays
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 11
+        assert any("no cause" in n.message for n in app._notifications)
+        await pilot.press("P")
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 14
+        await pilot.press("P")
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 14
+        assert any("nothing to go back to" in n.message for n in app._notifications)
+
+
+def test_snapshot_causes_and_effects(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(make_app(str(UPDATE)), terminal_size=(140, 40), run_before=_goto(14))
