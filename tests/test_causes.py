@@ -75,3 +75,23 @@ async def test_p_goes_to_the_cause_and_capital_p_back() -> None:
 
 def test_snapshot_causes_and_effects(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(make_app(str(UPDATE)), terminal_size=(140, 40), run_before=_goto(14))
+
+
+async def test_a_claude_code_records_parent_is_its_cause() -> None:
+    """``parentUuid`` names the record before it in the conversation: p walks
+    the session back a record at a time, P forward again."""
+    app = make_app(str(SAMPLES / "agent-sessions" / "claude-code-error.jsonl"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        app.main.go_to_seq(16)
+        await settle(app, pilot)
+        view = app.main.line_view
+        assert view is not None and view.causes[:2] == ((15, "tool_use"), (14, "assistant"))
+        assert view.effects == ((17, "thinking"),)
+        assert "caused by  seq 15 tool_use ← seq 14 assistant" in pane_text(app, "receipt")
+        await pilot.press("p", "p")
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 14
+        await pilot.press("P")
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 15

@@ -141,6 +141,9 @@ class ReplayCore:
         #: parent_seq -> the seqs that name it (causes and effects: ``p`` / ``P``),
         #: in ledger order; only events with a parent are in it.
         self.effects: dict[int, list[int]] = {}
+        #: seq -> parent seq where the checker found it (a Claude Code
+        #: record's ``parentUuid``), not the line itself (``parent_seq``).
+        self.parents: dict[int, int] = {}
         #: While following: the line waiting for its receipt file, if any.
         self.pending: Pending | None = None
         self._consumed = 0  # lines validated (or failed) so far

@@ -224,6 +224,19 @@ class _SeenIds:
                 return False
             i = (i + 1) & mask
 
+    def first_line(self, key: int) -> int:
+        """The line of the first uuid seen with this hash, unconfirmed; 0 if none
+        (for a link the reader confirms when it reads that line anyway)."""
+        keys, mask = self._keys, self._mask
+        i = key & mask
+        while True:
+            k = keys[i]
+            if k == key:
+                return self._lines[i]
+            if k == 0:
+                return 0
+            i = (i + 1) & mask
+
     def line_of(self, text: str, key: int) -> int:
         """The line where ``text`` was seen, confirmed; 0 if it was not."""
         keys, mask = self._keys, self._mask
@@ -312,8 +325,11 @@ class ClaudeCodeChecker(SessionChecker):
         if parent is not None:
             if type(parent) is not str:
                 return bad("bad_parent", "parentUuid must be a string or null")
-            if not self._seen.has(_SeenIds.key(parent)) and not self._new_chain(rec, side):
+            line = self._seen.first_line(_SeenIds.key(parent))
+            if not line and not self._new_chain(rec, side):
                 return bad("bad_parent", f"parentUuid {parent} names no earlier record")
+            if line:  # its cause, for p (the record's seq is its line)
+                event.parent_seq = line
         if uuid is not None:
             self._seen.add(key, event.line)
         return None

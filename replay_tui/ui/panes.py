@@ -553,6 +553,11 @@ def _cut_hint(shown: Text) -> list[Text]:
     return []
 
 
+#: Causes and effects named atop the inspector (the receipt below matters more).
+CAUSES_SHOWN = 3
+EFFECTS_SHOWN = 6
+
+
 def links_text(view: LineView | None) -> Text | None:
     """The event's causes (by ``parent_seq``) and effects, atop the inspector
     (a receipt below them can be long)."""
@@ -570,10 +575,14 @@ def links_text(view: LineView | None) -> Text | None:
 
     lines = []
     if view.causes:
-        lines.append(Text.assemble(("caused by  ", DIM), seqs(view.causes, " ← ")))
+        line = Text.assemble(("caused by  ", DIM), seqs(view.causes[:CAUSES_SHOWN], " ← "))
+        if len(view.causes) > CAUSES_SHOWN:
+            line.append(" ← …", style=DIM)  # a conversation's chain is all of it
+        lines.append(line)
     if view.effects:
-        more = view.effects_count - len(view.effects)
-        line = Text.assemble(("effects    ", DIM), seqs(view.effects, ", "))
+        shown = view.effects[:EFFECTS_SHOWN]
+        more = view.effects_count - len(shown)
+        line = Text.assemble(("effects    ", DIM), seqs(shown, ", "))
         if more > 0:
             line.append(f" (and {more:,} more)", style=DIM)
         lines.append(line)

@@ -103,6 +103,13 @@ class LineView:
 LINKS_SHOWN = 12
 
 
+def _names(child: Event, parent: Event) -> bool:
+    """``parent`` is the record ``child``'s ``parentUuid`` names, where it has
+    one (the checker linked them by a hash of the uuid: confirmed here)."""
+    want = child.fields.get("parentUuid")
+    return want is None or parent.fields.get("uuid") == want
+
+
 class RunView:
     def __init__(self, replay: Replay, *, cache_size: int = 4096) -> None:
         self.replay = replay
@@ -307,17 +314,16 @@ class RunView:
         if event is None:
             return {}
         causes: list[tuple[int, str]] = []
-        parent, seen = event.parent_seq, {event.seq}
+        child, seen = event, {event.seq}
+        parent = self._parent_of(event)
         while type(parent) is int and parent not in seen and len(causes) < LINKS_SHOWN:
             seen.add(parent)
             index = self.index_of_seq(parent)
-            if index < 0:
-                break
-            found = self.replay.ledger.event(index)
-            if not isinstance(found, Event):
+            found = self.replay.ledger.event(index) if index >= 0 else None
+            if not isinstance(found, Event) or not _names(child, found):
                 break
             causes.append((parent, found.kind))
-            parent = found.parent_seq
+            child, parent = found, self._parent_of(found)
         valid = self.replay.valid
         kids = [s for s in self.replay.effects.get(event.seq, ()) if s <= valid]
         effects = []
@@ -325,6 +331,12 @@ class RunView:
             index = self.index_of_seq(seq)
             effects.append((seq, (self.row(index).kind or "") if index >= 0 else ""))
         return {"causes": tuple(causes), "effects": tuple(effects), "effects_count": len(kids)}
+
+    def _parent_of(self, event: Event) -> Any:
+        """Its ``parent_seq``, or the parent the checker found for it."""
+        if event.parent_seq is not None:
+            return event.parent_seq
+        return self.replay.parents.get(event.seq)
 
     def _line_view(self, index: int) -> LineView:
         replay = self.replay
