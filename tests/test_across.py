@@ -285,6 +285,17 @@ def test_history_lists_every_change_of_a_path(capsys: pytest.CaptureFixture[str]
     assert code == 1 and out == "" and "never changed in events 1..14" in err
 
 
+def _started_run(tmp_path: Path, task: str) -> Path:
+    """A run of one event, ``run_started`` with ``task``."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "events.jsonl").write_bytes(
+        orjson.dumps({"seq": 1, "run_id": "r", "kind": "run_started", "payload": {"task": task}})
+        + b"\n"
+    )
+    return run
+
+
 def test_history_csv_charts_a_value_in_a_spreadsheet(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -301,13 +312,8 @@ def test_history_csv_charts_a_value_in_a_spreadsheet(
         [str(c["seq"]), str(c["new"]), c["kind"]] for c in json.loads(js)
     ]
     assert float(rows[-1][1]) > float(rows[2][1])
-    run = tmp_path / "run"
-    run.mkdir()
     task = 'a, "quoted"\ntask'
-    (run / "events.jsonl").write_bytes(
-        orjson.dumps({"seq": 1, "run_id": "r", "kind": "run_started", "payload": {"task": task}})
-        + b"\n"
-    )
+    run = _started_run(tmp_path, task)
     code, out, _ = run_cli(capsys, "history", str(run), "task", "--csv")
     assert list(csv.reader(io.StringIO(out)))[1:] == [["0", "null", ""], ["1", task, "run_started"]]
     code, out, err = run_cli(capsys, "history", str(run), "task", "--csv", "--json")
@@ -324,13 +330,8 @@ def test_history_of_a_temporal_history(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_printed_values_are_inert(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    run = tmp_path / "run"
-    run.mkdir()
     task = "\x1b[2J\x1b]0;pwned\x07 [bold]x[/]"
-    (run / "events.jsonl").write_bytes(
-        orjson.dumps({"seq": 1, "run_id": "r", "kind": "run_started", "payload": {"task": task}})
-        + b"\n"
-    )
+    run = _started_run(tmp_path, task)
     code, out, _ = run_cli(capsys, "history", str(run), "task")
     assert code == 0 and "\x1b" not in out and "\x07" not in out
     assert "[bold]x[/]" in out  # shown as it is, never as markup
