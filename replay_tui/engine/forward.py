@@ -247,11 +247,7 @@ class ForwardPass(ReplayCore):
             self._fail(self._line_error(problem))
             return
         if item.parent_seq is not None:
-            if "parent_seq" not in item.fields:
-                self.parents[item.seq] = item.parent_seq
-            kids = self.effects.setdefault(item.parent_seq, [])
-            if not kids or kids[-1] != item.seq:  # a retry after a pending receipt
-                kids.append(item.seq)
+            self.causes.note(item)
         if item.kind not in self._late_ts_kinds and self._checker.ts_went_back(item):
             self._warn(
                 "ts_backwards",

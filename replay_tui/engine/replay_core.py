@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import orjson
 
 from replay_tui.core.errors import CannotRun, ReplayError, RuleViolation, Warning_
+from replay_tui.engine.causes import CauseIndex
 from replay_tui.engine.checkpoints import JsonCheckpoints
 from replay_tui.formats import temporal
 from replay_tui.formats.budget import Budget, load_budget
@@ -120,17 +121,10 @@ class ReplayCore:
         self.valid = 0
         self.run_id: str | None = None
         self.finished = False
-        every = max(1, checkpoint_every)
-        mapping = self.ledger.mapping
-        kinds = frozenset(self.reducer.kinds)
-        ignorable = getattr(self.reducer, "ignorable", None)
-        self._checker = (
-            SequenceChecker(kinds, ignorable)
-            if mapping is None
-            else mapping.checker(kinds, ignorable, self.ledger.raw_line)
-        )
+        self._checker = self._line_checker()
         #: How a line becomes an event: envelope v1, or a session's records.
         self._parse = self.ledger.parse
+        mapping = self.ledger.mapping
         self._reread = mapping.reread if mapping is not None else None
         if mapping is not None:
             self.ledger.validated = self._is_validated
@@ -138,12 +132,8 @@ class ReplayCore:
         self._late_ts_kinds: frozenset[str] = frozenset(getattr(self.reducer, "late_ts_kinds", ()))
         #: call_id -> line index of the event that pins its receipt (-1: none yet).
         self.calls_seen: dict[str, int] = {}
-        #: parent_seq -> the seqs that name it (causes and effects: ``p`` / ``P``),
-        #: in ledger order; only events with a parent are in it.
-        self.effects: dict[int, list[int]] = {}
-        #: seq -> parent seq where the checker found it (a Claude Code
-        #: record's ``parentUuid``), not the line itself (``parent_seq``).
-        self.parents: dict[int, int] = {}
+        #: Each event's parent and the events naming it (``p`` / ``P``).
+        self.causes = CauseIndex()
         #: While following: the line waiting for its receipt file, if any.
         self.pending: Pending | None = None
         self._consumed = 0  # lines validated (or failed) so far
@@ -171,28 +161,39 @@ class ReplayCore:
             self.close()  # the ledger may hold a file (a converted history's)
             raise
         self._state: State | None = initial
-        #: With ``history`` (the app, ``state``), every prefix's state is kept,
-        #: sharing structure, with each event's patches: seeks and diffs cost
-        #: what changed. The rules then change a draft of the frozen state
-        #: (what they write is recorded), which the built-in rules and user
-        #: rules that say ``drafts = True`` accept. Other user rules, and
-        #: ``check``, keep one mutable state and JSON checkpoints.
-        if history and self.rules_call.drafts:
-            # a checkpoint costs the nodes copied since the last one: every
-            # 3,072 patches keeps a 1M-event run's within budget, and a seek
-            # applies at most that many patches (a few ms)
-            self.history = History(
-                freeze(initial), every_patches=12 * every, every_events=24 * every
-            )
-        self.checkpoints = JsonCheckpoints(
-            initial, every=checkpoint_every, budget_bytes=checkpoint_budget
-        )
+        self._keep_states(initial, history, checkpoint_every, checkpoint_budget)
         self._final: tuple[int, str, str] | None = None  # (valid, summary, digest)
         #: Called with (seq, state, kind) after each event of the forward
         #: pass, in order, with the state in place (plain or frozen; do not
         #: change it and copy what you keep): how ``when`` and ``history``
         #: watch a run at the cost of ``check``.
         self.observer: Callable[[int, State, str], None] | None = None
+
+    def _line_checker(self) -> SequenceChecker:
+        """What every line must be: the envelope's rules, or a session format's."""
+        mapping = self.ledger.mapping
+        kinds = frozenset(self.reducer.kinds)
+        ignorable = getattr(self.reducer, "ignorable", None)
+        if mapping is None:
+            return SequenceChecker(kinds, ignorable)
+        return mapping.checker(kinds, ignorable, self.ledger.raw_line)
+
+    def _keep_states(self, initial: State, history: bool, every: int, budget: int) -> None:
+        """With ``history`` (the app, ``state``), every prefix's state is kept,
+        sharing structure, with each event's patches: seeks and diffs cost
+        what changed. The rules then change a draft of the frozen state
+        (what they write is recorded), which the built-in rules and user
+        rules that say ``drafts = True`` accept. Other user rules, and
+        ``check``, keep one mutable state and JSON checkpoints."""
+        if history and self.rules_call.drafts:
+            # a checkpoint costs the nodes copied since the last one: every
+            # 3,072 patches keeps a 1M-event run's within budget, and a seek
+            # applies at most that many patches (a few ms)
+            spacing = max(1, every)
+            self.history = History(
+                freeze(initial), every_patches=12 * spacing, every_events=24 * spacing
+            )
+        self.checkpoints = JsonCheckpoints(initial, every=every, budget_bytes=budget)
 
     def close(self) -> None:
         """Release what the replay holds open: receipts, ledger, patch log."""

@@ -213,20 +213,12 @@ class _SeenIds:
         return (hash(text) & 0xFFFF_FFFF_FFFF_FFFF) or 1
 
     def has(self, key: int) -> bool:
-        """Whether a uuid with this hash was seen (not confirmed: a parent)."""
-        keys, mask = self._keys, self._mask
-        i = key & mask
-        while True:
-            k = keys[i]
-            if k == key:
-                return True
-            if k == 0:
-                return False
-            i = (i + 1) & mask
+        """Whether a uuid with this hash was seen (not confirmed)."""
+        return self.first_line(key) != 0
 
     def first_line(self, key: int) -> int:
-        """The line of the first uuid seen with this hash, unconfirmed; 0 if none
-        (for a link the reader confirms when it reads that line anyway)."""
+        """The line of the first uuid seen with this hash, unconfirmed; 0 if
+        none (a parent: whoever reads that line confirms it)."""
         keys, mask = self._keys, self._mask
         i = key & mask
         while True:

@@ -16,12 +16,8 @@ from replay_tui.state.paths import Path as Path
 from replay_tui.state.paths import format_path
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Change:
-    """Treat as frozen: not declared so, because a frozen dataclass costs
-    three times as much to build (1.2 against 0.35 us, a million of them a
-    run)."""
-
     path: Path
     old: Any
     new: Any

@@ -427,21 +427,6 @@ class DictDraft(MutableMapping[str, Any]):
             return len(self._base)
         return sum(1 for _ in self)
 
-    def update(self, other: Any = (), /, **kwds: Any) -> None:
-        """``dict.update``, without the ABC checks of ``MutableMapping``'s
-        (``call.update(status=...)`` is in the rules' every other event)."""
-        if isinstance(other, dict):
-            for k, v in other.items():
-                self[k] = v
-        elif hasattr(other, "keys"):
-            for k in other.keys():  # noqa: SIM118 (the protocol dict.update follows)
-                self[k] = other[k]
-        else:
-            for k, v in other:
-                self[k] = v
-        for k, v in kwds.items():
-            self[k] = v
-
     def __repr__(self) -> str:
         return f"DictDraft({dict(self.items())!r})"
 
@@ -456,8 +441,6 @@ class DictDraft(MutableMapping[str, Any]):
         new_kids: dict[str, Any] | None = None
         under: list[Change] | None = None
         for k, kid in self._kids.items():
-            if type(kid) is DictDraft and not kid._writes and not kid._kids:
-                continue  # only read: its base, unchanged
             if patches is not None:
                 under = []
             value = kid.commit(under, (*path, k))

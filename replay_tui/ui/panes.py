@@ -553,11 +553,6 @@ def _cut_hint(shown: Text) -> list[Text]:
     return []
 
 
-#: Causes and effects named atop the inspector (the receipt below matters more).
-CAUSES_SHOWN = 3
-EFFECTS_SHOWN = 6
-
-
 def links_text(view: LineView | None) -> Text | None:
     """The event's causes (by ``parent_seq``) and effects, atop the inspector
     (a receipt below them can be long)."""
@@ -575,14 +570,13 @@ def links_text(view: LineView | None) -> Text | None:
 
     lines = []
     if view.causes:
-        line = Text.assemble(("caused by  ", DIM), seqs(view.causes[:CAUSES_SHOWN], " ← "))
-        if len(view.causes) > CAUSES_SHOWN:
+        line = Text.assemble(("caused by  ", DIM), seqs(view.causes, " ← "))
+        if view.causes_more:
             line.append(" ← …", style=DIM)  # a conversation's chain is all of it
         lines.append(line)
     if view.effects:
-        shown = view.effects[:EFFECTS_SHOWN]
-        more = view.effects_count - len(shown)
-        line = Text.assemble(("effects    ", DIM), seqs(shown, ", "))
+        more = view.effects_count - len(view.effects)
+        line = Text.assemble(("effects    ", DIM), seqs(view.effects, ", "))
         if more > 0:
             line.append(f" (and {more:,} more)", style=DIM)
         lines.append(line)

@@ -84,17 +84,18 @@ class RunReader(Widget):
     def _reader(self, replay: Replay) -> None:
         """Read and check the ledger from where it was left, posting progress."""
         worker = get_current_worker()
-        told = [0.0]
+        told = 0.0
 
         def progress(lines: int) -> None:
+            nonlocal told
             size = max(replay.ledger.file_size(), 1)
             now = time.monotonic()
             more = replay.ledger.indexed_end < size
-            if more and self._first_shown.is_set() and now - told[0] < PROGRESS_SECONDS:
+            if more and self._first_shown.is_set() and now - told < PROGRESS_SECONDS:
                 return
-            told[0] = now
+            told = now
             self.post_message(Progress(replay, lines, replay.ledger.indexed_end / size))
-            if not self._first_shown.is_set() and replay.ledger.indexed_end < size:
+            if more and not self._first_shown.is_set():
                 # more to read: let the first screen be drawn first (once)
                 self._first_shown.wait(FIRST_SCREEN_WAIT)
                 self._first_shown.set()

@@ -18,6 +18,7 @@ from typing import Any
 
 from replay_tui.core.errors import ReplayError, Warning_
 from replay_tui.core.safe_text import escape_controls
+from replay_tui.engine.causes import CauseIndex
 from replay_tui.engine.replay import LedgerChanged, RecordedResult, Replay, Step
 from replay_tui.formats.envelope import Event, LineError
 from replay_tui.formats.receipts import Receipt, ReceiptProblem, ReceiptStore, call_id_problem
@@ -88,10 +89,12 @@ class LineView:
     result_later: RecordedResult | None = None
     #: Warnings at this line, as ``check`` prints them (odd but legal).
     warnings: tuple[Warning_, ...] = ()
-    #: Its chain of causes by ``parent_seq`` (parent first), and the
-    #: validated events that name it as theirs: (seq, kind) each, cut to
-    #: :data:`LINKS_SHOWN`; ``effects_count`` is how many there are in all.
+    #: Its nearest causes (parent first) and the validated events naming it
+    #: as theirs, (seq, kind) each, as many as the inspector names
+    #: (:data:`CAUSES_SHOWN`, :data:`EFFECTS_SHOWN`); whether the chain goes
+    #: on, and how many effects there are in all.
     causes: tuple[tuple[int, str], ...] = ()
+    causes_more: bool = False
     effects: tuple[tuple[int, str], ...] = ()
     effects_count: int = 0
     #: Events validated when this view was made: ``record_later`` and
@@ -99,8 +102,10 @@ class LineView:
     valid: int = -1
 
 
-#: Causes and effects listed in the inspector, at most (the counts say the rest).
-LINKS_SHOWN = 12
+#: Causes and effects named atop the inspector (the receipt below matters
+#: more); a view looks up no more than these (it is made at every step).
+CAUSES_SHOWN = 3
+EFFECTS_SHOWN = 6
 
 
 def _names(child: Event, parent: Event) -> bool:
@@ -310,33 +315,43 @@ class RunView:
             return LineView(index, "broken", parsed if isinstance(parsed, Event) else None, raw=why)
 
     def links(self, event: Event | None) -> dict[str, Any]:
-        """``causes``, ``effects`` and ``effects_count`` of a view of ``event``."""
+        """``causes``, ``causes_more``, ``effects`` and ``effects_count`` of a view of ``event``."""
         if event is None:
             return {}
+        parent_of = self.causes.parent_of
         causes: list[tuple[int, str]] = []
         child, seen = event, {event.seq}
-        parent = self._parent_of(event)
-        while type(parent) is int and parent not in seen and len(causes) < LINKS_SHOWN:
-            seen.add(parent)
+        parent = parent_of(event)
+        while type(parent) is int and parent not in seen:
             index = self.index_of_seq(parent)
             found = self.replay.ledger.event(index) if index >= 0 else None
             if not isinstance(found, Event) or not _names(child, found):
                 break
+            if len(causes) == CAUSES_SHOWN:
+                return self._with_effects(event, tuple(causes), True)
+            seen.add(parent)
             causes.append((parent, found.kind))
-            child, parent = found, self._parent_of(found)
-        valid = self.replay.valid
-        kids = [s for s in self.replay.effects.get(event.seq, ()) if s <= valid]
+            child, parent = found, parent_of(found)
+        return self._with_effects(event, tuple(causes), False)
+
+    def _with_effects(
+        self, event: Event, causes: tuple[tuple[int, str], ...], more: bool
+    ) -> dict[str, Any]:
+        kids, count = self.causes.effects(event.seq, self.replay.valid, EFFECTS_SHOWN)
         effects = []
-        for seq in kids[:LINKS_SHOWN]:
+        for seq in kids:
             index = self.index_of_seq(seq)
             effects.append((seq, (self.row(index).kind or "") if index >= 0 else ""))
-        return {"causes": tuple(causes), "effects": tuple(effects), "effects_count": len(kids)}
+        return {
+            "causes": causes,
+            "causes_more": more,
+            "effects": tuple(effects),
+            "effects_count": count,
+        }
 
-    def _parent_of(self, event: Event) -> Any:
-        """Its ``parent_seq``, or the parent the checker found for it."""
-        if event.parent_seq is not None:
-            return event.parent_seq
-        return self.replay.parents.get(event.seq)
+    @property
+    def causes(self) -> CauseIndex:
+        return self.replay.causes
 
     def _line_view(self, index: int) -> LineView:
         replay = self.replay
