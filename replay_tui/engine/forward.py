@@ -248,6 +248,8 @@ class ForwardPass(ReplayCore):
             return
         if item.parent_seq is not None:
             self.causes.note(item)
+        if self.calls is not None:
+            self.calls.note(item.line - 1, item)
         if item.kind not in self._late_ts_kinds and self._checker.ts_went_back(item):
             self._warn(
                 "ts_backwards",

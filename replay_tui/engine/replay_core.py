@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import orjson
 
 from replay_tui.core.errors import CannotRun, ReplayError, RuleViolation, Warning_
+from replay_tui.engine.calls import CallIndex
 from replay_tui.engine.causes import CauseIndex
 from replay_tui.engine.checkpoints import JsonCheckpoints
 from replay_tui.formats import temporal
@@ -151,6 +152,9 @@ class ReplayCore:
         self.rules_call = RulesCaller(rules, watch if watch is not None else RulesWatch())
         #: Rules not built in are watched: they must return, and leave events be.
         self.guarded = self.rules_call.guarded
+        #: Which events make one call, where the rules say (the app's ``v``).
+        call_of = self.rules_call.call_of() if history else None
+        self.calls: CallIndex | None = CallIndex(call_of) if call_of is not None else None
         self.ctx = Context(
             self.budget, self.receipts, following=following, fresh_receipts=self.guarded
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from replay_tui.errors import RuleViolation
-from replay_tui.reducers.base import Context, State
+from replay_tui.reducers.base import CallFacts, Context, State
 
 if TYPE_CHECKING:
     from replay_tui.envelope import Event
@@ -46,6 +46,20 @@ KINDS = frozenset(
         "state_changed",
     }
 )
+
+
+#: The kinds of a call's lifecycle (spec 6): proposed, allowed or denied, started, finished.
+CALL_KINDS = frozenset(
+    {"model_proposed", "tool_allowed", "tool_denied", "tool_started", "tool_finished"}
+)
+
+
+def _short_arg(args: Any) -> str | None:
+    """The first argument's value, for a row: ``tests/test_parser.py``."""
+    if isinstance(args, dict) and args:
+        value = next(iter(args.values()))
+        return value if isinstance(value, str) else str(value)
+    return None
 
 
 def _illegal(message: str) -> RuleViolation:
@@ -229,6 +243,31 @@ class AgentRunRules:
         return state
 
     # -- prose ------------------------------------------------------------
+    def call_of(self, event: Event) -> str | None:
+        """A call is its call_id's events, from proposed to finished."""
+        if event.kind in CALL_KINDS:
+            cid = event.payload.get("call_id")
+            return cid if isinstance(cid, str) else None
+        return None
+
+    def call_facts(self, event: Event) -> CallFacts | None:
+        p = event.payload
+        kind = event.kind
+        if kind == "model_proposed":
+            tool = p.get("tool")
+            return CallFacts(
+                tool=tool if isinstance(tool, str) else None, arg=_short_arg(p.get("args"))
+            )
+        if kind == "tool_denied":
+            return CallFacts(status="denied")
+        if kind == "tool_finished":
+            cost = p.get("cost")
+            return CallFacts(
+                status="ok" if p.get("ok") is True else "error",
+                cost=cost if _number(cost) else None,
+            )
+        return None
+
     def still_open(self, state: State) -> list[str]:
         """Calls and an attempt the ledger leaves unfinished (a run that
         stopped mid-way), in the order they were proposed."""

@@ -7,6 +7,14 @@ it raises is a bug in the rules, reported as ``reducer_error``.
 
 State must be JSON (dicts with string keys, lists, str, int, float, bool,
 None): the engine checkpoints it as canonical JSON and diffs it.
+
+Two optional hooks let the app fold a call's events into one timeline row
+(``v``): ``call_of(event) -> str | None`` names the call an event is part of
+(the same string for all of its events; None for an event in no call), asked
+once per event by the forward pass, so it must be quick and read only the
+event; ``call_facts(event) -> CallFacts | None`` says what one event tells
+about its call (the tool, a short argument, how it ended, what it cost),
+asked only for the rows on screen.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ from replay_tui.formats.receipts import Receipt, ReceiptPending, ReceiptStore
 if TYPE_CHECKING:
     from replay_tui.formats.envelope import Event
 
-__all__ = ["Context", "ReceiptPending", "Reducer", "RuleViolation", "State"]
+__all__ = ["CallFacts", "Context", "ReceiptPending", "Reducer", "RuleViolation", "State"]
 
 State = dict[str, Any]
 
@@ -95,6 +103,33 @@ class Context:
         if self.fresh_receipts and got.data is not None:
             return dataclasses.replace(got, data=orjson.loads(got.raw))
         return got
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CallFacts:
+    """What one event says about its call (None: it says nothing of that)."""
+
+    #: What the call runs: a tool's name, an activity's type.
+    tool: str | None = None
+    #: A short argument for the row (a path, a command).
+    arg: str | None = None
+    #: How the call ended, if this event ends it: "ok", "error" or "denied".
+    status: str | None = None
+    #: What this event says the call cost.
+    cost: float | None = None
+
+
+def call_facts(reducer: object, event: Event) -> CallFacts | None:
+    """The rules' optional ``call_facts`` for ``event``; a bug in it, or an
+    answer of the wrong type, says nothing (it only words a row)."""
+    fn = getattr(reducer, "call_facts", None)
+    if fn is None:
+        return None
+    try:
+        said = fn(event)
+    except Exception:
+        return None
+    return said if isinstance(said, CallFacts) else None
 
 
 @runtime_checkable

@@ -106,6 +106,17 @@ class RulesCaller:
             return still_open(self.reducer, state)
         return self.watch.call(None, still_open, self.reducer, self.as_rules_take(state))
 
+    def call_of(self) -> Callable[[Event], str | None] | None:
+        """The rules' optional ``call_of`` (which call an event is part of),
+        watched for rules not built in; None if they have none."""
+        fn = getattr(self.reducer, "call_of", None)
+        if not callable(fn):
+            return None
+        if not self.guarded:
+            return fn  # type: ignore[no-any-return]
+        watch = self.watch
+        return lambda event: watch.call(event.seq, fn, event)
+
     def call_with_state(
         self, seq: int | None, fn: Callable[..., Any], state: State, *args: Any
     ) -> Any:

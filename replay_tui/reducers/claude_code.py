@@ -48,7 +48,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from replay_tui.formats.envelope import ts_seconds
-from replay_tui.reducers.base import Context, State
+from replay_tui.reducers.base import CallFacts, Context, State
 from replay_tui.reducers.session_rules import SessionRules, illegal, in_words, label, one_line
 
 if TYPE_CHECKING:
@@ -427,6 +427,38 @@ class ClaudeCodeRules(SessionRules):
         return f"{kind}: shown as recorded; these rules read nothing from it" + (
             f" (call {cid})" if cid else ""
         )
+
+    @staticmethod
+    def _first_block(event: Event, kind: str) -> dict[str, Any] | None:
+        for block in _blocks(event.payload):
+            if isinstance(block, dict) and block.get("type") == kind:
+                return block
+        return None
+
+    def call_of(self, event: Event) -> str | None:
+        """A call is a tool_use and the tool_result that answers it."""
+        if event.kind == "tool_use":
+            block = self._first_block(event, "tool_use")
+            key = block.get("id") if block is not None else None
+        elif event.kind == "tool_result":
+            block = self._first_block(event, "tool_result")
+            key = block.get("tool_use_id") if block is not None else None
+        else:
+            return None
+        return key if isinstance(key, str) else None
+
+    def call_facts(self, event: Event) -> CallFacts | None:
+        if event.kind == "tool_use":
+            block = self._first_block(event, "tool_use")
+            if block is None:
+                return None
+            tool = str(block.get("name"))
+            return CallFacts(tool=tool, arg=input_summary(tool, block.get("input")) or None)
+        if event.kind == "tool_result":
+            block = self._first_block(event, "tool_result")
+            if block is not None:
+                return CallFacts(status="error" if block.get("is_error") is True else "ok")
+        return None
 
     def row_summary(self, event: Event) -> str | None:
         """The record in a line, as Claude Code's own view shows it: the

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from replay_tui.formats.envelope import ts_seconds
-from replay_tui.reducers.base import Context, State
+from replay_tui.reducers.base import CallFacts, Context, State
 from replay_tui.reducers.session_rules import SessionRules, illegal, in_words, label, one_line
 
 if TYPE_CHECKING:
@@ -392,6 +392,21 @@ class CodexRules(SessionRules):
         if kind not in _READ:
             return f"{kind}: shown as recorded; these rules read nothing from it"
         return kind
+
+    def call_of(self, event: Event) -> str | None:
+        """A call is the records naming its call_id: the request, the
+        command's begin and end, the output."""
+        cid = item_of(event.payload).get("call_id")
+        return cid if isinstance(cid, str) else None
+
+    def call_facts(self, event: Event) -> CallFacts | None:
+        item = item_of(event.payload)
+        if event.kind in REQUESTS:
+            tool = _tool(item)
+            return CallFacts(tool=tool, arg=input_summary(tool, _arguments(item)) or None)
+        if event.kind in RESULTS:
+            return CallFacts(status=_output_status(item)[0])
+        return None
 
     def row_summary(self, event: Event) -> str | None:
         """The record in a line: ``exec_command ls -la``, ``ok · <output>``,

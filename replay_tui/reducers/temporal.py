@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from replay_tui.errors import RuleViolation
-from replay_tui.reducers.base import Context, State
+from replay_tui.reducers.base import CallFacts, Context, State
 
 if TYPE_CHECKING:
     from replay_tui.envelope import Event
@@ -211,6 +211,53 @@ def _fields(obj: Any, key: str) -> dict[str, Any]:
     if not isinstance(fields, dict):
         return {}
     return {k: _value(v) for k, v in fields.items()}
+
+
+#: The event that opens a call of Temporal's (its eventId names the call) ...
+_CALL_OPENERS = {
+    "ActivityTaskScheduled": "activity",
+    "TimerStarted": "timer",
+    "StartChildWorkflowExecutionInitiated": "child",
+    "WorkflowTaskScheduled": "workflow task",
+    "NexusOperationScheduled": "nexus",
+}
+#: ... and, by kind prefix, the field with which its other events name it.
+_CALL_REFS = (
+    ("ActivityTask", "scheduledEventId", "activity"),
+    ("Timer", "startedEventId", "timer"),
+    ("ChildWorkflowExecution", "initiatedEventId", "child"),
+    ("StartChildWorkflowExecution", "initiatedEventId", "child"),
+    ("WorkflowTask", "scheduledEventId", "workflow task"),
+    ("NexusOperation", "scheduledEventId", "nexus"),
+)
+#: How an event that ends a call says it ended, by the kind's last word.
+_ENDINGS = (
+    ("Completed", "ok"),
+    ("Fired", "ok"),
+    ("Failed", "error"),
+    ("TimedOut", "timed out"),
+    ("Canceled", "canceled"),
+    ("Terminated", "terminated"),
+)
+
+
+def _call_facts(kind: str, p: dict[str, Any]) -> CallFacts | None:
+    if kind == "ActivityTaskScheduled":
+        return CallFacts(tool=str(_name(p.get("activityType"))), arg=f"#{p.get('activityId')}")
+    if kind == "TimerStarted":
+        return CallFacts(tool="timer", arg=str(p.get("startToFireTimeout")))
+    if kind == "StartChildWorkflowExecutionInitiated":
+        return CallFacts(tool=str(_name(p.get("workflowType"))), arg=str(p.get("workflowId")))
+    if kind == "WorkflowTaskScheduled":
+        return CallFacts(tool="workflow task")
+    if kind == "NexusOperationScheduled":
+        return CallFacts(tool=str(p.get("operation")), arg=str(p.get("service")))
+    if kind == "WorkflowTaskCompleted" or not kind.startswith(tuple(p for p, _, _ in _CALL_REFS)):
+        return CallFacts(status="ok") if kind == "WorkflowTaskCompleted" else None
+    for word, status in _ENDINGS:
+        if kind.endswith(word):
+            return CallFacts(status=status)
+    return None
 
 
 def _initial_state() -> State:
@@ -629,6 +676,23 @@ class TemporalRules:
         if kind == "WorkflowExecutionSignaled":
             return f"{kind}: signal {p.get('signalName')!r} received"
         return kind
+
+    def call_of(self, event: Event) -> str | None:
+        """A call is an activity, a timer, a child workflow, a Nexus
+        operation or a workflow task: the event that opened it and the
+        events that name it (``scheduledEventId`` and the like)."""
+        kind = event.kind
+        opener = _CALL_OPENERS.get(kind)
+        if opener is not None:
+            return f"{opener} {event.seq}"
+        for prefix, field, name in _CALL_REFS:
+            if kind.startswith(prefix):
+                ref = _id(event.payload.get(field))
+                return f"{name} {ref}" if ref is not None else None
+        return None
+
+    def call_facts(self, event: Event) -> CallFacts | None:
+        return _call_facts(event.kind, event.payload)
 
     def row_summary(self, event: Event) -> str | None:
         """One line for the timeline, as Temporal's UI sums an event up:

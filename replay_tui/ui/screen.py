@@ -152,7 +152,6 @@ class ReplayScreen(Screen[None]):
         yield self.searching
 
     def on_mount(self) -> None:
-        self.timeline.border_title = "timeline"
         self.timeline.focus()
         self.live = self.following
         self.refresh_status()
@@ -314,8 +313,7 @@ class ReplayScreen(Screen[None]):
             self.go_to_seq(message.seq)
 
     def on_watch_found(self, message: WatchFound | None = None) -> None:
-        """The watch pane took a batch of changes (or started, or stopped):
-        marked in the timeline."""
+        """The watch took changes (or started, or stopped): marked in the timeline."""
         if not self._widgets_gone():
             self.watchlist.select_seq(self.cursor_seq())
             self.timeline.set_marks(self.watchlist.marked_rows())
@@ -376,8 +374,7 @@ class ReplayScreen(Screen[None]):
         return status_text(self)
 
     def refresh_status(self) -> None:
-        """The status line changed: drawn once at the next frame, however
-        many times this is called before it."""
+        """The status line changed: drawn once, at the next frame."""
         self.status_bar.changed()
 
     @property
@@ -460,6 +457,9 @@ class ReplayScreen(Screen[None]):
 
     def action_cause(self, direction: int) -> None:
         self.trail.go(direction, self)
+
+    def action_fold_calls(self) -> None:
+        self.notify(self.timeline.fold_calls(), timeout=3)
 
     def action_filter(self) -> None:
         def done(query: str | None) -> None:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.binding import BindingType
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.message import Message
@@ -23,8 +24,14 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
+from replay_tui.core.safe_text import escape_controls
+from replay_tui.core.words import plural
+from replay_tui.engine.calls import CallIndex
+from replay_tui.ui.call_rows import call_row_text
+from replay_tui.ui.keys import bindings_for
 from replay_tui.ui.playback import Playback
 from replay_tui.ui.tail import TailRider
+from replay_tui.views.calls import CallRow, Folding
 from replay_tui.views.rows import Row, format_offset
 
 FAMILY_STYLES = {
@@ -50,12 +57,16 @@ class RowSource(Protocol):
     def warning_indexes(self) -> frozenset[int]: ...
     def pending_index(self) -> int | None: ...
     def columns(self) -> tuple[int, int]: ...
+    def call_index(self) -> CallIndex | None: ...
+    def call_row(self, number: int) -> CallRow: ...
 
     difference_index: int | None
 
 
 class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
     """Virtual list of rows; ``cursor`` is a position among the visible rows."""
+
+    BINDINGS: ClassVar[list[BindingType]] = list(bindings_for("timeline"))
 
     COMPONENT_CLASSES = {
         "timeline--cursor",
@@ -89,6 +100,10 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self.source = source
         #: Ledger indexes of the visible rows, or None for all rows.
         self.shown_rows: array[int] | None = None
+        #: The filter's rows (None: no filter), before calls are folded.
+        self._filtered: array[int] | None = None
+        #: Calls folded into one row each (``v``), or None.
+        self.folding: Folding | None = None
         self._cache: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(2000)
         self._generation = 0  # bumped when what rows look like changes
         #: The last move came from a click (the person's, not the app's).
@@ -110,6 +125,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         #: Playing the run at its recorded pace (space).
         self.playback = Playback()
         self._play_timer: Timer | None = None
+        self.border_title = "timeline"
 
     # -- rows and positions ---------------------------------------------
     @property
@@ -126,14 +142,38 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         pos = bisect.bisect_left(self.shown_rows, index)
         return pos if pos < len(self.shown_rows) and self.shown_rows[pos] == index else None
 
+    def target_at(self, position: int) -> int:
+        """The ledger line the row at ``position`` stands for: a folded
+        call's row, the prefix through its last event so far."""
+        index = self.index_at(position)
+        return index if self.folding is None else self.folding.target(index)
+
     @property
     def cursor_index(self) -> int | None:
-        return self.index_at(self.cursor) if self.row_count else None
+        return self.target_at(self.cursor) if self.row_count else None
 
     def show_only(self, shown: array[int] | None) -> None:
         """Show only these ledger indexes (a filter); the cursor stays on its row
         if it is shown, else moves to the next shown row."""
-        current = self.cursor_index
+        self._filtered = shown
+        self._show(self._folded(shown))
+
+    def _folded(self, shown: array[int] | None) -> array[int] | None:
+        if self.folding is None:
+            return shown
+        index = self.source.call_index()
+        if index is None:  # rules reloaded, and the new ones name no calls
+            self.folding = None
+            return shown
+        if index is not self.folding.index:  # a new replay of the run: still folded
+            self.folding = Folding(index)
+        return self.folding.rows(self.source.row_count(), shown)
+
+    def _show(self, shown: array[int] | None, current: int | None = None) -> None:
+        if current is None and self.row_count:
+            current = self.index_at(self.cursor)
+        if self.folding is not None and current is not None:
+            current = self.folding.row_of(current)
         self.shown_rows = shown
         self.rows_changed()
         if current is not None:
@@ -143,6 +183,30 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             self.move_to(pos or 0, force=True)
             # the new virtual size is applied on the next layout: scroll after it
             self.call_after_refresh(self._scroll_cursor_visible)
+
+    # -- calls folded (v) ---------------------------------------------------
+    def fold_calls(self) -> str:
+        """``v``: one row per call, or every event again; what happened, in words."""
+        index = self.source.call_index()
+        if index is None:
+            return "these rules do not say which events make a call: nothing to fold"
+        current = self.cursor_index if self.row_count and not self.before_first else None
+        self.folding = Folding(index) if self.folding is None else None
+        self._show(self._folded(self._filtered), current)
+        if self.folding is None:
+            self.border_subtitle = ""
+            return "every event has its row again"
+        self.border_subtitle = "calls folded · Enter/→ unfolds · ← folds · v: every event"
+        return f"{plural(index.calls, 'call', sep=True)} folded into one row each"
+
+    def action_unfold(self, unfold: int) -> None:
+        """Enter / → unfold the call at the cursor; ← folds it again."""
+        if self.folding is None or not self.row_count:
+            return
+        here = self.index_at(self.cursor)
+        go = self.folding.toggle(here, unfold=bool(unfold))
+        if go is not None:
+            self._show(self._folded(self._filtered), go)
 
     def set_differs(self, marks: frozenset[int]) -> None:
         """Compare mode: mark where A and B part (ledger indexes)."""
@@ -200,7 +264,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         if self.before_first and delta > 0:
             self.show_initial(False)
             if self.row_count:
-                self._post_moved(self.index_at(0))
+                self._post_moved(self.target_at(0))
         else:
             self.move_to(self.cursor + delta)
 
@@ -247,6 +311,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         """Rows came (or changed): ride the tail if riding, show a first row
         once there is one (``shown``: a line view is shown). True if the
         cursor's row did not move and may itself have changed."""
+        if self.folding is not None:  # calls grew, and new lines came
+            self.shown_rows = self._folded(self._filtered)
         self.rows_changed()
         ride = self.tail.rows_grew(
             cursor=self.cursor, following=self.following, rows=self.source.row_count()
@@ -302,12 +368,16 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         if position == self.cursor:
             self._scroll_cursor_visible()
             if self.row_count:
-                self._post_moved(self.index_at(position))
+                self._post_moved(self.target_at(position))
             return
         self.cursor = position
 
     def move_to_index(self, index: int) -> bool:
-        """Select ledger line ``index`` if it is visible."""
+        """Select ledger line ``index`` if it is visible (inside a folded
+        call: the call is unfolded to show it)."""
+        if self.folding is not None and self.folding.row_of(index) != index:
+            self.folding.toggle(index, unfold=True)
+            self._show(self._folded(self._filtered))
         pos = self.position_of(index)
         if pos is None:
             return False
@@ -321,7 +391,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         # scroll: look again once the layout has caught up
         self.call_after_refresh(self._scroll_cursor_visible)
         if self.row_count:
-            self._post_moved(self.index_at(new))
+            self._post_moved(self.target_at(new))
 
     def _scroll_cursor_visible(self) -> None:
         self.scroll_to_region(
@@ -359,7 +429,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             return Strip.blank(width, self.rich_style)
         index = self.index_at(position)
         cursor_index = self.cursor_index or 0
-        relation = 0 if index == cursor_index else (-1 if index < cursor_index else 1)
+        relation = 0 if position == self.cursor else (-1 if index <= cursor_index else 1)
         if self.before_first:
             relation = 1  # prefix 0: every event is still to come
         key = (index, relation, self._generation, width)
@@ -368,6 +438,20 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             strip = self._build(index, relation, width)
             self._cache[key] = strip
         return strip
+
+    def _call(self, index: int, error_index: int | None) -> CallRow | None:
+        """The folded call whose row ``index`` is (not the error's own row)."""
+        if self.folding is None or index == error_index:
+            return None
+        number = self.folding.folded_call(index)
+        return None if number is None else self.source.call_row(number)
+
+    def _fold_sign(self, index: int) -> str:
+        """An unfolded call's first event is marked ▾, its other events │."""
+        folding = self.folding
+        if folding is None or folding.index.call_at(index) not in folding.unfolded:
+            return ""
+        return "│ " if folding.is_member(index) else "▾ "
 
     def _build(self, index: int, relation: int, width: int) -> Strip:
         row = self.source.row(index)
@@ -417,7 +501,10 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         text.append(f"{offset:>10} ", style=get("timeline--offset"))
         kind_style = FAMILY_STYLES.get(row.family, FAMILY_STYLES["other"])
         kind_width, call_width = self.source.columns()
-        kind = row.kind or "—"
+        kind = self._fold_sign(index) + (row.kind or "—")
+        call = self._call(index, error_index)
+        if call is not None:
+            kind = "▸ " + (escape_controls(call.tool) if call.tool else row.kind or "—")
         kind = kind if len(kind) <= kind_width else kind[: kind_width - 1] + "…"
         text.append(f"{kind:<{kind_width}} ", style=kind_style)
         if call_width:
@@ -437,7 +524,10 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             text.append("receipt pending  ", style=get("timeline--warning"))
         if index == self.source.difference_index:
             text.append("rules differ from here  ", style=get("timeline--warning"))
-        text.append(row.summary, style=get("timeline--summary"))
+        if call is not None:
+            text.append_text(call_row_text(call, get("timeline--summary"), name=not call_width))
+        else:
+            text.append(row.summary, style=get("timeline--summary"))
         text.truncate(width, overflow="ellipsis", pad=True)
 
         if relation == 0:

@@ -18,11 +18,14 @@ from typing import Any
 
 from replay_tui.core.errors import ReplayError, Warning_
 from replay_tui.core.safe_text import escape_controls
+from replay_tui.engine.calls import CallIndex
 from replay_tui.engine.causes import CauseIndex
 from replay_tui.engine.replay import LedgerChanged, RecordedResult, Replay, Step
 from replay_tui.formats.envelope import Event, LineError
 from replay_tui.formats.receipts import Receipt, ReceiptProblem, ReceiptStore, call_id_problem
+from replay_tui.reducers.base import CallFacts, call_facts
 from replay_tui.state import canonical
+from replay_tui.views.calls import CallRow, call_row
 from replay_tui.views.rows import Row, make_row
 from replay_tui.views.subagents import SubAgents
 
@@ -181,6 +184,23 @@ class RunView:
         except Exception:  # optional prose: a bug in it must not hide the row
             return None
         return said if isinstance(said, str) else None
+
+    def call_index(self) -> CallIndex | None:
+        """Which events make one call, if the rules say (``v`` folds them)."""
+        return self.replay.calls
+
+    def call_row(self, number: int) -> CallRow:
+        """The folded row of call ``number``."""
+        assert self.replay.calls is not None
+        return call_row(self.replay.calls, number, self.row, self._call_facts)
+
+    def _call_facts(self, index: int) -> CallFacts | None:
+        """What line ``index`` says of its call (built-in rules only: drawn
+        for every row on screen, unwatched)."""
+        if self.replay.guarded:
+            return None
+        event = self.replay.ledger.event(index)
+        return call_facts(self.replay.reducer, event) if isinstance(event, Event) else None
 
     def columns(self) -> tuple[int, int]:
         """Widths of the timeline's kind and call_id columns: kinds as long

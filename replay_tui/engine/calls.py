@@ -1,0 +1,95 @@
+"""Which events make one call: the index behind the folded timeline (``v``).
+
+Rules that can say which call an event belongs to (their optional
+``call_of``, see :mod:`replay_tui.reducers.base`) are asked once per event
+during the forward pass, so folding a million-event run into one row per
+call costs no second read. What is kept is a few bytes an event: the call
+each line belongs to and the next line of the same call (a linked list, so
+a call's events are walked without a list per call), and per call its first
+and last line and how many it has. The rows a folded timeline shows are
+appended as they come: a line in no call, or the first line of a call.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterator
+
+from replay_tui.formats.envelope import Event
+
+NO_CALL = -1
+
+
+class CallIndex:
+    """Line index -> call number, and each call's lines, in ledger order."""
+
+    def __init__(self, call_of: Callable[[Event], str | None]) -> None:
+        self._call_of = call_of
+        self._numbers: dict[str, int] = {}
+        #: Per call: the name the rules gave it (a call_id, ``activity:5``).
+        self.keys: list[str] = []
+        #: Per line (index into the ledger): its call's number, or NO_CALL.
+        self.call = array("i")
+        #: Per line: the next line of the same call, or NO_CALL.
+        self._next = array("i")
+        #: Per call: its first line, its last line so far, its line count.
+        self.first = array("i")
+        self.last = array("i")
+        self.count = array("i")
+        #: The rows of the folded timeline, in ledger order.
+        self.rows = array("i")
+
+    def __len__(self) -> int:
+        """Lines noted so far (validated lines, in order)."""
+        return len(self.call)
+
+    def note(self, index: int, event: Event) -> None:
+        """Line ``index`` (validated) is ``event``: which call is it part of?"""
+        if index < len(self.call):  # a retry after a pending receipt
+            return
+        while len(self.call) < index:  # not expected: lines come in order
+            self._alone(len(self.call))
+        try:
+            key = self._call_of(event)
+        except Exception:  # optional rules code: a bug leaves the event alone
+            key = None
+        if not isinstance(key, str):
+            self._alone(index)
+            return
+        number = self._numbers.get(key)
+        if number is None:
+            number = self._numbers[key] = len(self.first)
+            self.keys.append(key)
+            self.first.append(index)
+            self.last.append(index)
+            self.count.append(1)
+            self.rows.append(index)
+        else:
+            self._next[self.last[number]] = index
+            self.last[number] = index
+            self.count[number] += 1
+        self.call.append(number)
+        self._next.append(NO_CALL)
+
+    def _alone(self, index: int) -> None:
+        self.call.append(NO_CALL)
+        self._next.append(NO_CALL)
+        self.rows.append(index)
+
+    def call_at(self, index: int) -> int:
+        """The call line ``index`` is part of (NO_CALL: none, or not yet noted)."""
+        return self.call[index] if 0 <= index < len(self.call) else NO_CALL
+
+    def lines(self, number: int, limit: int | None = None) -> Iterator[int]:
+        """The lines of call ``number``, first to last (at most ``limit``)."""
+        index = self.first[number]
+        seen = 0
+        # a line being noted by the forward pass has no next yet: stop there
+        while index != NO_CALL and index < len(self._next) and (limit is None or seen < limit):
+            yield index
+            seen += 1
+            index = self._next[index]
+
+    @property
+    def calls(self) -> int:
+        return len(self.first)
