@@ -29,7 +29,8 @@ every other byte was compared and equal each time. The agent sessions'
 entries were added later, from a pristine checkout with those files copied
 in, every entry before them byte for byte the same; their ``rules_sha256``
 changed alone when the two session rules moved what they share into
-``reducers/session_rules.py``.
+``reducers/session_rules.py``, and again when the built-in rules gained
+``call_of`` and ``call_facts`` (calls folded).
 Regenerate them, from the repo root, only on purpose (a deliberate change of
 output):
 
