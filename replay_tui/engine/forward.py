@@ -257,6 +257,8 @@ class ForwardPass(ReplayCore):
                 item.seq,
                 item.line,
             )
+        if self.clock is not None:
+            self.clock.note(item.line - 1, self._checker.last_ts)
         if self.run_id is None:
             self.run_id = item.run_id
         if item.seq in self.skip or item.kind not in self._checker.kinds:

@@ -25,6 +25,7 @@ from replay_tui.core.errors import CannotRun, ReplayError, RuleViolation, Warnin
 from replay_tui.engine.calls import CallIndex
 from replay_tui.engine.causes import CauseIndex
 from replay_tui.engine.checkpoints import JsonCheckpoints
+from replay_tui.engine.clock import EventClock
 from replay_tui.formats import temporal
 from replay_tui.formats.budget import Budget, load_budget
 from replay_tui.formats.envelope import Event, LineError, SequenceChecker
@@ -155,6 +156,8 @@ class ReplayCore:
         #: Which events make one call, where the rules say (the app's ``v``).
         call_of = self.rules_call.call_of() if history else None
         self.calls: CallIndex | None = CallIndex(call_of) if call_of is not None else None
+        #: When each event happened (the app's overview strip).
+        self.clock: EventClock | None = EventClock() if history else None
         self.ctx = Context(
             self.budget, self.receipts, following=following, fresh_receipts=self.guarded
         )

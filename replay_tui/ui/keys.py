@@ -140,6 +140,15 @@ KEYS: list[Key] = [
     ),
     Key("left", "unfold(0)", "", "", "Fold", target="timeline"),
     Key(
+        "right_curly_bracket",
+        "slice(1)",
+        "In the timeline: on to the next slice of the overview strip (a click there goes too)",
+        "} , {",
+        "Next slice",
+        target="overview",
+    ),
+    Key("left_curly_bracket", "slice(-1)", "", "", "Previous slice", target="overview"),
+    Key(
         "w",
         "watch",
         "In the state pane: watch the path at the cursor (every seq it changed)",

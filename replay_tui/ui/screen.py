@@ -46,6 +46,7 @@ from replay_tui.ui.messages import (
     TurnFound,
     WatchFound,
 )
+from replay_tui.ui.overview import TimelineBox
 from replay_tui.ui.reader import RunReader
 from replay_tui.ui.screens import (
     FilterScreen,
@@ -143,7 +144,7 @@ class ReplayScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield self.status_bar
         with Horizontal(id="main"):
-            yield self.timeline
+            yield TimelineBox(self.timeline)
             yield self.side
         yield FittedFooter()
         yield self.reader

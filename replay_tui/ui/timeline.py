@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
+from collections.abc import Callable
 from typing import ClassVar, Protocol
 
 from rich.style import Style
@@ -27,6 +28,7 @@ from textual.timer import Timer
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
 from replay_tui.engine.calls import CallIndex
+from replay_tui.engine.clock import EventClock
 from replay_tui.ui.call_rows import call_row_text
 from replay_tui.ui.keys import bindings_for
 from replay_tui.ui.playback import Playback
@@ -59,6 +61,7 @@ class RowSource(Protocol):
     def columns(self) -> tuple[int, int]: ...
     def call_index(self) -> CallIndex | None: ...
     def call_row(self, number: int) -> CallRow: ...
+    def clock(self) -> EventClock | None: ...
 
     difference_index: int | None
 
@@ -126,6 +129,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self.playback = Playback()
         self._play_timer: Timer | None = None
         self.border_title = "timeline"
+        #: Called when rows or the cursor changed (the overview strip redraws).
+        self.changed: Callable[[], object] = lambda: None
 
     # -- rows and positions ---------------------------------------------
     @property
@@ -360,6 +365,12 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self._cache.clear()
         self.virtual_size = Size(self.size.width, self.row_count)
         self.refresh()
+        self.changed()
+
+    @property
+    def generation(self) -> int:
+        """Bumped whenever what rows look like changes."""
+        return self._generation
 
     def move_to(self, position: int, *, force: bool = False) -> None:
         position = max(0, min(position, self.row_count - 1)) if self.row_count else 0
@@ -371,6 +382,12 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
                 self._post_moved(self.target_at(position))
             return
         self.cursor = position
+
+    def move_to_nearest(self, index: int) -> None:
+        """The first shown row at or after ledger line ``index`` (else the last)."""
+        shown = self.shown_rows
+        pos = index if shown is None else bisect.bisect_left(shown, index)
+        self.move_to(min(pos, self.row_count - 1), force=True)
 
     def move_to_index(self, index: int) -> bool:
         """Select ledger line ``index`` if it is visible (inside a folded
@@ -386,6 +403,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
 
     def watch_cursor(self, old: int, new: int) -> None:
         self.refresh()  # rows between old and new change from past to future
+        self.changed()
         self._scroll_cursor_visible()
         # rows that just arrived, or a size not yet laid out, can clamp that
         # scroll: look again once the layout has caught up

@@ -20,6 +20,7 @@ from replay_tui.core.errors import ReplayError, Warning_
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.engine.calls import CallIndex
 from replay_tui.engine.causes import CauseIndex
+from replay_tui.engine.clock import EventClock
 from replay_tui.engine.replay import LedgerChanged, RecordedResult, Replay, Step
 from replay_tui.formats.envelope import Event, LineError
 from replay_tui.formats.receipts import Receipt, ReceiptProblem, ReceiptStore, call_id_problem
@@ -184,6 +185,10 @@ class RunView:
         except Exception:  # optional prose: a bug in it must not hide the row
             return None
         return said if isinstance(said, str) else None
+
+    def clock(self) -> EventClock | None:
+        """When each validated event happened (the overview strip's time)."""
+        return self.replay.clock
 
     def call_index(self) -> CallIndex | None:
         """Which events make one call, if the rules say (``v`` folds them)."""
