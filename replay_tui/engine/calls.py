@@ -45,10 +45,12 @@ class CallIndex:
 
     def note(self, index: int, event: Event) -> None:
         """Line ``index`` (validated) is ``event``: which call is it part of?"""
-        if index < len(self.call):  # a retry after a pending receipt
-            return
-        while len(self.call) < index:  # not expected: lines come in order
-            self._alone(len(self.call))
+        calls = self.call
+        if index != len(calls):
+            if index < len(calls):  # a retry after a pending receipt
+                return
+            while len(calls) < index:  # not expected: lines come in order
+                self._alone(len(calls))
         try:
             key = self._call_of(event)
         except Exception:  # optional rules code: a bug leaves the event alone
@@ -65,10 +67,11 @@ class CallIndex:
             self.count.append(1)
             self.rows.append(index)
         else:
-            self._next[self.last[number]] = index
-            self.last[number] = index
+            last = self.last
+            self._next[last[number]] = index
+            last[number] = index
             self.count[number] += 1
-        self.call.append(number)
+        calls.append(number)
         self._next.append(NO_CALL)
 
     def _alone(self, index: int) -> None:

@@ -28,15 +28,18 @@ class EventClock:
     def note(self, index: int, ts: float | None) -> None:
         """Line ``index`` happened at ``ts`` (None: it carries none, or the
         last seen stands for it)."""
-        if index < len(self._at):  # a retry after a pending receipt
+        at = self._at
+        if index < len(at):  # a retry after a pending receipt
             return
         if ts is not None:
             if self._first is None:
-                self._first = ts
-                # lines before the first ts are placed at it
-            self._latest = max(self._latest, ts - self._first)
-        while len(self._at) <= index:
-            self._at.append(self._latest)
+                self._first = ts  # lines before the first ts are placed at it
+            since = ts - self._first
+            if since > self._latest:
+                self._latest = since
+        while len(at) < index:  # not expected: lines come in order
+            at.append(self._latest)
+        at.append(self._latest)
 
     @property
     def span(self) -> float:
