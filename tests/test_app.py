@@ -345,7 +345,9 @@ async def test_narrow_terminal_stacks_panes() -> None:
         assert "-narrow" in app.screen.classes
         tl = app.query_one("#timeline")
         state = app.query_one("#state")
-        assert tl.region.width == 80 and state.region.y > tl.region.y
+        # the timeline and its overview strip take the whole width, above the state
+        strip = app.query_one("#overview")
+        assert tl.region.width + strip.region.width == 80 and state.region.y > tl.region.y
         await pilot.press("j", "j", "j")
         await settle(app, pilot)
         assert "tool_allowed" in screen_text(app)

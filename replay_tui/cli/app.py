@@ -14,10 +14,18 @@ from replay_tui.questions.sidebyside import skip_seqs
 
 if TYPE_CHECKING:
     from replay_tui.cli.options import Subparsers
+    from replay_tui.ui.app import ReplayApp
 
 
 def add_parser(sub: Subparsers) -> None:
     parser = sub.add_parser("open", help="open the app on a run (the default command)")
+    app_arguments(parser)
+    parser.set_defaults(func=cmd_open)
+
+
+def app_arguments(parser: argparse.ArgumentParser) -> None:
+    """RUN and every flag of the app: ``open`` takes them, and ``serve``
+    takes the same and hands them on to the app it runs per browser."""
     parser.add_argument(
         "run",
         nargs="?",
@@ -55,7 +63,6 @@ def add_parser(sub: Subparsers) -> None:
         action="store_true",
         help="with --reducer path/to/rules.py:NAME: re-run every prefix when the file changes",
     )
-    parser.set_defaults(func=cmd_open)
 
 
 def split_link(run: str | None) -> tuple[str | None, int | None]:
@@ -70,7 +77,15 @@ def split_link(run: str | None) -> tuple[str | None, int | None]:
 
 
 def cmd_open(args: argparse.Namespace) -> int:
-    from replay_tui.ui.launch import make_app, open_app  # textual is imported only here
+    from replay_tui.ui.launch import open_app  # textual is imported only here
+
+    return open_app(app_of(args))
+
+
+def app_of(args: argparse.Namespace) -> ReplayApp:
+    """The app the arguments of :func:`app_arguments` ask for; raises
+    CannotRun with the one line the terminal would give."""
+    from replay_tui.ui.launch import make_app  # textual is imported only here
 
     run, seq = split_link(args.run)
     if args.at is not None:
@@ -79,7 +94,7 @@ def cmd_open(args: argparse.Namespace) -> int:
         seq = args.at
     if seq is not None and seq < 0:
         raise CannotRun(f"--at {seq}: seqs are 0 (the initial state) and up")
-    app = make_app(
+    return make_app(
         run,
         at=seq,
         against=args.against,
@@ -92,4 +107,3 @@ def cmd_open(args: argparse.Namespace) -> int:
         rules_timeout=args.rules_timeout,
         fmt=args.format,
     )
-    return open_app(app)

@@ -47,3 +47,11 @@ def seconds(text: str) -> float:
     if not math.isfinite(s) or s < 0:
         raise argparse.ArgumentTypeError(f"{text}: give 0 or more seconds (0: wait forever)")
     return s
+
+
+def port_number(text: str) -> int:
+    """``--port N``: a TCP port, 1 to 65535."""
+    n = _whole(text)
+    if not 1 <= n <= 65535:
+        raise argparse.ArgumentTypeError(f"{n}: ports are 1 to 65535")
+    return n

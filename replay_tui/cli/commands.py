@@ -1,6 +1,6 @@
 """Command line: ``replay-tui [RUN]`` opens the app; ``check``, ``state``,
 ``when``, ``history`` and ``compare`` answer from the shell; ``sessions``
-lists the agent sessions on this machine.
+lists the agent sessions on this machine; ``serve`` puts the app in a browser.
 
 Each command's module adds its own parser (``add_parser``) and names its
 handler; this module assembles them, in ``--help``'s order, and dispatches.
@@ -24,6 +24,7 @@ from replay_tui.cli import check as cli_check
 from replay_tui.cli import compare as cli_compare
 from replay_tui.cli import diff as cli_diff
 from replay_tui.cli import report as cli_report
+from replay_tui.cli import serve as cli_serve
 from replay_tui.cli import sessions as cli_sessions
 from replay_tui.cli import state as cli_state
 from replay_tui.cli.app import split_link
@@ -48,6 +49,7 @@ SUBCOMMANDS = (
     "diff",
     "compare",
     "sessions",
+    "serve",
 )
 
 #: Each adds its command's parser, in ``--help``'s order (across: when, then history).
@@ -60,6 +62,7 @@ ADD_PARSERS: tuple[Callable[[Subparsers], None], ...] = (
     cli_diff.add_parser,
     cli_compare.add_parser,
     cli_sessions.add_parser,
+    cli_serve.add_parser,
 )
 
 DESCRIPTION = (
@@ -85,7 +88,8 @@ EPILOG = (
     "  replay-tui history.json   (a Temporal history: temporal workflow show "
     "--output json)\n"
     "  replay-tui check ~/.claude/projects/my-project   (each Claude Code session in it)\n"
-    "  replay-tui sessions   (the Claude Code sessions and Codex rollouts here, newest first)"
+    "  replay-tui sessions   (the Claude Code sessions and Codex rollouts here, newest first)\n"
+    "  replay-tui serve sample_runs/demo-001   (the app in a browser, on 127.0.0.1:8000)"
 )
 
 

@@ -89,7 +89,10 @@ def _ledger_lines(paths: RunPaths) -> int:
 def open_app(app: ReplayApp) -> int:
     """Run ``app`` (from :func:`make_app`) in this terminal; the exit code
     for the CLI."""
-    if not sys.stdout.isatty() or not sys.stdin.isatty():
+    # TEXTUAL_DRIVER (textual-serve's web driver: `replay-tui serve`) draws
+    # through its own pipes, not the terminal
+    web = os.environ.get("TEXTUAL_DRIVER")
+    if not web and (not sys.stdout.isatty() or not sys.stdin.isatty()):
         raise CannotRun("the app needs a terminal; for scripts use 'replay-tui check RUN'")
     try:
         app.run()
