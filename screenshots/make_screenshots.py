@@ -88,6 +88,20 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
         "w on a change: every seq where calls.call-003.status changed, marked in the gutter",
     ),
     (
+        "watch-chart.svg",
+        SAMPLES / "demo-001",
+        (140, 40),
+        ["colon", "9", "enter", "tab", "w"],
+        "w on spent.tokens: its value over seq in Braille atop the list, the cursor's seq marked",
+    ),
+    (
+        "watch-chart-bands-80x24.svg",
+        SAMPLES / "demo-001",
+        (80, 24),
+        ["colon", "1", "0", "enter", "tab", "w", "k"],
+        "w on phase at 80x24: a band per value, a letter and a colour each, and a legend",
+    ),
+    (
         "temporal-research.svg",
         SAMPLES / "temporal" / "sdk-python--research-workflow-history.json",
         (140, 40),

@@ -21,6 +21,7 @@ from replay_tui.engine.open import open_replay
 from replay_tui.engine.report import write_atomic
 from replay_tui.formats.run import locate_run
 from replay_tui.handover.bookmarks import Bookmarks
+from replay_tui.handover.charts import ChartSpec
 from replay_tui.handover.document import (
     build_report_doc,
     protected,
@@ -50,6 +51,7 @@ examples:
   replay-tui report sample_runs/broken-divergence --at 8 --at 10 --out ticket-4521.md
   replay-tui report RUN --bookmarks --html --out ~/tickets/run.html
   replay-tui report RUN --at 0 --at 12 --reveal   (the initial state; secrets shown)
+  replay-tui report RUN --at 10 --chart spent.tokens --chart phase --html --out run.html
 """
 
 
@@ -91,6 +93,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write to FILE (atomically) instead of stdout; never inside the run folder",
     )
     parser.add_argument(
+        "--chart",
+        action="append",
+        metavar="PATH",
+        help="also chart the value at PATH over the run, the chosen seqs marked (an SVG in "
+        "HTML, min/max/last in Markdown); len(PATH), or an object or list, charts its length; "
+        "give it again for more",
+    )
+    parser.add_argument(
         "--reveal",
         action="store_true",
         help="show secret-looking values (token, secret, password, api_key, ...) unmasked",
@@ -107,6 +117,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     negative = [s for s in seqs if s < 0]
     if negative:
         raise CannotRun(f"--at {negative[0]}: seqs are 0 (the initial state) and up")
+    charts = [ChartSpec.parse(text) for text in args.chart or []]  # a bad path fails at once
     if args.out is not None:
         # before the replay, which may take a while: a bad --out fails at once
         refuse_inside_run(locate_run(args.run, fmt=args.format), args.out)
@@ -133,7 +144,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             for seq, note in found:
                 notes[seq] = note
                 seqs.append(seq)
-        doc = build_report_doc(replay, seqs, notes, args.reveal)
+        doc = build_report_doc(replay, seqs, notes, args.reveal, charts)
         text = render_html(doc) if wants_html(args) else render_markdown(doc)
         data = text.encode()
         if args.out is not None:

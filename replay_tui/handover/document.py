@@ -48,7 +48,9 @@ from replay_tui.engine.replay import Replay
 from replay_tui.engine.report import build_report, human_summary, write_temp
 from replay_tui.formats.envelope import Event
 from replay_tui.formats.run import JSONL, RunPaths
+from replay_tui.handover.charts import ChartSpec, chart_docs
 from replay_tui.state.diff import Change, path_str
+from replay_tui.state.paths import StatePath
 from replay_tui.state.persistent import json_default, thaw
 from replay_tui.views.runview import PIN_WORDS, LineView, ReceiptView, RunView
 
@@ -139,13 +141,15 @@ def build_report_doc(
     seqs: Iterable[int],
     notes: Mapping[int, str] | None = None,
     reveal: bool = False,
+    charts: Iterable[ChartSpec] = (),
 ) -> dict[str, Any]:
     """Everything the report says, as plain data, every string inert.
 
     ``replay`` is one opened with ``history=True`` and judged (``verify()``);
     ``seqs`` are deduplicated and sorted, and a seq with a note in ``notes``
-    (a bookmark) is shown with it. Rendering it is :func:`render_markdown`
-    or :func:`render_html`.
+    (a bookmark) is shown with it; each of ``charts`` is a value over the
+    run, the chosen seqs marked (:mod:`.charts`). Rendering it is
+    :func:`render_markdown` or :func:`render_html`.
     """
     notes = dict(notes or {})
     chosen = sorted(set(seqs) | set(notes))
@@ -179,6 +183,7 @@ def build_report_doc(
         "reveal": reveal,
         "error": _error_doc(view, reveal, marked),
         "seqs": [_seq_doc(view, seq, notes.get(seq) or None, reveal, marked) for seq in chosen],
+        "charts": chart_docs(replay, charts, chosen, reveal),
     }
 
 
@@ -515,6 +520,13 @@ HTML_TAGS = frozenset(
         "tr",
         "th",
         "td",
+        # the charts (--chart): inline SVG drawn by the template, no script
+        "svg",
+        "g",
+        "line",
+        "path",
+        "rect",
+        "text",
     }
 )
 
@@ -657,12 +669,14 @@ def write_report(
     html: bool,
     folder: Path,
     reveal: bool = False,
+    charts: Iterable[StatePath] = (),
 ) -> Path:
     """Write the report of ``seqs`` (notes beside bookmarked ones) into
     ``folder`` as ``<run>-report-<UTC time>.md`` (or ``.html``), never over
     an existing file (``-2``, ``-3``, ... are added), and return its path.
 
-    The app's ``X``: ``replay`` is the app's (``history=True``). A folder
+    The app's ``X``: ``replay`` is the app's (``history=True``), ``charts``
+    the watched path. A folder
     inside the run folder is refused (:class:`CannotRun`), as is one that
     does not exist.
     """
@@ -670,7 +684,8 @@ def write_report(
     refuse_inside_run(replay.paths, folder)
     if not folder.is_dir():
         raise CannotRun(f"{folder}: no such folder for the report")
-    doc = build_report_doc(replay, seqs, notes, reveal)
+    specs = [ChartSpec(path) for path in charts]
+    doc = build_report_doc(replay, seqs, notes, reveal, specs)
     data = (render_html(doc) if html else render_markdown(doc)).encode()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     base = f"{_file_stem(replay.paths.name)}-report-{stamp}"

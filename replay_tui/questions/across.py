@@ -851,6 +851,29 @@ class PathScan:
 _UNSET: Any = object()
 
 
+class LengthScan:
+    """``len(PATH)`` at each seq where it changed, from the patch log: the
+    watch pane's chart (and the report's) of an object or a list. A
+    :class:`PatchScan` that keeps the length alone, so a 125,000-key object
+    costs its adds and removes, never a copy. Resumable like it."""
+
+    def __init__(self, history: History, path: StatePath, start: int = 0) -> None:
+        self.path = path
+        self._scan = PatchScan(history, {path: "len"}, start)
+
+    @property
+    def value(self) -> Any:
+        """The length where the scan is (a scalar there: itself; ABSENT)."""
+        return _unsized(self._scan.values[self.path])
+
+    def advance(
+        self, until: int, cancelled: threading.Event | None = None
+    ) -> Iterator[tuple[int, Any]]:
+        """(seq, new length) for each change in ``self.seq + 1 .. until``."""
+        for seq, moves in self._scan.advance(until, cancelled):
+            yield seq, moves[self.path][1]
+
+
 def iter_path_changes(
     replay: Replay, path: StatePath, until: int, cancelled: threading.Event | None = None
 ) -> Iterator[PathChange]:

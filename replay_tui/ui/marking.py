@@ -19,6 +19,7 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.engine.replay import Replay
 from replay_tui.handover.bookmarks import Bookmarks
 from replay_tui.handover.document import write_report
+from replay_tui.state.paths import StatePath
 from replay_tui.ui.marks import Marks
 from replay_tui.ui.messages import BookmarksLoaded, MarksChanged, Notice
 from replay_tui.ui.screens import NoteScreen, PromptHost
@@ -105,19 +106,28 @@ class MarkKeeper(Widget):
             self.notify(f"wrapped to the first bookmark: seq {seq}", timeout=2)
         return seq
 
-    def write_report(self, cursor_seq: int) -> None:
+    def write_report(self, cursor_seq: int, watched: StatePath | None = None) -> None:
         """``X``: the bookmarks (with their notes) and the cursor's seq, as a
-        Markdown report (never in the run folder)."""
+        Markdown report (never in the run folder), with the watched path's
+        values over the run."""
         seqs, notes = self.marks.for_report(cursor_seq)
         folder = self.marks.report_folder(self._replay().paths)
         self.notify(f"writing the report of seq {', '.join(map(str, seqs))}…", timeout=2)
-        self._report(self._replay(), seqs, notes, folder)
+        charts = [watched] if watched is not None else []
+        self._report(self._replay(), seqs, notes, folder, charts)
 
     @work(thread=True, exclusive=True, group="report", exit_on_error=False)
-    def _report(self, replay: Replay, seqs: list[int], notes: dict[int, str], folder: Path) -> None:
+    def _report(
+        self,
+        replay: Replay,
+        seqs: list[int],
+        notes: dict[int, str],
+        folder: Path,
+        charts: list[StatePath],
+    ) -> None:
         """Write the report (it reads the whole ledger for its sha256)."""
         try:
-            path = write_report(replay, seqs, notes, html=False, folder=folder)
+            path = write_report(replay, seqs, notes, html=False, folder=folder, charts=charts)
         except (CannotRun, OSError) as exc:
             self.post_message(Notice(f"report not written: {exc}", "error"))
             return

@@ -520,7 +520,7 @@ class ReplayScreen(Screen[None]):
             self.go_to_seq(seq)
 
     def action_write_report(self) -> None:
-        self.mark_keeper.write_report(self.cursor_seq())
+        self.mark_keeper.write_report(self.cursor_seq(), self.watchlist.watched)
 
     def action_copy_link(self) -> None:
         self.mark_keeper.copy_link(self.view.link(self.cursor_seq()))

@@ -5,13 +5,15 @@ of a million-event run is a long list, and only the rows on screen are drawn.
 The pane owns the watch: the path, the scan that finds where it changed
 (a thread worker of its own, dying with it) and its piece of the status
 line. Enter asks the screen to go to the row's seq; Esc on the screen
-stops the watch.
+stops the watch. Atop the list, the value over seq as a chart, the screen's
+cursor marked (``watch_chart.py``; ``C`` hides it).
 """
 
 from __future__ import annotations
 
 import bisect
 import time
+from array import array
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -30,6 +32,7 @@ from textual.worker import get_current_worker
 from replay_tui.core.safe_text import MASK, escape_controls, is_secret_key
 from replay_tui.engine.replay import Replay
 from replay_tui.questions.across import (
+    LengthScan,
     PathChange,
     PathScan,
     iter_path_changes,
@@ -43,6 +46,13 @@ from replay_tui.ui.cancel import WorkerCancelled
 from replay_tui.ui.keys import bindings_for
 from replay_tui.ui.messages import WatchFound
 from replay_tui.ui.panes import ROW_CURSOR_KEYS
+from replay_tui.ui.watch_chart import (
+    ChartFound,
+    WatchChart,
+    by_length,
+    changes_chunk,
+    length_batches,
+)
 
 OP_STYLES = {"added": "bold #a6d189", "removed": "bold #e78284", "changed": "bold #e5c890"}
 #: Characters of a value shown in a row (the state pane shows it whole).
@@ -97,6 +107,13 @@ class WatchPane(ScrollView, can_focus=True):
         self.until = 0
         #: What changed inside a watched object, by row (see _inner_changes).
         self._inner: LRUCache[int, list[Change]] = LRUCache(256)
+        #: The changes' seqs, kept as they arrive (the cursor's row by bisect).
+        self._seqs: array[int] = array("q")
+        self.chart = WatchChart()
+        #: The screen's cursor, marked on the chart.
+        self.chart_seq = 0
+        #: The length scan of a watched object or list, resumed when a run grows.
+        self._length_scan: LengthScan | None = None
 
     # -- the watch ----------------------------------------------------------
     def start(self, path: StatePath, replay: Replay, kind_of: Callable[[int], str]) -> None:
@@ -105,6 +122,8 @@ class WatchPane(ScrollView, can_focus=True):
         self.kind_of = kind_of
         self.resolve = lambda value: resolve(replay, path, value, frozen=True)
         self.cursor = 0
+        self._seqs, self._length_scan = array("q"), None
+        self.chart.reset(path)
         self.set_changes([], "")
         self._show_progress(replay.valid)
         self.scan(replay, path)
@@ -112,6 +131,8 @@ class WatchPane(ScrollView, can_focus=True):
     def stop(self) -> None:
         self.workers.cancel_group(self, "watch")
         self.watched = None
+        self._seqs, self._length_scan = array("q"), None
+        self.chart.reset(None)
         self.set_changes([], "")
 
     def run_grew(self, replay: Replay) -> None:
@@ -130,10 +151,14 @@ class WatchPane(ScrollView, can_focus=True):
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
     def scan(self, replay: Replay, path: StatePath, start: int = 0) -> None:
         """Every seq after ``start`` where the value at ``path`` changed,
-        posted in batches (from a later ``start``: a run that grew)."""
+        posted in batches (from a later ``start``: a run that grew), each
+        with its values for the chart; an object or list is charted by its
+        length, scanned after the list."""
         cancelled = WorkerCancelled(get_current_worker())
         until = replay.valid
         started = last = time.perf_counter()
+        sized = by_length(replay.history, path, until)
+        fresh = not start  # the chart's series starts with the first batch
         batch: list[PathChange] = []
         if start and replay.history is not None:
             found = PathScan(replay.history, path, start).advance(until, cancelled)
@@ -143,11 +168,45 @@ class WatchPane(ScrollView, can_focus=True):
             batch.append(change)
             now = time.perf_counter()
             if now - last > 0.1:
+                if not sized:
+                    chunk = changes_chunk(batch)
+                    self.post_message(ChartFound(path, chunk, batch[0].old, until, fresh, False))
+                    fresh = False
                 self.post_message(WatchFound(path, batch, False, until, now - started))
                 batch, last = [], now
+        if cancelled.is_set():
+            return
+        if not sized and batch:
+            chunk = changes_chunk(batch)
+            self.post_message(ChartFound(path, chunk, batch[0].old, until, fresh, False))
+        if sized and replay.history is not None:
+            self._scan_length(replay, path, until, start, cancelled)
         if not cancelled.is_set():
             done = time.perf_counter() - started
             self.post_message(WatchFound(path, batch, True, until, done))
+
+    def _scan_length(
+        self, replay: Replay, path: StatePath, until: int, start: int, cancelled: WorkerCancelled
+    ) -> None:
+        """The length of the watched object or list at each seq it changed,
+        for the chart (the scan worker's: resumed where it stopped)."""
+        assert replay.history is not None
+        scan = self._length_scan if start else None
+        fresh = scan is None
+        if scan is None:
+            scan = LengthScan(replay.history, path)
+        initial = scan.value
+        for chunk in length_batches(scan, until, cancelled):
+            self.post_message(ChartFound(path, chunk, initial, until, fresh, True))
+            fresh = False
+        if not cancelled.is_set():
+            self._length_scan = scan
+
+    def on_chart_found(self, message: ChartFound) -> None:
+        """The chart's values of a batch (its WatchFound follows and redraws)."""
+        message.stop()
+        if message.path == self.watched:
+            self.chart.add(message)
 
     def on_watch_found(self, message: WatchFound) -> None:
         """A batch of changes: shown; the message goes on up to the screen,
@@ -156,6 +215,7 @@ class WatchPane(ScrollView, can_focus=True):
             message.stop()
             return
         self.changes.extend(message.changes)
+        self._seqs.extend(array("q", [c.seq for c in message.changes]))
         self.done = message.done
         if message.done:
             self.until = message.until
@@ -189,21 +249,50 @@ class WatchPane(ScrollView, can_focus=True):
             self._inner.clear()
         self.changes = changes
         self.note = note
-        self.virtual_size = Size(self.size.width, max(1, len(changes)))
+        self._size_content()
         self.cursor = min(self.cursor, max(0, len(changes) - 1))
         self.refresh()
 
+    def _chart_rows(self) -> int:
+        # the pane's height, not the viewport's: a scrollbar the chart's rows
+        # bring must not take them away again
+        return self.chart.rows_for(self.size.height, self.scrollable_content_region.width)
+
+    def _size_content(self) -> None:
+        """The list's rows below the chart's (which stay put as it scrolls);
+        no width to scroll (rows are cut to fit)."""
+        self.virtual_size = Size(0, max(1, len(self.changes)) + self._chart_rows())
+
+    def on_resize(self) -> None:
+        self._size_content()
+
     def select_seq(self, seq: int) -> None:
-        """Put the cursor on the change at ``seq``, or the last one before it."""
-        seqs = [c.seq for c in self.changes]
-        pos = bisect.bisect_right(seqs, seq) - 1
+        """Put the cursor on the change at ``seq``, or the last one before it
+        (O(log changes)), and mark ``seq`` on the chart."""
+        pos = bisect.bisect_right(self._seqs, seq) - 1
         if pos >= 0:
             self.cursor = pos
+        if seq != self.chart_seq:
+            self.chart_seq = seq
+            rows = self._chart_rows()
+            if rows:
+                self.refresh(Region(0, 0, self.size.width, rows + 1))
+
+    def action_toggle_chart(self) -> None:
+        """``C``: show or hide the chart."""
+        self.chart.shown = not self.chart.shown
+        self._size_content()
+        self.refresh()
 
     def render_line(self, y: int) -> Strip:
-        row = y + self.scroll_offset.y
         width = self.scrollable_content_region.width
         base = self.rich_style
+        chart_rows = self._chart_rows()
+        if y < chart_rows:
+            self.chart.reveal = self.reveal
+            return self.chart.line(y, chart_rows, width, self.chart_seq, self.app.console, base)
+        y -= chart_rows
+        row = y + self.scroll_offset.y
         if not self.changes:
             text = Text(self.note if y == 0 else "", style="dim")
             return (
@@ -251,7 +340,9 @@ class WatchPane(ScrollView, can_focus=True):
 
     def watch_cursor(self, old: int, new: int) -> None:
         self.refresh()
-        self.scroll_to_region(Region(0, new, 1, 1), animate=False, immediate=True)
+        # the row, and as many below it as the chart takes above the list
+        region = Region(0, new, 1, 1 + self._chart_rows())
+        self.scroll_to_region(region, animate=False, immediate=True)
 
     def on_focus(self) -> None:
         self.refresh()
@@ -263,7 +354,13 @@ class WatchPane(ScrollView, can_focus=True):
         offset = event.get_content_offset(self)
         if offset is None:
             return
-        row = offset.y + self.scroll_offset.y
+        chart_rows = self._chart_rows()
+        if offset.y < chart_rows:  # the chart: go to the seq under the click
+            seq = self.chart.seq_at(offset.x) if offset.y else None
+            if seq is not None:
+                self.post_message(self.Jump(seq))
+            return
+        row = offset.y - chart_rows + self.scroll_offset.y
         if 0 <= row < len(self.changes):
             self.cursor = row
             if event.chain >= 2:
@@ -273,7 +370,8 @@ class WatchPane(ScrollView, can_focus=True):
         self.cursor = max(0, min(self.cursor + delta, len(self.changes) - 1))
 
     def action_cursor_page(self, direction: int) -> None:
-        self.action_cursor(direction * max(1, self.scrollable_content_region.height - 1))
+        rows = self.scrollable_content_region.height - self._chart_rows()
+        self.action_cursor(direction * max(1, rows - 1))
 
     def action_cursor_to(self, row: int) -> None:
         self.cursor = max(0, len(self.changes) - 1) if row < 0 else row
