@@ -117,6 +117,30 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
         "and an ignored event of a newer type",
     ),
     (
+        "calls-folded.svg",
+        SAMPLES / "demo-001",
+        (140, 40),
+        ["v", "j", "j", "j", "enter"],
+        "v: one row per call (tool, status, argument, duration, cost); Enter unfolded "
+        "the shell call; the overview strip beside the timeline",
+    ),
+    (
+        "temporal-folded.svg",
+        SAMPLES / "temporal" / "sdk-python--research-workflow-history.json",
+        (140, 40),
+        ["v", "j", "j"],
+        "a Temporal history folded: each activity and workflow task one row, with its "
+        "type, outcome and duration",
+    ),
+    (
+        "overview-long-run.svg",
+        SAMPLES / "long-300",
+        (140, 40),
+        ["colon", *"150", "enter", "b", "right_curly_bracket", "right_curly_bracket"],
+        "the overview strip of a 300-event run: density by time, a bookmark, the "
+        "cursor's slice lit after two presses of }",
+    ),
+    (
         "causes-effects.svg",
         SAMPLES / "temporal" / "hand-written--update-after-reset.json",
         (140, 40),
