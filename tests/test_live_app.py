@@ -34,6 +34,18 @@ def _source(tmp_path: Path, n: int = 120, seed: int = 4) -> tuple[Path, list[byt
     return src, (src / "events.jsonl").read_bytes().splitlines(keepends=True)
 
 
+def live_run(tmp_path: Path, n: int, seed: int, first: int) -> tuple[Path, list[bytes]]:
+    """A run of ``n`` events being written: its budget and receipts, and the
+    first ``first`` lines so far (the rest are returned, to append)."""
+    src, lines = _source(tmp_path, n=n, seed=seed)
+    live = tmp_path / "live"
+    live.mkdir()
+    shutil.copy(src / "budget.json", live)
+    shutil.copytree(src / "receipts", live / "receipts")
+    (live / "events.jsonl").write_bytes(b"".join(lines[:first]))
+    return live, lines
+
+
 async def test_follow_a_growing_run_to_the_same_verdict_as_check(tmp_path: Path) -> None:
     src, lines = _source(tmp_path)
     live = tmp_path / "live"
@@ -274,12 +286,7 @@ async def test_a_watch_grows_with_a_followed_run(tmp_path: Path) -> None:
     from replay_tui.questions.across import path_changes
     from replay_tui.ui.watch import WatchPane
 
-    src, lines = _source(tmp_path, n=160, seed=7)
-    live = tmp_path / "live"
-    live.mkdir()
-    shutil.copy(src / "budget.json", live)
-    shutil.copytree(src / "receipts", live / "receipts")
-    (live / "events.jsonl").write_bytes(b"".join(lines[:60]))
+    live, lines = live_run(tmp_path, 160, 7, 60)
     app = make_app(live, follow=True)
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.replay.valid == 60)

@@ -361,17 +361,11 @@ def test_report_chart_on_the_command_line(tmp_path: Path) -> None:
 async def test_the_chart_grows_with_a_followed_run(tmp_path: Path) -> None:
     """A followed run's new events: the chart's series goes on from where
     it stopped (a number, and an object charted by its length)."""
-    import shutil
 
-    from tests.test_live_app import _source
+    from tests.test_live_app import live_run
     from tests.test_live_app import until as until_for
 
-    src, lines = _source(tmp_path, n=160, seed=7)
-    live = tmp_path / "live"
-    live.mkdir()
-    shutil.copy(src / "budget.json", live)
-    shutil.copytree(src / "receipts", live / "receipts")
-    (live / "events.jsonl").write_bytes(b"".join(lines[:60]))
+    live, lines = live_run(tmp_path, 160, 7, 60)
     app = make_app(live, follow=True)
     async with app.run_test(size=(140, 40)) as pilot:
         await until_for(pilot, lambda: app.replay.valid == 60)
