@@ -116,3 +116,15 @@ async def test_the_strip_fits_an_80_column_terminal() -> None:
         strip = app.query_one(OverviewStrip)
         assert strip.size.width == 2 and 0 < strip.size.height < 12
         assert strip.pieces()[-1].hi == 300
+
+
+async def _marked(pilot: Pilot[int]) -> None:
+    await settle(pilot.app, pilot)  # type: ignore[arg-type]
+    await pilot.press("colon", *"150", "enter")
+    await _press(pilot, "b", "right_curly_bracket", "right_curly_bracket")
+    pilot.app.clear_notifications()  # the bookmark's notice times out: not drawn
+    await pilot.pause()
+
+
+def test_snapshot_overview_strip(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(make_app(LONG), terminal_size=(140, 40), run_before=_marked)
