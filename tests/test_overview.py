@@ -128,3 +128,26 @@ async def _marked(pilot: Pilot[int]) -> None:
 
 def test_snapshot_overview_strip(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(make_app(LONG), terminal_size=(140, 40), run_before=_marked)
+
+
+async def test_the_strip_marks_where_compared_runs_part_and_a_watched_value_changed() -> None:
+    from tests.test_compare_app import compared
+
+    app = make_app(DEMO, against=SAMPLES / "broken-divergence")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await compared(app, pilot)
+        strip = app.query_one(OverviewStrip)
+        row = slice_of(strip.pieces(), 10)  # seq 11, where A and B part
+        assert row is not None and _strip_text(strip)[row][1] == "≠"
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        app.main.side.start_watch(("phase",))
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if app.main.watchlist.done:
+                break
+        strip = app.query_one(OverviewStrip)
+        texts = _strip_text(strip)
+        changed = [slice_of(strip.pieces(), c.seq - 1) for c in app.main.watchlist.changes]
+        assert changed and all(row is not None and texts[row][1] == "•" for row in changed)

@@ -48,6 +48,12 @@ class OverviewStrip(Widget):
         self._kept: tuple[tuple[object, ...], list[Slice]] | None = None
         #: Rows drawn, by (row, lit), while the slices are kept.
         self._drawn: dict[tuple[int, bool], Strip] = {}
+        self.tooltip = (
+            "The whole run, a slice a row: the bar is how many events fell in its time, "
+            "the mark its most pressing (✗ error, ≠ compared runs part, ! warning, "
+            "◆ bookmark, • watched value changed); the cursor's slice is lit. "
+            "Click to go there; } and { in the timeline step a slice."
+        )
 
     def pieces(self) -> list[Slice]:
         """The slices for the rows the strip has now (kept until the run,
