@@ -177,3 +177,12 @@ async def test_a_filter_shows_the_calls_it_matches_folded() -> None:
 
 def test_snapshot_calls_folded(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(make_app(DEMO), terminal_size=(140, 40), run_before=_folded)
+
+
+async def test_a_folded_call_that_holds_the_error_says_so() -> None:
+    app = make_app(SAMPLES / "broken-illegal_transition")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _folded(pilot)
+        row = next(line for line in screen_text(app).splitlines() if "▸ shell" in line)
+        assert "illegal_transition: tool_started" in row
+        assert seq_at_cursor(app) == 9  # the call's row stands for the failing event

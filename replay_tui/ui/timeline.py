@@ -464,6 +464,13 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         number = self.folding.folded_call(index)
         return None if number is None else self.source.call_row(number)
 
+    def _folds_in(self, index: int, line: int) -> bool:
+        """Row ``index`` is a folded call that holds line ``line`` (the error's)."""
+        if self.folding is None:
+            return False
+        number = self.folding.folded_call(index)
+        return number is not None and self.folding.index.call_at(line) == number
+
     def _fold_sign(self, index: int) -> str:
         """An unfolded call's first event is marked ▾, its other events │."""
         folding = self.folding
@@ -481,7 +488,9 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         first = self.source.first_ts()
         offset = format_offset(row.ts - first) if row.ts is not None and first is not None else ""
         failed = self.source.has_error()
-        is_error = error_index is not None and index == error_index
+        is_error = error_index is not None and (
+            index == error_index or self._folds_in(index, error_index)
+        )
         # an error with no line (bad_budget) stops replay before every line
         unreplayed = failed and (error_index is None or index > error_index)
         pending = not failed and index >= self.source.valid_count()
