@@ -464,20 +464,6 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         number = self.folding.folded_call(index)
         return None if number is None else self.source.call_row(number)
 
-    def _folds_in(self, index: int, line: int) -> bool:
-        """Row ``index`` is a folded call that holds line ``line`` (the error's)."""
-        if self.folding is None:
-            return False
-        number = self.folding.folded_call(index)
-        return number is not None and self.folding.index.call_at(line) == number
-
-    def _fold_sign(self, index: int) -> str:
-        """An unfolded call's first event is marked ▾, its other events │."""
-        folding = self.folding
-        if folding is None or folding.index.call_at(index) not in folding.unfolded:
-            return ""
-        return "│ " if folding.is_member(index) else "▾ "
-
     def _build(self, index: int, relation: int, width: int) -> Strip:
         row = self.source.row(index)
         error_index = self.source.error_index()
@@ -489,7 +475,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         offset = format_offset(row.ts - first) if row.ts is not None and first is not None else ""
         failed = self.source.has_error()
         is_error = error_index is not None and (
-            index == error_index or self._folds_in(index, error_index)
+            index == error_index
+            or (self.folding is not None and self.folding.holds(index, error_index))
         )
         # an error with no line (bad_budget) stops replay before every line
         unreplayed = failed and (error_index is None or index > error_index)
@@ -528,7 +515,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         text.append(f"{offset:>10} ", style=get("timeline--offset"))
         kind_style = FAMILY_STYLES.get(row.family, FAMILY_STYLES["other"])
         kind_width, call_width = self.source.columns()
-        kind = self._fold_sign(index) + (row.kind or "—")
+        kind = (self.folding.sign(index) if self.folding else "") + (row.kind or "—")
         call = self._call(index, error_index)
         if call is not None:
             kind = "▸ " + (escape_controls(call.tool) if call.tool else row.kind or "—")

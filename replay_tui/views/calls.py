@@ -130,6 +130,17 @@ class Folding:
             return self.index.first[number]
         return None
 
+    def holds(self, row: int, line: int) -> bool:
+        """Row ``row`` is a folded call, and line ``line`` (the error's) is in it."""
+        number = self.folded_call(row)
+        return number is not None and self.index.call_at(line) == number
+
+    def sign(self, line: int) -> str:
+        """An unfolded call's first event is marked ▾, its other events │."""
+        if self.index.call_at(line) not in self.unfolded:
+            return ""
+        return "│ " if self.is_member(line) else "▾ "
+
     def is_member(self, line: int) -> bool:
         """Line ``line`` is an event of an unfolded call, after its first."""
         number = self.index.call_at(line)
