@@ -11,7 +11,7 @@ the median of --repeat:
   (``changes_chunk``, per million) and the UI thread's append of them;
 - a cold chart (bins and drawing, as after a resize or a new batch);
 - a cursor move: the marker's column on the cached rows (what j / k cost);
-- ``select_seq`` by bisect on the kept seqs, beside building the list of
+- ``select_seq`` by bisect on the changes (by their seq), beside building the list of
   all seqs per call (the code before);
 
 against the baseline measured in the same run: the watch pane drawing one
@@ -26,7 +26,6 @@ import bisect
 import statistics
 import sys
 import time
-from array import array
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -81,7 +80,6 @@ async def measure(n: int, repeat: int) -> list[tuple[str, float]]:
                 pane.chart.add(ChartFound(path, chunk, changes[0].old, n, i == 0, False))
             rows.append((f"{label}: UI thread, appended (all)", (time.perf_counter() - t0) * 1000))
             pane.changes = changes
-            pane._seqs = array("q", range(1, n + 1))
             pane.set_changes(changes, "")
             screen.watching = True
             await pilot.pause(0.1)
@@ -120,7 +118,7 @@ async def measure(n: int, repeat: int) -> list[tuple[str, float]]:
             rows.append((f"{label}: cursor move (marker on cached rows)", median_ms(move, repeat)))
             rows.append(
                 (
-                    f"{label}: select_seq, bisect on kept seqs",
+                    f"{label}: select_seq, bisect on the changes",
                     median_ms(lambda: pane.select_seq(n // 2), repeat),
                 )
             )

@@ -231,27 +231,40 @@ def big_run(path: Path) -> None:
         write_agent_run(path, 2400, seed=5)
 
 
-def report_in_a_browser() -> Path | None:
-    """``report --html`` of broken-divergence, as headless Chromium (Debian's
+#: The HTML reports drawn by headless Chromium: (png, run, report's flags, window size).
+REPORTS: list[tuple[str, Path, list[str], str]] = [
+    ("report-broken-divergence.png", SAMPLES / "broken-divergence", ["--at", "8"], "1100,1400"),
+    (
+        "report-charts.png",
+        SAMPLES / "demo-001",
+        ["--at", "10", "--chart", "spent.tokens", "--chart", "phase"],
+        "1000,760",
+    ),
+]
+
+
+def report_in_a_browser(name: str, run: Path, flags: list[str], size: str) -> Path | None:
+    """``report --html`` of ``run``, as headless Chromium (Debian's
     ``chromium``) draws it; skipped, saying so, where there is none."""
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
-        print("no chromium: report-broken-divergence.png not redrawn")
+        print(f"no chromium: {name} not redrawn")
         return None
     work = Path(tempfile.gettempdir()) / "replay-tui-shots"
     work.mkdir(parents=True, exist_ok=True)
-    page = work / "report-broken-divergence.html"
-    run = SAMPLES / "broken-divergence"
+    page = work / f"{Path(name).stem}.html"
     subprocess.run(
-        [sys.executable, "-m", "replay_tui", "report", str(run), "--at", "8", "--out", str(page)],
+        [sys.executable, "-m", "replay_tui", "report", str(run), *flags, "--out", str(page)],
         check=True,
         capture_output=True,
     )
-    shot = HERE / "report-broken-divergence.png"
+    shot = HERE / name
     subprocess.run(
         [
             browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-            "--window-size=1100,1400", f"--screenshot={shot}", page.as_uri(),
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--no-first-run", f"--user-data-dir={work / 'chromium'}",
+            f"--window-size={size}", f"--screenshot={shot}", page.as_uri(),
         ],
         check=True,
         capture_output=True,
@@ -264,7 +277,8 @@ async def main() -> None:
     big_run(Path(tempfile.gettempdir()) / "replay-tui-shots" / "synth-2400")
     for name, run, size, keys, _ in SHOTS:
         print(await shoot(name, run, size, keys))
-    print(report_in_a_browser())
+    for report in REPORTS:
+        print(report_in_a_browser(*report))
 
 
 if __name__ == "__main__":

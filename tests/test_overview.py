@@ -132,10 +132,12 @@ def test_snapshot_overview_strip(snap_compare) -> None:  # type: ignore[no-untyp
 
 async def test_the_strip_marks_where_compared_runs_part_and_a_watched_value_changed() -> None:
     from tests.test_compare_app import compared
+    from tests.test_live_app import until
 
     app = make_app(DEMO, against=SAMPLES / "broken-divergence")
     async with app.run_test(size=(140, 40)) as pilot:
         await compared(app, pilot)
+        await until(pilot, lambda: 10 in app.main.timeline.differs)
         strip = app.query_one(OverviewStrip)
         row = slice_of(strip.pieces(), 10)  # seq 11, where A and B part
         assert row is not None and _strip_text(strip)[row][1] == "≠"
@@ -143,10 +145,8 @@ async def test_the_strip_marks_where_compared_runs_part_and_a_watched_value_chan
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         app.main.side.start_watch(("phase",))
-        for _ in range(100):
-            await pilot.pause(0.02)
-            if app.main.watchlist.done:
-                break
+        # the scan ends in the pane, then the screen marks the timeline
+        await until(pilot, lambda: app.main.watchlist.done and bool(app.main.timeline.marks))
         strip = app.query_one(OverviewStrip)
         texts = _strip_text(strip)
         changed = [slice_of(strip.pieces(), c.seq - 1) for c in app.main.watchlist.changes]

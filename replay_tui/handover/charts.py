@@ -68,6 +68,20 @@ class ChartSpec:
         return cls(path, length)
 
 
+def value_label(value: Any, kind: str, limit: int, *, secret: bool, reveal: bool) -> str:
+    """A value of a chart of ``kind`` in words, inert and masked (``secret``:
+    the path's last key looks secret), as the app's chart and the report's say it."""
+    if value is ABSENT:
+        return "absent"
+    if value is OBJECT:
+        return "{…}"
+    if secret:
+        return MASK
+    if kind == NUMBER and is_number(value):
+        return format_number(float(value))
+    return escape_controls(shown_value(value, limit, reveal=reveal))
+
+
 def series_of(replay: Replay, spec: ChartSpec) -> tuple[Series, bool]:
     """The value at ``spec.path`` over the valid prefix, and whether it is
     its length (asked for, or an object or list at the end)."""
@@ -107,15 +121,7 @@ def chart_doc(replay: Replay, spec: ChartSpec, marks: list[int], reveal: bool) -
     end = max(replay.valid, series.last_seq)
 
     def label(value: Any) -> str:
-        if value is ABSENT:
-            return "absent"
-        if value is OBJECT:
-            return "{…}"
-        if secret:
-            return MASK
-        if series.kind == NUMBER and is_number(value):
-            return format_number(float(value))
-        return escape_controls(shown_value(value, LABEL, reveal=reveal))
+        return value_label(value, series.kind, LABEL, secret=secret, reveal=reveal)
 
     at = [f"{s}: {label(series.value_at(s))}" for s in marks if 0 <= s <= end]
     doc: dict[str, Any] = {

@@ -230,6 +230,7 @@ _CALL_REFS = (
     ("WorkflowTask", "scheduledEventId", "workflow task"),
     ("NexusOperation", "scheduledEventId", "nexus"),
 )
+_CALL_KINDS = tuple(prefix for prefix, _, _ in _CALL_REFS)
 #: How an event that ends a call says it ended, by the kind's last word.
 _ENDINGS = (
     ("Completed", "ok"),
@@ -252,8 +253,8 @@ def _call_facts(kind: str, p: dict[str, Any]) -> CallFacts | None:
         return CallFacts(tool="workflow task")
     if kind == "NexusOperationScheduled":
         return CallFacts(tool=str(p.get("operation")), arg=str(p.get("service")))
-    if kind == "WorkflowTaskCompleted" or not kind.startswith(tuple(p for p, _, _ in _CALL_REFS)):
-        return CallFacts(status="ok") if kind == "WorkflowTaskCompleted" else None
+    if not kind.startswith(_CALL_KINDS):
+        return None
     for word, status in _ENDINGS:
         if kind.endswith(word):
             return CallFacts(status=status)

@@ -117,13 +117,7 @@ class OverviewStrip(Widget):
     def go_to_row(self, row: int, direction: int = 1) -> bool:
         """Put the timeline's cursor at the slice of ``row`` (or the nearest
         with an event that way); False if there is none."""
-        found = self.pieces()
-        if direction < 0:
-            while row >= 0 and found[row].hi <= found[row].lo:
-                row -= 1
-            line = found[row].lo if row >= 0 else None
-        else:
-            line = jump_line(found, row)
+        line = jump_line(self.pieces(), row, direction)
         if line is None:
             return False
         self.timeline.clicked = True  # the person's move (the screen reads it)

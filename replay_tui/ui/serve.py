@@ -59,6 +59,12 @@ class RunServer(Server):
         if tabs:
             await asyncio.wait(tabs, timeout=10)
 
+    def refuse(self, request: web.Request) -> None:
+        """Raise the answer to ``request`` if it is not to be served."""
+        refused = self.refusal(request)
+        if refused is not None:
+            raise refused
+
     def refusal(self, request: web.Request) -> web.HTTPException | None:
         """Why ``request`` is not answered, or None."""
         host = request.host
@@ -77,18 +83,14 @@ class RunServer(Server):
         return None
 
     async def handle_index(self, request: web.Request) -> web.StreamResponse:
-        refused = self.refusal(request)
-        if refused is not None:
-            raise refused
+        self.refuse(request)
         # the page's websocket URL is the address the browser used; no await
         # comes between this and the page's rendering, so requests cannot mix
         self.public_url = f"{request.scheme}://{request.host}"
         return await super().handle_index(request)
 
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
-        refused = self.refusal(request)
-        if refused is not None:
-            raise refused
+        self.refuse(request)
         sys.stderr.write(f"replay-tui serve: a browser at {request.remote} opened the app\n")
         tab = asyncio.current_task()
         assert tab is not None  # aiohttp runs each handler in a task
@@ -99,7 +101,5 @@ class RunServer(Server):
             self.tabs.discard(tab)
 
     async def handle_download(self, request: web.Request) -> web.StreamResponse:
-        refused = self.refusal(request)
-        if refused is not None:
-            raise refused
+        self.refuse(request)
         return await super().handle_download(request)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import bisect
 import time
-from array import array
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -65,6 +64,10 @@ def _shown(value: Any, reveal: bool) -> str:
     return escape_controls(shown_value(value, SHOWN, reveal=reveal))
 
 
+def _seq_of(change: PathChange) -> int:
+    return change.seq
+
+
 def _inner_changes(old: Any, new: Any) -> list[Change]:
     """What changed inside a watched object or list (both small: a row is
     drawn often), by path relative to it; [] for anything else."""
@@ -107,8 +110,6 @@ class WatchPane(ScrollView, can_focus=True):
         self.until = 0
         #: What changed inside a watched object, by row (see _inner_changes).
         self._inner: LRUCache[int, list[Change]] = LRUCache(256)
-        #: The changes' seqs, kept as they arrive (the cursor's row by bisect).
-        self._seqs: array[int] = array("q")
         self.chart = WatchChart()
         #: The screen's cursor, marked on the chart.
         self.chart_seq = 0
@@ -122,7 +123,7 @@ class WatchPane(ScrollView, can_focus=True):
         self.kind_of = kind_of
         self.resolve = lambda value: resolve(replay, path, value, frozen=True)
         self.cursor = 0
-        self._seqs, self._length_scan = array("q"), None
+        self._length_scan = None
         self.chart.reset(path)
         self.set_changes([], "")
         self._show_progress(replay.valid)
@@ -131,7 +132,7 @@ class WatchPane(ScrollView, can_focus=True):
     def stop(self) -> None:
         self.workers.cancel_group(self, "watch")
         self.watched = None
-        self._seqs, self._length_scan = array("q"), None
+        self._length_scan = None
         self.chart.reset(None)
         self.set_changes([], "")
 
@@ -160,6 +161,14 @@ class WatchPane(ScrollView, can_focus=True):
         sized = by_length(replay.history, path, until)
         fresh = not start  # the chart's series starts with the first batch
         batch: list[PathChange] = []
+
+        def chart_batch() -> None:
+            nonlocal fresh
+            if not sized and batch:
+                chunk = changes_chunk(batch)
+                self.post_message(ChartFound(path, chunk, batch[0].old, until, fresh, False))
+                fresh = False
+
         if start and replay.history is not None:
             found = PathScan(replay.history, path, start).advance(until, cancelled)
         else:
@@ -168,17 +177,12 @@ class WatchPane(ScrollView, can_focus=True):
             batch.append(change)
             now = time.perf_counter()
             if now - last > 0.1:
-                if not sized:
-                    chunk = changes_chunk(batch)
-                    self.post_message(ChartFound(path, chunk, batch[0].old, until, fresh, False))
-                    fresh = False
+                chart_batch()
                 self.post_message(WatchFound(path, batch, False, until, now - started))
                 batch, last = [], now
         if cancelled.is_set():
             return
-        if not sized and batch:
-            chunk = changes_chunk(batch)
-            self.post_message(ChartFound(path, chunk, batch[0].old, until, fresh, False))
+        chart_batch()
         if sized and replay.history is not None:
             self._scan_length(replay, path, until, start, cancelled)
         if not cancelled.is_set():
@@ -215,7 +219,6 @@ class WatchPane(ScrollView, can_focus=True):
             message.stop()
             return
         self.changes.extend(message.changes)
-        self._seqs.extend(array("q", [c.seq for c in message.changes]))
         self.done = message.done
         if message.done:
             self.until = message.until
@@ -269,7 +272,7 @@ class WatchPane(ScrollView, can_focus=True):
     def select_seq(self, seq: int) -> None:
         """Put the cursor on the change at ``seq``, or the last one before it
         (O(log changes)), and mark ``seq`` on the chart."""
-        pos = bisect.bisect_right(self._seqs, seq) - 1
+        pos = bisect.bisect_right(self.changes, seq, key=_seq_of) - 1
         if pos >= 0:
             self.cursor = pos
         if seq != self.chart_seq:

@@ -26,14 +26,14 @@ from rich.text import Text
 from textual.message import Message
 from textual.strip import Strip
 
-from replay_tui.core.safe_text import MASK, escape_controls, is_secret_key
-from replay_tui.questions.across import LengthScan, PathChange, shown_value
+from replay_tui.core.safe_text import is_secret_key
+from replay_tui.handover.charts import value_label
+from replay_tui.questions.across import LengthScan, PathChange
 from replay_tui.questions.condition import ABSENT, StatePath, lookup
 from replay_tui.state.history import History
 from replay_tui.views.chart import (
     NONE,
     NUMBER,
-    OBJECT,
     BandBin,
     Chunk,
     Series,
@@ -44,7 +44,6 @@ from replay_tui.views.chart import (
     column_of,
     column_starts,
     format_number,
-    is_number,
     spark_row,
 )
 
@@ -163,15 +162,8 @@ class WatchChart:
 
     # -- drawing ----------------------------------------------------------------
     def _label(self, value: Any) -> str:
-        if value is ABSENT:
-            return "absent"
-        if value is OBJECT:
-            return "{…}"
-        if self.secret and not self.reveal:
-            return MASK
-        if self.kind == NUMBER and is_number(value):
-            return format_number(float(value))
-        return escape_controls(shown_value(value, SHOWN, reveal=self.reveal))
+        secret = self.secret and not self.reveal
+        return value_label(value, self.kind, SHOWN, secret=secret, reveal=self.reveal)
 
     def header(self, seq: int, width: int) -> Text:
         """``seq 10: 2,538``: the value at the cursor, then what C does."""

@@ -66,7 +66,7 @@ def slices(
     if rows <= 0 or total <= 0:
         return []
     bounds: list[int]
-    timed = clock is not None and by_time(clock, total)
+    timed = by_time(clock, total)
     if timed:
         assert clock is not None
         span = clock.span
@@ -94,10 +94,11 @@ def slice_of(found: Sequence[Slice], index: int) -> int | None:
     return None
 
 
-def jump_line(found: Sequence[Slice], row: int) -> int | None:
-    """Where a click on ``row`` goes: its first line, or the next slice's
-    with any (a slice of time may hold no event)."""
-    for piece in found[max(0, row) :]:
-        if piece.hi > piece.lo:
-            return piece.lo
+def jump_line(found: Sequence[Slice], row: int, direction: int = 1) -> int | None:
+    """Where going to ``row`` lands: its first line, or that of the nearest
+    slice with any that way (a slice of time may hold no event)."""
+    rows = range(max(0, row), len(found)) if direction > 0 else range(row, -1, -1)
+    for at in rows:
+        if found[at].hi > found[at].lo:
+            return found[at].lo
     return None
