@@ -41,7 +41,7 @@ def test_the_teaching_example_a_refund_without_its_approval(
     assert result["first_event_difference"]["seq"] == 2
     assert result["first_event_difference"]["b"] is None  # left out
     assert result["first_state_difference"] == {"seq": 2, "a_state": True, "b_state": True}
-    assert result["changes"] == [{"path": ["status"], "op": "changed", "old": "approved",
+    assert result["changes"] == [{"path": "status", "op": "changed", "old": "approved",
                                   "new": "waiting"}]  # fmt: skip
     assert result["a"]["error"] is None
     assert (result["b"]["error"]["seq"], result["b"]["error"]["code"]) == (3, "illegal_transition")
@@ -159,7 +159,7 @@ def test_a_single_changed_payload_is_found_at_its_seq(
     seq = obj["seq"]
     assert result["first_event_difference"]["seq"] == seq
     assert result["first_state_difference"]["seq"] == seq  # tokens are counted
-    assert any(c["path"] == ["spent", "tokens"] for c in result["changes"])
+    assert any(c["path"] == "spent.tokens" for c in result["changes"])
 
 
 def test_receipts_that_differ_are_walked_past_when_the_rules_keep_nothing_of_them(
@@ -213,4 +213,4 @@ def test_a_long_walk_falls_back_to_the_patch_logs(
     assert quick == sure
     assert quick["first_event_difference"]["seq"] == 9
     assert quick["first_state_difference"]["seq"] == 9
-    assert [c["path"] for c in quick["changes"]] == [["spent", "tokens"]]
+    assert [c["path"] for c in quick["changes"]] == ["spent.tokens"]

@@ -6,12 +6,13 @@ rules, or a run and a hypothetical branch of it that leaves events out.
 and the first prefix whose states differ, with what differs there.
 
 Each side is replayed strictly in a process of its own (two cores: both at
-once), keeping the patch log. The side sends back, per event, an 8-byte
-digest of the event (its kind, payload and parent; ``run_id`` and ``ts`` only
-with ``strict_events``) and of its patches. Since both start from states
-that are compared first, and a patch is a function of the states around it,
-the first event whose patches differ is the first prefix whose states differ.
-The side then stays up to hand over the two states and events there.
+once). The side sends back, per event, an 8-byte digest of the event (its
+kind, payload and parent; ``run_id`` and ``ts`` only with ``strict_events``)
+and, when the rules differ, of what the event changed in canonical form
+(see :mod:`replay_tui.questions.parting`: from equal states, equal changes
+give equal states). Where those first differ, the two states' digests are
+compared to confirm it. The side then stays up to hand over the two states
+and events there.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from replay_tui.core.words import plural
 from replay_tui.engine.open import open_replay
 from replay_tui.formats.envelope import Event
 from replay_tui.formats.sessions import SessionLines
+from replay_tui.questions.parting import change_digest, change_log, same_changes, state_digest
 from replay_tui.state import canonical
 from replay_tui.state.diff import diff
 from replay_tui.state.persistent import thaw
@@ -170,7 +172,7 @@ def _side_main(side: Side, conn: Connection, keep_patches: bool) -> None:
         if past is not None:
             conn.send({"cannot": past})
             return
-        conn.send(_trace(replay, side, reads))
+        conn.send(_trace(replay, side, reads, keep_patches))
         _serve(replay, conn)
     finally:
         if dog is not None:
@@ -215,28 +217,28 @@ def _line_digests(
     return bytes(events), bytes(inputs)
 
 
-def _patch_digests(replay: Any) -> bytes:
-    """Per valid event, the digest of its patches (empty without the patch log)."""
-    patches = bytearray()
-    if replay.history is not None:
-        patch_log = replay.history.patches
+def _change_digests(replay: Any) -> bytes:
+    """Per valid event, the digest of what it changed, in canonical form: from
+    the patch log, or for rules without drafts from the states around it."""
+    digests = bytearray()
+    with change_log(replay) as log:
+        assert log is not None  # nothing cancels it here
         for first in range(1, replay.valid + 1, _CHUNK):
             last = min(replay.valid, first + _CHUNK - 1)
-            data, starts = patch_log.span(first, last)
+            data, starts = log.span(first, last)
             for k in range(last - first + 1):
-                record = data[starts[k] : starts[k + 1]]
-                patches += hashlib.blake2b(record, digest_size=8).digest()
-    return bytes(patches)
+                digests += change_digest(data[starts[k] : starts[k + 1]])
+    return bytes(digests)
 
 
-def _trace(replay: Any, side: Side, reads: dict[int, tuple[Any, ...]]) -> Trace:
+def _trace(replay: Any, side: Side, reads: dict[int, tuple[Any, ...]], keep_patches: bool) -> Trace:
     """The verified replay as the parent compares it."""
     from replay_tui.engine.report import build_report, human_summary
 
     report = build_report(replay)
     verdict = human_summary(replay.paths.name, replay, report).splitlines()[0]
     events, inputs = _line_digests(replay, side, reads)
-    patches = _patch_digests(replay)
+    patches = _change_digests(replay) if keep_patches else b""
     initial = canonical.digest(replay.state_at(0))
     trace = Trace(report, verdict, replay.valid, initial, events, patches)
     trace.extra.update(
@@ -249,8 +251,8 @@ def _trace(replay: Any, side: Side, reads: dict[int, tuple[Any, ...]]) -> Trace:
 
 
 def _serve(replay: Any, conn: Connection) -> None:
-    """Answer the parent's ``("state", n)``, ``("event", seq)`` and
-    ``("walk", n, count)`` until it sends ``None``."""
+    """Answer the parent's ``("state", n)``, ``("digest", n)``, ``("event",
+    seq)`` and ``("walk", n, count)`` until it sends ``None``."""
     walk: Any = None
     walk_at = -1
     while True:
@@ -260,6 +262,8 @@ def _serve(replay: Any, conn: Connection) -> None:
         what, n = ask[0], ask[1]
         if what == "state":
             conn.send(canonical.dumps(replay.state_at(n)))
+        elif what == "digest":
+            conn.send(orjson.dumps(state_digest(replay, n).hex()))
         elif what == "walk":  # digests of the states after n+1 .. n+count
             count = ask[2]
             if walk is None or walk_at != n:
@@ -405,8 +409,7 @@ def _compare(
     if ta.initial != tb.initial:
         state_n = 0
     elif keep_patches:
-        found = _first_mismatch(ta.patches, tb.patches)
-        state_n = found + 1 if found is not None else None
+        state_n = _confirmed(left, right, ta.patches, tb.patches)
     else:
         parted = _first_mismatch(ta.extra["inputs"][: common * 8], tb.extra["inputs"][: common * 8])
         state_n = None
@@ -435,7 +438,7 @@ def _compare(
             before = left.ask("state", state_n)
             after = right.ask("state", state_n)
             changes = [c.to_json() for c in diff(before, after)]
-    same_verdict = (ta.report.get("error") is None) == (tb.report.get("error") is None)
+    same_verdict = _verdict_of(ta.report) == _verdict_of(tb.report)
     return {
         "same": first_event is None and first_state is None and same_verdict,
         "first_event_difference": first_event,
@@ -452,6 +455,26 @@ def _compare(
     }
 
 
+def _confirmed(left: _Running, right: _Running, a: bytes, b: bytes) -> int | None:
+    """The first n whose change digests differ and whose states' digests do
+    too (the states decide where the changes alone would say otherwise)."""
+    start = 0
+    while True:
+        found = _first_mismatch(a[start * 8 :], b[start * 8 :])
+        if found is None:
+            return None
+        n = start + found + 1
+        if left.ask("digest", n) != right.ask("digest", n):
+            return n
+        start = n
+
+
+def _verdict_of(report: dict[str, Any]) -> tuple[Any, Any]:
+    """What must match for two verdicts to be the same: the error's code and seq."""
+    error = report.get("error")
+    return (error.get("code"), error.get("seq")) if error else (None, None)
+
+
 # -- in the app: two replays in one process ------------------------------------
 
 
@@ -464,25 +487,33 @@ def event_digest_at(replay: Any, index: int, strict: bool) -> bytes:
 
 def row_differences(a: Any, b: Any, *, strict: bool = False, cancelled: Any = None) -> list[int]:
     """Line indexes where A and B part: their events differ, or what the
-    event changed differs (their patches), or only one of them replayed it."""
+    event changed differs (in canonical form, for every kind of rules), or
+    only one of them replayed it. Where the initial states differ, the
+    first row is marked too (it starts from another state)."""
     found: list[int] = []
     lines = max(len(a.ledger), len(b.ledger))
-    for index in range(lines):
-        if cancelled is not None and index % 4096 == 0 and cancelled():
-            break
-        seq = index + 1
-        in_a, in_b = index < len(a.ledger), index < len(b.ledger)
-        if in_a != in_b or event_digest_at(a, index, strict) != event_digest_at(b, index, strict):
-            found.append(index)
-            continue
-        valid_a, valid_b = seq <= a.valid, seq <= b.valid
-        if valid_a != valid_b or (
-            valid_a
-            and a.history is not None
-            and b.history is not None
-            and a.history.patches.raw(seq) != b.history.patches.raw(seq)
-        ):
-            found.append(index)
+    common = min(a.valid, b.valid)
+    with change_log(a, common, cancelled) as log_a, change_log(b, common, cancelled) as log_b:
+        if log_a is None or log_b is None:
+            return found
+        initial_differs = state_digest(a, 0) != state_digest(b, 0)
+        for index in range(lines):
+            if cancelled is not None and index % 4096 == 0 and cancelled():
+                break
+            seq = index + 1
+            in_a, in_b = index < len(a.ledger), index < len(b.ledger)
+            if in_a != in_b or event_digest_at(a, index, strict) != event_digest_at(
+                b, index, strict
+            ):
+                found.append(index)
+                continue
+            valid_a, valid_b = seq <= a.valid, seq <= b.valid
+            if (
+                valid_a != valid_b
+                or (seq == 1 and initial_differs)
+                or (valid_a and not same_changes(log_a.raw(seq), log_b.raw(seq)))
+            ):
+                found.append(index)
     return found
 
 
