@@ -89,7 +89,7 @@ def test_state_diff(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     assert main(["state", str(DEMO), "--at", "4", "--diff"]) == 0
     out = orjson.loads(capsysbinary.readouterr().out)
     assert out["kind"] == "tool_allowed"
-    assert {"path": ["spent", "tool_calls"], "op": "changed", "old": 0, "new": 1} in out["changes"]
+    assert {"path": "spent.tool_calls", "op": "changed", "old": 0, "new": 1} in out["changes"]
     assert out["rule"].startswith("tool_allowed: call-001 proposed -> allowed")
 
 
@@ -138,7 +138,7 @@ def test_check_failure_names_seq_line_code_artifact(run_factory: RunFactory) -> 
     assert "artifact: receipts/c1.json" in out.stdout
 
 
-def test_out_writes_atomically_and_never_over_evidence(run_factory: RunFactory) -> None:
+def test_out_writes_atomically_and_never_inside_the_run(run_factory: RunFactory) -> None:
     rc = receipt("c1")
     run = run_factory(agent_lines(sha(rc)), receipts={"c1": rc})
     before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
@@ -147,10 +147,14 @@ def test_out_writes_atomically_and_never_over_evidence(run_factory: RunFactory) 
     out = cli("check", str(run), "--out", str(run / "receipts" / "c1.json"))
     assert out.returncode == 2
     assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+    # nothing under the run folder, ever: not even a new file (as report refuses)
     out = cli("check", str(run), "--out", str(run / "replay_report.json"), "--json")
-    assert out.returncode == 0
-    assert (run / "replay_report.json").read_text() == out.stdout
-    assert [p.name for p in run.iterdir() if p.name.startswith(".replay_report")] == []
+    assert out.returncode == 2 and "inside the run folder" in out.stderr and out.stdout == ""
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+    outside = run.parent / "replay_report.json"
+    out = cli("check", str(run), "--out", str(outside), "--json")
+    assert out.returncode == 0 and outside.read_text() == out.stdout
+    assert [p.name for p in run.parent.iterdir() if p.name.startswith(".replay_report")] == []
 
 
 def test_partial_mode_labels_everything(run_factory: RunFactory) -> None:

@@ -16,7 +16,15 @@ from replay_tui.core.words import plural
 from replay_tui.engine.batch import check_many, expand_runs
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import CHECK_CHECKPOINT_BUDGET
-from replay_tui.engine.report import build_report, human_summary, report_bytes, write_atomic
+from replay_tui.engine.report import (
+    build_report,
+    human_summary,
+    protected,
+    refuse_inside_run,
+    report_bytes,
+    write_atomic,
+)
+from replay_tui.formats.run import locate_run
 
 if TYPE_CHECKING:
     from replay_tui.cli.options import Subparsers
@@ -84,6 +92,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check_single(args: argparse.Namespace) -> int:
+    if args.out is not None:
+        # before the replay, which may take a while: a bad --out fails at once
+        refuse_inside_run(locate_run(args.run[0], fmt=args.format), args.out)
     replay, dog = open_replay(
         args.run[0],
         args.reducer,
@@ -96,12 +107,7 @@ def _check_single(args: argparse.Namespace) -> int:
         report = build_report(replay, partial=args.partial)
         data = report_bytes(report)
         if args.out is not None:
-            protect = [
-                replay.paths.events,
-                replay.paths.dir / "receipts",
-                replay.paths.dir / "budget.json",
-            ]
-            write_atomic(args.out, data, protect=protect)
+            write_atomic(args.out, data, protect=protected(replay.paths))
         if args.json:
             sys.stdout.buffer.write(data)
         else:

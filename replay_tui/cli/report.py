@@ -18,14 +18,12 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
 from replay_tui.engine.open import open_replay
-from replay_tui.engine.report import write_atomic
+from replay_tui.engine.report import protected, refuse_inside_run, write_atomic
 from replay_tui.formats.run import locate_run
 from replay_tui.handover.bookmarks import Bookmarks
 from replay_tui.handover.charts import ChartSpec
 from replay_tui.handover.document import (
     build_report_doc,
-    protected,
-    refuse_inside_run,
     render_html,
     render_markdown,
 )

@@ -19,6 +19,7 @@ from replay_tui import READER_VERSION
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.words import plural
 from replay_tui.engine.replay import Replay
+from replay_tui.formats.run import JSONL, RunPaths
 from replay_tui.state import canonical
 
 REPORT_FIELDS = (
@@ -64,6 +65,27 @@ def build_report(replay: Replay, *, partial: bool = False) -> dict[str, Any]:
 def report_bytes(report: dict[str, Any]) -> bytes:
     """Canonical bytes of a report, with a final newline."""
     return canonical.dumps_pretty(report) + b"\n"
+
+
+def refuse_inside_run(paths: RunPaths, place: Path) -> None:
+    """Raise :class:`CannotRun` if ``place`` is the ledger or (for a run
+    folder) anywhere inside the run folder: a run is evidence, and nothing
+    is ever written there. Symlinks are resolved on both sides."""
+    target = place.resolve()
+    if target == paths.events.resolve():
+        raise CannotRun(f"{place}: that is the run's ledger; refusing to write the report there")
+    if paths.format == JSONL:
+        run = paths.dir.resolve()
+        if target == run or target.is_relative_to(run):
+            raise CannotRun(
+                f"{place}: inside the run folder {paths.dir}; a report is never written there "
+                "(the run is evidence): choose a path outside it"
+            )
+
+
+def protected(paths: RunPaths) -> list[Path]:
+    """What :func:`replay_tui.engine.report.write_atomic` must never replace."""
+    return [paths.events, paths.dir] if paths.format == JSONL else [paths.events]
 
 
 def write_atomic(path: Path, data: bytes, *, protect: list[Path] | None = None) -> None:

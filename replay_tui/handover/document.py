@@ -45,9 +45,8 @@ from replay_tui.core.safe_text import (
 )
 from replay_tui.core.words import plural
 from replay_tui.engine.replay import Replay
-from replay_tui.engine.report import build_report, human_summary, write_temp
+from replay_tui.engine.report import build_report, human_summary, refuse_inside_run, write_temp
 from replay_tui.formats.envelope import Event
-from replay_tui.formats.run import JSONL, RunPaths
 from replay_tui.handover.charts import ChartSpec, chart_docs
 from replay_tui.state.diff import Change, path_str
 from replay_tui.state.paths import StatePath
@@ -607,27 +606,6 @@ def render_html(doc: Mapping[str, Any], templates: str | os.PathLike[str] | None
 
 
 # -- where it is written ---------------------------------------------------------------
-
-
-def refuse_inside_run(paths: RunPaths, place: Path) -> None:
-    """Raise :class:`CannotRun` if ``place`` is the ledger or (for a run
-    folder) anywhere inside the run folder: a run is evidence, and nothing
-    is ever written there. Symlinks are resolved on both sides."""
-    target = place.resolve()
-    if target == paths.events.resolve():
-        raise CannotRun(f"{place}: that is the run's ledger; refusing to write the report there")
-    if paths.format == JSONL:
-        run = paths.dir.resolve()
-        if target == run or target.is_relative_to(run):
-            raise CannotRun(
-                f"{place}: inside the run folder {paths.dir}; a report is never written there "
-                "(the run is evidence): choose a path outside it"
-            )
-
-
-def protected(paths: RunPaths) -> list[Path]:
-    """What :func:`replay_tui.engine.report.write_atomic` must never replace."""
-    return [paths.events, paths.dir] if paths.format == JSONL else [paths.events]
 
 
 _STEM_BAD = re.compile(r"[^A-Za-z0-9._-]+")

@@ -12,9 +12,9 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.state_dir import state_dir
 from replay_tui.core.words import plural
+from replay_tui.engine.report import refuse_inside_run
 from replay_tui.formats.run import RunPaths
 from replay_tui.handover.bookmarks import Bookmarks
-from replay_tui.handover.document import refuse_inside_run
 
 #: The palette's words for a bookmark made on an earlier version of the ledger.
 EARLIER_HELP = "bookmark of an earlier version of this ledger: the seq may not be the same event"
