@@ -224,6 +224,14 @@ async def test_copy_state_puts_json_on_clipboard() -> None:
         await pilot.press("y")
         copied = orjson.loads(app.clipboard)
         assert copied["phase"] == "retrying" and copied["attempt"] == 2
+        # prefix 0: the initial state on screen is what y copies
+        await pilot.press("colon", "0", "enter")
+        await settle(app, pilot)
+        await pilot.press("y")
+        await pilot.pause()
+        copied = orjson.loads(app.clipboard)
+        assert copied["phase"] == "new" and copied["attempt"] == 0
+        assert "no replayed state" not in screen_text(app)
 
 
 async def test_help_and_quit() -> None:
@@ -281,6 +289,25 @@ async def test_next_previous_error_keys(run_factory: RunFactory) -> None:
         assert seq_at_cursor(app) == 9
         await pilot.press("E")
         assert seq_at_cursor(app) == 4
+
+
+async def test_e_stops_at_failed_tool_calls() -> None:
+    """Agent developers look for failures first: e goes to each tool call
+    that ended in error (long-300 has two, at seqs 45 and 68), E back."""
+    app = make_app(SAMPLES / "long-300")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("g", "e")
+        assert seq_at_cursor(app) == 45
+        await pilot.press("e")
+        assert seq_at_cursor(app) == 68
+        await pilot.press("e")
+        await pilot.pause()
+        assert seq_at_cursor(app) == 68  # no more: said so
+        said = [n.message for n in app._notifications]
+        assert "no more errors, warnings or failed calls that way" in said
+        await pilot.press("E")
+        assert seq_at_cursor(app) == 45
 
 
 async def test_tampered_receipt_in_inspector() -> None:
@@ -572,7 +599,7 @@ async def test_the_cursor_row_is_on_screen_after_opening_at_80x24() -> None:
         await settle(app, pilot)
         await pilot.pause(0.2)
         assert app.main.timeline.cursor_index == 10
-        assert any(line.lstrip("│▶ ").startswith("11 ") for line in screen_text(app).splitlines())
+        assert any(line.lstrip("│┃▶ ").startswith("11 ") for line in screen_text(app).splitlines())
 
 
 async def test_the_cursor_row_stays_on_screen_after_a_resize() -> None:
@@ -585,7 +612,7 @@ async def test_the_cursor_row_stays_on_screen_after_a_resize() -> None:
         await settle(app, pilot)
         await pilot.pause(0.2)
         assert app.main.timeline.cursor_index == 249
-        assert any(line.lstrip("│▶ ").startswith("250 ") for line in screen_text(app).splitlines())
+        assert any(line.lstrip("│┃▶ ").startswith("250 ") for line in screen_text(app).splitlines())
 
 
 async def test_tab_reaches_the_receipt_pane_and_keys_scroll_it() -> None:

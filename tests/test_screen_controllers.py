@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import orjson
 from rich.text import Text
 
 from replay_tui.engine.open import open_replay
@@ -114,7 +115,9 @@ def test_y_copies_the_state_masked_as_shown(tmp_path: Path) -> None:
     replay.advance()
     replay.finish()
     view = RunView(replay)
-    assert state_to_copy(view.initial_view(), reveal=False) is None  # prefix 0: nothing replayed
+    initial = state_to_copy(view.initial_view(), reveal=False)  # prefix 0: the initial state
+    assert initial is not None and orjson.loads(initial[0]) == replay.state_at(0)
+    assert initial[1].startswith("copied the initial state (prefix 0) as JSON (")
     shown = state_to_copy(view.line_view(2), reveal=False)
     assert shown is not None
     data, said = shown
