@@ -23,8 +23,16 @@ NO_CALL = -1
 class CallIndex:
     """Line index -> call number, and each call's lines, in ledger order."""
 
-    def __init__(self, call_of: Callable[[Event], str | None]) -> None:
+    def __init__(
+        self,
+        call_of: Callable[[Event], str | None],
+        failed: Callable[[Event], bool] | None = None,
+    ) -> None:
         self._call_of = call_of
+        self._failed = failed
+        #: The lines that end a call in failure, in order (``e`` stops there),
+        #: where the rules say how calls end (``failed``).
+        self.failed = array("i")
         self._numbers: dict[str, int] = {}
         #: Per call: the name the rules gave it (a call_id, ``activity:5``).
         self.keys: list[str] = []
@@ -73,6 +81,8 @@ class CallIndex:
             self.count[number] += 1
         calls.append(number)
         self._next.append(NO_CALL)
+        if self._failed is not None and self._failed(event):
+            self.failed.append(index)
 
     def _alone(self, index: int) -> None:
         self.call.append(NO_CALL)

@@ -34,7 +34,7 @@ from replay_tui.formats.receipts import ReceiptStore
 from replay_tui.formats.run import JSONL, RunPaths
 from replay_tui.formats.sessions import SESSION_FORMATS, lines_for
 from replay_tui.reducers import LoadedReducer
-from replay_tui.reducers.base import Context, State
+from replay_tui.reducers.base import FAILED_CALL, Context, State, call_facts
 from replay_tui.reducers.call import RulesCaller, rules_traceback
 from replay_tui.reducers.guard import RulesWatch
 from replay_tui.state.history import History
@@ -155,7 +155,11 @@ class ReplayCore:
         self.guarded = self.rules_call.guarded
         #: Which events make one call, where the rules say (the app's ``v``).
         call_of = self.rules_call.call_of() if history else None
-        self.calls: CallIndex | None = CallIndex(call_of) if call_of is not None else None
+        self.calls: CallIndex | None = (
+            CallIndex(call_of, None if self.guarded else self._call_failed)
+            if call_of is not None
+            else None
+        )
         #: When each event happened (the app's overview strip).
         self.clock: EventClock | None = EventClock() if history else None
         self.ctx = Context(
@@ -175,6 +179,12 @@ class ReplayCore:
         #: change it and copy what you keep): how ``when`` and ``history``
         #: watch a run at the cost of ``check``.
         self.observer: Callable[[int, State, str], None] | None = None
+
+    def _call_failed(self, event: Event) -> bool:
+        """Whether ``event`` ends its call in failure, as built-in rules
+        word it (``call_facts``; rules of one's own are not asked)."""
+        said = call_facts(self.reducer, event)
+        return said is not None and said.status in FAILED_CALL
 
     def _line_checker(self) -> SequenceChecker:
         """What every line must be: the envelope's rules, or a session format's."""

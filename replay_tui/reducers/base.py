@@ -119,6 +119,10 @@ class CallFacts:
     cost: float | None = None
 
 
+#: The statuses that say a call failed: ``e`` stops where a call ends so.
+FAILED_CALL = frozenset({"error", "timed out", "terminated"})
+
+
 def call_facts(reducer: object, event: Event) -> CallFacts | None:
     """The rules' optional ``call_facts`` for ``event``; a bug in it, or an
     answer of the wrong type, says nothing (it only words a row)."""

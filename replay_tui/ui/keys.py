@@ -44,8 +44,8 @@ KEYS: list[Key] = [
         ":",
         "Go to",
     ),
-    Key("e", "problem(1)", "Next error or warning", "e", "Next problem"),
-    Key("E", "problem(-1)", "Previous error or warning", "E"),
+    Key("e", "problem(1)", "Next error, warning or failed tool call", "e", "Next problem"),
+    Key("E", "problem(-1)", "Previous error, warning or failed tool call", "E"),
     Key("p", "cause(1)", "Go to this event's cause (its parent_seq)", "p", "Cause"),
     Key("P", "cause(-1)", "Back to where p came from", "P"),
     Key(

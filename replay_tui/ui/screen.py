@@ -452,7 +452,7 @@ class ReplayScreen(Screen[None]):
             return
         found = self.view.next_problem(self.timeline.cursor_index or 0, direction)
         if found is None:
-            self.notify("no more errors or warnings that way", severity="information")
+            self.notify("no more errors, warnings or failed calls that way", severity="information")
         else:
             self.timeline.move_to_index(found)
 

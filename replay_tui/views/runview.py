@@ -263,16 +263,20 @@ class RunView:
         return self._warnings_by_line().get(index, ())
 
     def problem_indexes(self) -> list[int]:
-        """Lines with an error or warning, in order (for ``e`` / ``E``)."""
+        """Lines with an error or warning, or that end a call in failure, in
+        order (for ``e`` / ``E``)."""
         found = set(self.warning_indexes())
         err = self.error_index()
         if err is not None:
             found.add(err)
+        calls = self.replay.calls
+        if calls is not None:
+            found.update(calls.failed)
         return sorted(found)
 
     def next_problem(self, here: int, direction: int) -> int | None:
-        """``e`` / ``E``: the next line with an error or warning past ``here``
-        (before it, for -1)."""
+        """``e`` / ``E``: the next line with an error, a warning or a failed
+        call past ``here`` (before it, for -1)."""
         ahead = [i for i in self.problem_indexes() if (i > here if direction > 0 else i < here)]
         if not ahead:
             return None
