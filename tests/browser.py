@@ -179,7 +179,7 @@ def wait_for_screen(page: Any, ready: Callable[[str], bool], timeout: float = 60
 
 def cursor_row(screen: str) -> str:
     """The timeline's row under the cursor (the one marked ``▶``)."""
-    rows = [row for row in screen.splitlines() if row.lstrip(" │").startswith("▶")]
+    rows = [row for row in screen.splitlines() if row.lstrip(" │┃").startswith("▶")]
     assert len(rows) == 1, screen
     return rows[0]
 

@@ -360,7 +360,7 @@ async def test_after_a_rewrite_the_place_is_kept_and_the_banner_goes(tmp_path: P
             out.write(lines[12])
         assert await until(pilot, lambda: app.replay.valid == 13, 5)
         await pilot.pause(0.1)
-        assert cursor_seq(app) == 5 and "+1 new events" in status(app)
+        assert cursor_seq(app) == 5 and "+1 new event (" in status(app)
 
 
 async def test_after_a_rewrite_riding_the_tail_resumes(tmp_path: Path) -> None:
@@ -378,7 +378,7 @@ async def test_after_a_rewrite_riding_the_tail_resumes(tmp_path: Path) -> None:
         with open(ledger, "ab") as out:
             out.write(lines[12])
         assert await until(pilot, lambda: cursor_seq(app) == 13, 5)
-        assert app.main.riding and "new events" not in status(app)
+        assert app.main.riding and "new event" not in status(app)
 
 
 async def test_ctrl_p_lists_bookmarks_before_anything_is_typed() -> None:
@@ -432,17 +432,25 @@ async def test_help_says_esc_leaves_compare_mode() -> None:
         assert "else leave compare mode" in screen_text(app)
 
 
-async def test_80x24_keeps_the_run_id_and_cuts_no_footer_key() -> None:
+async def test_80x24_keeps_the_run_id_and_cuts_no_footer_key(tmp_path: Path) -> None:
     app = make_app(DEMO)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         await pilot.pause(0.2)
         lines = screen_text(app).splitlines()
-        assert "run demo-001" in lines[0]
+        # the run_id is the folder's name again: it goes, the rules stay
+        assert "run demo-001" not in lines[0] and "rules agent_run 1.0.0" in lines[0]
         footer = lines[-1]
         keys = footer.split("▏")[0].split()
         assert keys[-1] in {"Filter", "Play", "Follow", "Bookmark", "Secrets", "Copy"}, footer
         assert "spa" not in keys
+    # a folder named otherwise: the run_id names the run in a ticket, and stays
+    shutil.copytree(DEMO, tmp_path / "ticket-4521")
+    app = make_app(tmp_path / "ticket-4521")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.pause(0.2)
+        assert "ticket-4521  run demo-001" in screen_text(app).splitlines()[0]
 
 
 async def test_a_filter_of_one_row_says_row() -> None:

@@ -170,12 +170,13 @@ async def _watch(app: ReplayApp, pilot: Pilot[int], seq: int) -> WatchPane:
 def _pane_lines(app: ReplayApp) -> list[str]:
     """The watch pane's rows as the screen shows them (right of the timeline)."""
     lines = screen_text(app).splitlines()
-    top = next(i for i, ln in enumerate(lines) if "╭─ watch " in ln)
-    col = lines[top].index("╭─ watch ")
+    corner = next(c for c in ("╭─ watch ", "┏━ watch ") if any(c in ln for ln in lines))
+    top = next(i for i, ln in enumerate(lines) if corner in ln)  # heavy when focused
+    col = lines[top].index(corner)
     out = []
     for ln in lines[top + 1 :]:
         cell = ln[col:]
-        if cell.startswith("╰"):
+        if cell.startswith(("╰", "┗")):
             break
         out.append(cell[1:-1])
     return out

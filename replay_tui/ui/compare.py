@@ -120,21 +120,32 @@ class Comparison:
             lines.append(Text("A and B: the same state here", style="dim"))
         return lines
 
-    def status(self, text: Text) -> None:
-        """Its piece of the status line: B's verdict and how many rows part."""
+    def status(self, text: Text, *, short: bool = False) -> None:
+        """Its piece of the status line: B's verdict and how many rows part
+        (``short``: in fewer words, for a narrow terminal)."""
         b = self.b
         if b is None:
             return
         text.append("  vs ", style="bold")
         if b.skip:
-            text.append(" HYPOTHETICAL ", style="bold black on #ef9f76")
+            text.append(
+                " HYPOTHETICAL " if not short else " WHAT-IF ", style="bold black on #ef9f76"
+            )
             text.append(" ")
         if not self.ready:
             text.append(" B replaying… ", style="bold black on #e5c890")
         elif b.error is not None:
             where = f"seq {b.error.seq}" if b.error.seq is not None else "start"
+            if short:
+                where = where.removeprefix("seq ")
             text.append(f" B ✗ {where}: {b.error.code} ", style="bold white on #a03030")
         else:
             text.append(" B ✓ verified ", style="bold black on #a6d189")
         if self.differs is not None:
-            text.append(f"  {len(self.differs)} rows part (] / [)", style="#ef9f76")
+            n = len(self.differs)
+            said = (
+                f"  {n} part"
+                if short
+                else f"  {n} {'row parts' if n == 1 else 'rows part'} (] / [)"
+            )
+            text.append(said, style="#ef9f76")

@@ -101,8 +101,9 @@ class Search:
                 f"  filter {escape_controls(self.filter_text)!r}: {shown} {rows}", style="#e5c890"
             )
 
-    def condition_status(self, text: Text, seq: int) -> None:
-        """The condition, and where the cursor's ``seq`` is among its turns."""
+    def condition_status(self, text: Text, seq: int, *, short: bool = False) -> None:
+        """The condition, and where the cursor's ``seq`` is among its turns
+        (``short``: in fewer words, for a narrow terminal)."""
         if self.condition is None:
             return
         text.append(f"  {escape_controls(self.condition.text)}", style="#e5c890")
@@ -114,7 +115,11 @@ class Search:
         if not total:
             said = ": never"
         elif seq in self.turn_seqs:
-            said = f": turn {done} of {total} (n/N)"
+            said = f": turn {done}/{total}" if short else f": turn {done} of {total} (n/N)"
         else:
-            said = f": turns true {total}x, {done} up to here (n/N)"
+            said = (
+                f": {done}/{total} turns"
+                if short
+                else f": turns true {total}x, {done} up to here (n/N)"
+            )
         text.append(said, style="#e5c890")

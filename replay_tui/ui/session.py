@@ -280,8 +280,11 @@ class RunSession:
         return True
 
     # -- the status line ----------------------------------------------------
-    def verdict(self, text: Text, *, validating: bool, error_waiting: bool) -> None:
-        """``● LIVE`` and the verdict so far."""
+    def verdict(
+        self, text: Text, *, validating: bool, error_waiting: bool, short: bool = False
+    ) -> None:
+        """``● LIVE`` and the verdict so far (``short``: in fewer words, for
+        a narrow terminal)."""
         r = self.replay
         if self.following:
             text.append(" ● LIVE ", style="bold white on #2f6f4f")
@@ -292,8 +295,11 @@ class RunSession:
                 if r.error.seq is not None
                 else (f"line {r.error.line}" if r.error.line is not None else "start")
             )
-            text.append(f" ✗ error at {where}: {r.error.code} ", style="bold white on #a03030")
-            if error_waiting:
+            said = (
+                f" ✗ {where}: {r.error.code} " if short else f" ✗ error at {where}: {r.error.code} "
+            )
+            text.append(said, style="bold white on #a03030")
+            if error_waiting and not short:
                 text.append(" — e to go there", style="bold #e78284")
         elif self.following:
             if not r.ledger.exists:
@@ -304,15 +310,17 @@ class RunSession:
                     style="bold black on #e5c890",
                 )
             else:
-                text.append(" ✓ valid so far ", style="bold black on #a6d189")
+                text.append(
+                    " ✓ so far " if short else " ✓ valid so far ", style="bold black on #a6d189"
+                )
         elif validating:
             text.append(f" validating {self.fraction:.0%} ", style="bold black on #e5c890")
         else:
-            text.append(" ✓ verified ", style="bold black on #a6d189")
+            text.append(" ✓ " if short else " ✓ verified ", style="bold black on #a6d189")
 
-    def notes(self, text: Text) -> None:
-        """The rules' notes: reloaded, or busy."""
+    def notes(self, text: Text, stuck: Text) -> None:
+        """The rules' notes: reloaded (``text``), or busy (``stuck``)."""
         if self.rules_note:
             text.append(f"  {escape_controls(self.rules_note)}", style="#ca9ee6")
         if self.stuck_note:
-            text.append(f"  ⏳ {self.stuck_note}", style="bold #ef9f76")
+            stuck.append(f"  ⏳ {self.stuck_note}", style="bold #ef9f76")
