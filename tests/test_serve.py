@@ -279,7 +279,8 @@ def test_only_its_own_page_on_loopback_names_opens_the_app() -> None:
         status, page = get(server.url)
         assert status == 200
         assert f'data-session-websocket-url="ws://127.0.0.1:{server.port}/ws"' in page
-        assert "<div>replay-tui demo-001</div>" in page
+        assert "<h1>replay-tui demo-001</h1>" in page and "Starting the app" in page
+        assert "https://" not in page  # nothing fetched from elsewhere (no web font)
         status, page = get(server.url, Host=f"localhost:{server.port}")
         assert f'data-session-websocket-url="ws://localhost:{server.port}/ws"' in page
         status, body = get(server.url, Host=f"rebound.example:{server.port}")
@@ -313,8 +314,13 @@ def need_browser() -> None:
 def test_in_a_browser_the_app_draws_and_j_moves_the_cursor(tmp_path: Path) -> None:
     need_browser()
     with served(DEMO) as server, browser_page() as page:
+        asked: list[str] = []
+        page.on("request", lambda request: asked.append(request.url))
         page.goto(server.url, wait_until="domcontentloaded")
+        # the card says what is happening; the app draws with no click
+        assert "Starting the app" in page.inner_text("body")
         screen = wait_for_screen(page, lambda s: "✓ verified" in s and "tool_allowed" in s)
+        assert asked and all(url.startswith(server.url.rstrip("/")) for url in asked), asked
         status = screen.splitlines()[0]
         assert "demo-001" in status and "seq 1 of 14" in status
         assert "run_started" in cursor_row(screen)

@@ -17,12 +17,16 @@ import asyncio
 import logging
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 from textual_serve.server import Server
 
 from replay_tui.core.net import is_loopback
+
+#: The folder of the page the browser is given (``app_index.html``).
+PAGE = Path(__file__).resolve().parent / "serve_page"
 
 #: What a Host header may hold: a name, an IPv4 or a bracketed IPv6 address, a port.
 HOST_HEADER = re.compile(r"[A-Za-z0-9.\-]+(:\d+)?|\[[0-9A-Fa-f:.]+\](:\d+)?")
@@ -35,7 +39,8 @@ class RunServer(Server):
     def __init__(
         self, command: str, *, host: str, port: int, title: str, loopback_only: bool
     ) -> None:
-        super().__init__(command, host=host, port=port, title=title)
+        # our page: no web font fetched, and a card that says the app is starting
+        super().__init__(command, host=host, port=port, title=title, templates_path=PAGE)
         #: Listening on a loopback address: requests must name a loopback host.
         self.loopback_only = loopback_only
         #: The handlers of the open tabs' websockets, each with its app process.
