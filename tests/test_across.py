@@ -238,7 +238,7 @@ def test_when_json_and_the_initial_state(capsys: pytest.CaptureFixture[str]) -> 
     assert report["seqs"] == [7]
     assert report["turns"][0]["kind"] == "model_proposed"
     assert report["turns"][0]["changes"] == [
-        {"path": ["calls"], "watched": "len", "old": 1, "new": 2}
+        {"path": "calls", "watched": "len", "old": 1, "new": 2}
     ]
 
 

@@ -207,7 +207,7 @@ def _move_text(path: Any, need: str, old: Any, new: Any) -> str:
 def _turn_json(turn: Turn, kind: str | None, needs: dict[Any, str]) -> dict[str, Any]:
     changes = []
     for path, old, new in turn.moves:
-        item: dict[str, Any] = {"path": list(path), "watched": needs[path]}
+        item: dict[str, Any] = {"path": format_path(path), "watched": needs[path]}
         if old is not ABSENT:
             item["old"] = old
         if new is not ABSENT:

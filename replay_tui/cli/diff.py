@@ -16,7 +16,6 @@ from replay_tui.formats.run import locate_run
 from replay_tui.formats.sniff import named_as_ledger
 from replay_tui.questions.sidebyside import Side, side_by_side, skip_seqs
 from replay_tui.state import canonical
-from replay_tui.state.diff import path_str
 
 if TYPE_CHECKING:
     from replay_tui.cli.options import Subparsers
@@ -127,7 +126,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             gone = "A" if not st["a_state"] else "B"
             lines.append(f"  {gone} has no state there: its strict replay stopped before it{tag}")
         for change in result["changes"]:
-            path = path_str(tuple(change["path"]))
+            path = change["path"] or "(state)"
             old = _shown(change["old"]) if "old" in change else "absent"
             new = _shown(change["new"]) if "new" in change else "absent"
             lines.append(f"  A → B  {escape_controls(path)}: {old} → {new}{tag}")

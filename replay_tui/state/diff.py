@@ -31,7 +31,10 @@ class Change:
         return "changed"
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"path": list(self.path), "op": self.op}
+        """``{"path", "op", "old", "new"}``, the path as it is typed
+        (``calls.call-003.status``): the one syntax every command prints
+        and reads."""
+        out: dict[str, Any] = {"path": format_path(self.path), "op": self.op}
         if self.old is not MISSING:
             out["old"] = self.old
         if self.new is not MISSING:
