@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 from textual.widgets import Input
 
 from replay_tui.cli.commands import split_link
+from replay_tui.core.errors import CannotRun
 from replay_tui.handover.bookmarks import Bookmarks
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.screens import NoteScreen
@@ -29,6 +31,10 @@ def test_links_split_at_the_last_at_sign_unless_the_path_exists(tmp_path: Path) 
     odd = tmp_path / "run@3"
     odd.mkdir()
     assert split_link(str(odd)) == (str(odd), None)  # a real folder named so
+    # a run that exists with something after @ that is not a seq: said so, by name
+    for bad in ("abc", "-3", "1.5"):
+        with pytest.raises(CannotRun, match=rf"'{re.escape(bad)}' after @ is not a seq"):
+            split_link(f"{DEMO}@{bad}")
 
 
 async def test_a_link_opens_at_its_seq() -> None:

@@ -73,6 +73,11 @@ def split_link(run: str | None) -> tuple[str | None, int | None]:
     head, at, tail = run.rpartition("@")
     if at and head and tail.isdigit():
         return head, int(tail)
+    if at and head and Path(head).exists():
+        raise CannotRun(
+            f"{run}: {tail!r} after @ is not a seq; a link is RUN@SEQ, "
+            f"SEQ a whole number (0: the initial state), e.g. {head}@10"
+        )
     return run, None
 
 
