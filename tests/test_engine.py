@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -249,6 +250,9 @@ def test_reducer_error_keeps_traceback_and_prefix(run_factory: RunFactory, tmp_p
     r = check(run, f"{rules}:REDUCER")
     assert r.error is not None and (r.error.code, r.error.seq) == ("reducer_error", 2)
     assert "KeyError" in r.error.message and r.error.traceback and "boom" in r.error.traceback
+    # the rules' frames, none of replay-tui's engine around them
+    files = re.findall(r'File "([^"]+)"', r.error.traceback)
+    assert files == [str(rules)], r.error.traceback
     # the half-applied event does not leak into the valid prefix's state
     assert r.final_state() == {"status": "waiting", "amount": 5, "receipt": None}
 

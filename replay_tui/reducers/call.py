@@ -126,22 +126,29 @@ class RulesCaller:
         return self.watch.call(seq, fn, self.as_rules_take(state), *args)
 
 
-_ENGINE_DIR = str(Path(__file__).resolve().parent)
-_RULES_DIR = str(Path(__file__).resolve().parent / "reducers")
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+_REDUCERS_DIR = Path(__file__).resolve().parent
+#: In reducers/, what calls the rules rather than being rules.
+_CALLERS = frozenset({"__init__.py", "base.py", "call.py", "guard.py"})
+
+
+def _is_rules_frame(filename: str) -> bool:
+    """A frame of the rules: anything outside replay-tui, or a built-in
+    rules module; not the engine's, nor what calls the rules."""
+    path = Path(filename).resolve()
+    if not path.is_relative_to(_PACKAGE_DIR):
+        return True
+    return path.parent == _REDUCERS_DIR and path.name not in _CALLERS
 
 
 def rules_traceback() -> str:
     """The exception being handled, as the rules' author needs it: the
-    frames of the rules, without this engine's own around them."""
+    frames of the rules, without replay-tui's own around them."""
     exc = sys.exc_info()[1]
     if exc is None:
         return ""
     tb = traceback.TracebackException.from_exception(exc, capture_locals=False)
-    frames = [
-        f
-        for f in tb.stack
-        if not f.filename.startswith(_ENGINE_DIR) or f.filename.startswith(_RULES_DIR)
-    ]
+    frames = [f for f in tb.stack if _is_rules_frame(f.filename)]
     if frames:
         tb.stack = traceback.StackSummary.from_list(frames)
     return "".join(tb.format())
