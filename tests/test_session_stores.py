@@ -552,14 +552,30 @@ async def test_the_list_shows_problems_and_escapes_names(agent_homes: AgentHomes
 
 async def test_first_prompts_are_cut_to_the_screen(agent_homes: AgentHomes) -> None:
     app = SessionsApp(find_sessions())
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=(130, 30)) as pilot:
         await until(pilot, lambda: app.done == 6)
-        narrow = _rows(app)[2][5]
-        assert narrow.endswith("…") and len(narrow) == widths(100)[1]
+        cut = _rows(app)[2][5]
+        assert cut.endswith("…") and len(cut) == widths(130)[1]
         await pilot.resize_terminal(220, 30)
-        await until(pilot, lambda: len(_rows(app)[2][5]) > len(narrow))
+        await until(pilot, lambda: len(_rows(app)[2][5]) > len(cut))
         assert _rows(app)[2][5] == FIRST_PROMPTS["turn-2.jsonl"][: widths(220)[1] - 1] + "…"
         assert app.table.row_count == 6
+
+
+async def test_at_80_columns_the_first_prompt_has_the_room(agent_homes: AgentHomes) -> None:
+    """What a person knows a session by is its first prompt: at 80x24 the
+    records and size columns and the year make room for it, and the row fits
+    the screen (nothing to scroll sideways)."""
+    app = SessionsApp(find_sessions())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.done == 6)
+        titles = [str(c.label) for c in app.table.columns.values()]
+        assert titles == ["modified", "source", "project", "first prompt"]
+        prompt = _rows(app)[2][3]
+        assert (
+            len(prompt) >= 30 and prompt == FIRST_PROMPTS["turn-2.jsonl"][: len(prompt) - 1] + "…"
+        )
+        assert app.table.virtual_size.width <= app.table.size.width
 
 
 def test_records_counted_once_are_remembered_until_the_file_changes(

@@ -46,25 +46,52 @@ COLUMNS = (
     ("project", "project", 0),
     ("prompt", "first prompt", 0),
 )
-#: Cells the columns take but the project's and the first prompt's (with every padding).
-FIXED_CELLS = sum(cells + 2 for _, _, cells in COLUMNS)
+#: Below this many cells the first prompt (what a person knows a session
+#: by) needs the room: records and size go, the year goes from the date.
+NARROW = 120
+NARROW_COLUMNS = (
+    ("modified", "modified", 16),
+    ("source", "source", 11),
+    ("project", "project", 0),
+    ("prompt", "first prompt", 0),
+)
+
+
+def columns(narrow: bool) -> tuple[tuple[str, str, int], ...]:
+    return NARROW_COLUMNS if narrow else COLUMNS
+
+
+def _fixed(narrow: bool) -> int:
+    """Cells the columns take but the project's and the first prompt's (with every padding)."""
+    return sum(cells + 2 for _, _, cells in columns(narrow))
+
+
 #: Seconds between two batches of rows filled in.
 BATCH_SECONDS = 0.1
 HELP = "  Enter open (q there comes back here)   / filter   Esc clear the filter   q quit"
 
 
-def widths(cells: int) -> tuple[int, int]:
-    """(project, first prompt) cells on a screen ``cells`` wide: the first
-    prompt gets the most, the project a quarter of the rest (10 to 36)."""
-    room = max(0, cells - FIXED_CELLS)
+def widths(cells: int) -> tuple[int, int, bool]:
+    """(project, first prompt, narrow) on a screen ``cells`` wide: the first
+    prompt gets the most, the project a quarter of the rest (10 to 36);
+    narrow (below :data:`NARROW`), the columns of :data:`NARROW_COLUMNS`."""
+    narrow = cells < NARROW
+    room = max(0, cells - _fixed(narrow))
     project = min(36, max(10, room // 4))
-    return project, max(20, room - project - 2)  # and the scroll bar
+    return project, max(20, room - project - 2), narrow  # and the scroll bar
 
 
-def row_cells(session: StoredSession, project: int = 36, prompt: int = 120) -> list[Text]:
+def row_cells(
+    session: StoredSession, project: int = 36, prompt: int = 120, narrow: bool = False
+) -> list[Text]:
     """One session's row, its project and first prompt cut to ``project``
-    and ``prompt`` cells: every text made inert, never markup."""
-    when = Text(datetime.fromtimestamp(session.mtime).strftime("%Y-%m-%d %H:%M"))
+    and ``prompt`` cells (``narrow``: without records and size): every text
+    made inert, never markup."""
+    when = Text(
+        datetime.fromtimestamp(session.mtime).strftime(
+            "%m-%d %H:%M" if narrow else "%Y-%m-%d %H:%M"
+        )
+    )
     if session.live:
         when.append(" live", style="bold #81c8be")
     waiting = not session.described
@@ -79,12 +106,15 @@ def row_cells(session: StoredSession, project: int = 36, prompt: int = 120) -> l
     else:
         said = Text(session.first_prompt or "(no prompt)")
     said.truncate(prompt, overflow="ellipsis")
+    where = Text(clip_start(escape_controls(home_short(session.project or "")), project))
+    if narrow:
+        return [when, Text(session.source), where, said]
     return [
         when,
         Text(session.source),
         Text(records, justify="right"),
         Text(byte_size(session.size), justify="right"),
-        Text(clip_start(escape_controls(home_short(session.project or "")), project)),
+        where,
         said,
     ]
 
@@ -181,10 +211,12 @@ class SessionsApp(App[Path | None]):
         if table.row_count:
             keep = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         table.clear(columns=True)  # columns only grow: made again for these rows
-        fitted = (*(cells for _, _, cells in COLUMNS[:4]), *self._widths)
+        project, prompt, narrow = self._widths
+        shown = columns(narrow)
+        fitted = (*(cells for _, _, cells in shown[:-2]), project, prompt)
         self._columns = [
             table.add_column(title, key=key, width=cells)
-            for (key, title, _), cells in zip(COLUMNS, fitted, strict=True)
+            for (key, title, _), cells in zip(shown, fitted, strict=True)
         ]
         for index, session in enumerate(self.sessions):
             if self.matches(session):
