@@ -45,3 +45,33 @@ def test_a_readme_example_prints_what_it_says(command: str, output: str, tmp_pat
         timeout=120,
     )
     assert got.stdout + got.stderr == output
+
+
+def test_the_readme_sample_report_is_what_report_writes(tmp_path: Path) -> None:
+    """Every line of the README's shortened sample report (but its ``...``)
+    is a line of what the command writes today, in order: no stale digest."""
+    readme = (ROOT / "README.md").read_text()
+    found = re.search(
+        r"What `(replay-tui report [^`]*)` prints, shortened:\n\n````markdown\n(.*?)````",
+        readme,
+        flags=re.S,
+    )
+    assert found is not None
+    argv = shlex.split(found.group(1))
+    (tmp_path / "sample_runs").symlink_to(ROOT / "sample_runs")
+    got = subprocess.run(
+        [sys.executable, "-m", "replay_tui", *argv[1:]],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    lines = got.stdout.splitlines()
+    at = 0
+    for line in found.group(2).splitlines():
+        if line.strip() == "...":
+            continue
+        assert line in lines[at:], (
+            f"the README's sample report says {line!r}; report writes no such line"
+        )
+        at = lines.index(line, at) + 1
