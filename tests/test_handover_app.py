@@ -9,14 +9,13 @@ import stat
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input
 
 from replay_tui.cli.commands import split_link
 from replay_tui.core.errors import CannotRun
 from replay_tui.handover.bookmarks import Bookmarks
 from replay_tui.ui.launch import make_app
-from replay_tui.ui.screens import NoteScreen
 from tests.conftest import SAMPLES
+from tests.helpers.marks import bookmark
 from tests.test_app import screen_text, seq_at_cursor, settle, status
 from tests.test_app_across import said, until
 
@@ -73,20 +72,6 @@ async def test_a_link_before_an_error_is_not_pulled_to_it() -> None:
         assert seq_at_cursor(app) == 4
 
 
-async def _bookmark(app, pilot, seq: int, note: str | None = None) -> None:  # type: ignore[no-untyped-def]
-    await pilot.press("colon", *str(seq), "enter")
-    await settle(app, pilot)
-    if note is None:
-        await pilot.press("b")
-    else:
-        await pilot.press("a")
-        await pilot.pause()
-        assert isinstance(app.screen, NoteScreen)
-        app.screen.query_one(Input).value = note
-        await pilot.press("enter")
-    await pilot.pause()
-
-
 def _snapshot(folder: Path) -> dict[str, tuple[bytes, int, int]]:
     out = {}
     for path in sorted(folder.rglob("*")):
@@ -111,8 +96,8 @@ async def test_bookmarks_survive_a_restart_and_never_touch_a_read_only_run(
         async with app.run_test(size=(140, 40)) as pilot:
             await settle(app, pilot)
             await until(pilot, lambda: app.main.marks.bookmarks is not None)
-            await _bookmark(app, pilot, 8)
-            await _bookmark(app, pilot, 12, "a second attempt with no check")
+            await bookmark(app, pilot, 8)
+            await bookmark(app, pilot, 12, "a second attempt with no check")
             await until(pilot, lambda: any(_state_dir.rglob("*.json")))
             await pilot.pause(0.2)
             assert app.main.timeline.bookmarks == frozenset({7, 11})

@@ -13,13 +13,12 @@ from pathlib import Path
 import pytest
 from rich.text import Text
 from textual.pilot import Pilot
-from textual.widgets import Input
 
 from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.launch import make_app
-from replay_tui.ui.screens import NoteScreen
 from replay_tui.ui.status import Piece, fit
 from tests.conftest import SAMPLES
+from tests.helpers.marks import bookmark
 from tests.test_app import settle, status
 from tests.test_app_across import ask, until
 
@@ -70,17 +69,6 @@ def _one_line(app: ReplayApp) -> str:
     return line
 
 
-async def _note(app: ReplayApp, pilot: Pilot[int], seq: int, note: str) -> None:
-    await ask(app, pilot, str(seq))
-    await settle(app, pilot)
-    await pilot.press("a")
-    await pilot.pause()
-    assert isinstance(app.screen, NoteScreen)
-    app.screen.query_one(Input).value = note
-    await pilot.press("enter")
-    await pilot.pause()
-
-
 @pytest.fixture(autouse=True)
 def _no_bookmarks_of_this_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
@@ -90,7 +78,7 @@ async def test_at_80_columns_a_bookmark_note_is_cut_not_the_position() -> None:
     app = make_app(DEMO)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        await _note(app, pilot, 9, NOTE)
+        await bookmark(app, pilot, 9, NOTE)
         line = _one_line(app)
         # the run_id said the run's name again: it went first, then the rules
         assert "run demo-001" not in line and "rules" not in line
@@ -129,7 +117,7 @@ def test_snapshot_status_line_at_80x24_with_a_note(snap_compare) -> None:  # typ
         app = pilot.app
         assert isinstance(app, ReplayApp)
         await settle(app, pilot)
-        await _note(app, pilot, 9, NOTE)
+        await bookmark(app, pilot, 9, NOTE)
         await settle(app, pilot)
 
     assert snap_compare(make_app(DEMO), terminal_size=(80, 24), run_before=run)

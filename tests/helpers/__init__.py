@@ -1,0 +1,1 @@
+"""What tests share: driving the app as a person would."""
