@@ -350,10 +350,17 @@ SESSION_SAMPLES: dict[str, tuple[str, dict[str, Any]]] = {
     "claude-code-short": ("claude-code", {"turns": 2, "seed": 1, "errors": 0}),
     "claude-code-error": ("claude-code", {"turns": 1, "seed": 2, "errors": 1}),
     "claude-code-subagent": ("claude-code", {"turns": 1, "seed": 3, "errors": 0, "subagents": 1}),
-    # the Edit request (line 15) lost: its result names a parent that is not there
+    # the Edit request (line 15) lost: its result names a parent that is not
+    # there (a broken chain) and answers a call never requested (a stop)
     "claude-code-damaged": (
         "claude-code",
-        {"turns": 1, "seed": 4, "errors": 0, "plant": "bad_parent", "at": 15},
+        {"turns": 1, "seed": 4, "errors": 0, "plant": "lost_line", "at": 15},
+    ),
+    # the second prompt names a parent never written, as Claude Code writes
+    # after --resume: a finding, not a stop; a resume drops what came before
+    "claude-code-broken-chain": (
+        "claude-code",
+        {"turns": 2, "seed": 6, "errors": 0, "plant": "broken_chain", "at": 20},
     ),
     "codex-rollout": ("codex", {"turns": 2, "seed": 5, "errors": 1}),
 }

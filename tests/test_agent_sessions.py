@@ -401,15 +401,90 @@ def test_the_last_line_cut(tmp_path: Path) -> None:
         assert _error(tmp_path / src.name) == ("truncated_line", len(data.splitlines()))
 
 
-def test_a_parent_removed(tmp_path: Path) -> None:
+def _findings(replay: Replay) -> list[tuple[str, int | None]]:
+    return [(w.code, w.line) for w in replay.warnings if w.code != "ts_backwards"]
+
+
+def test_a_parent_removed_is_a_finding_with_its_cost(tmp_path: Path) -> None:
+    """Claude Code goes on writing after a parentUuid that names no record
+    (most often after --resume): replay goes on too, and says what a later
+    resume loses."""
     recs = records(SIMPLE)
-    assert recs[4]["parentUuid"] == recs[3]["uuid"]
-    del recs[3]
-    assert _error(write_records(tmp_path / "s.jsonl", recs)) == ("bad_parent", 4)
-    # a parent that is a later record is not an earlier one either
+    assert recs[3]["parentUuid"] == recs[2]["uuid"]
+    del recs[2]  # a text reply lost: the next record names it
+    replay = checked(write_records(tmp_path / "s.jsonl", recs))
+    assert replay.error is None and replay.valid == len(recs)
+    assert _findings(replay) == [("broken_chain", 3)]
+    assert "the 2 records before it drop out" in replay.warnings[0].message
+    chain = replay.final_state()["chain"]
+    assert [(b["seq"], b["drops"]) for b in chain["breaks"]] == [(3, 2)]
+    assert chain["resume"]["from"] == 3 and chain["resume"]["stops"] == "break"
+    (note,) = replay.notes()
+    assert "the chain breaks at line 3" in note and "the 2 records before it drop out" in note
+
+
+def test_a_break_after_a_compaction_and_the_compaction_itself(tmp_path: Path) -> None:
+    """A resume stops at a compaction by design (its summary stands for what
+    came before): said as such, not as a loss. A parent never written after
+    the compaction (the first prompt after resuming it) is a break, and the
+    resume stops there instead."""
+    replay = checked(COMPACTED)
+    resume = replay.final_state()["chain"]["resume"]
+    at = next(i for i, r in enumerate(records(COMPACTED)) if r.get("subtype") == "compact_boundary")
+    assert (resume["from"], resume["stops"], resume["drops"]) == (at + 1, "compaction", 0)
+    (note,) = replay.notes()
+    assert f"from the compaction at line {at + 1}" in note and "summary stands for" in note
+    recs = records(COMPACTED)
+    later = next(
+        i for i, r in enumerate(recs) if i > at + 2 and r.get("type") == "user" and r["parentUuid"]
+    )
+    recs[later]["parentUuid"] = "11111111-2222-4333-8444-555555555555"  # never written
+    replay = checked(write_records(tmp_path / "s.jsonl", recs))
+    assert replay.error is None
+    assert _findings(replay) == [("broken_chain", later + 1)]
+    resume = replay.final_state()["chain"]["resume"]
+    assert (resume["from"], resume["stops"]) == (later + 1, "break") and resume["drops"] > 0
+
+
+def test_a_parent_written_after_its_child_is_mended_where_it_appears(tmp_path: Path) -> None:
+    """Claude Code's reader reads the whole file before it walks: a parent
+    written later is found. A finding at both lines; from the parent's line
+    on, a resume walks through it to the session's start."""
     recs = records(SIMPLE)
-    recs[1]["parentUuid"] = recs[2]["uuid"]
-    assert _error(write_records(tmp_path / "t.jsonl", recs)) == ("bad_parent", 2)
+    assert recs[2]["parentUuid"] == recs[1]["uuid"]
+    recs[1], recs[2] = recs[2], recs[1]  # the child first
+    replay = checked(write_records(tmp_path / "s.jsonl", recs))
+    assert replay.error is None
+    assert _findings(replay) == [("broken_chain", 2), ("chain_order", 3)]
+    assert replay.state_at(2)["chain"]["resume"]["stops"] == "break"  # as the file stood
+    chain = replay.final_state()["chain"]
+    assert chain["breaks"][0]["mended_at"] == 3
+    assert (chain["resume"]["from"], chain["resume"]["stops"]) == (1, "start")
+    assert replay.notes() == []
+
+
+def test_a_parent_chain_that_loops_is_said_and_left_broken(tmp_path: Path) -> None:
+    recs = records(SIMPLE)
+    recs[1]["parentUuid"] = recs[2]["uuid"]  # 2 -> 3 -> 2
+    replay = checked(write_records(tmp_path / "t.jsonl", recs))
+    assert replay.error is None
+    assert _findings(replay) == [("broken_chain", 2), ("chain_loop", 3)]
+    assert "a loop" in replay.warnings[-1].message
+    assert replay.final_state()["chain"]["resume"]["stops"] == "break"
+
+
+def test_check_fails_on_a_finding_only_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    recs = records(SIMPLE)
+    del recs[2]
+    path = write_records(tmp_path / "s.jsonl", recs)
+    assert main(["check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "broken_chain: seq 3:" in out and "claude --resume from the last message" in out
+    assert main(["check", str(path), "--fail-on", "broken_chain"]) == 1
+    assert "failed: 1 warning of a code --fail-on names (broken_chain)" in capsys.readouterr().out
+    assert main(["check", str(path), "--fail-on", "ts_backwards"]) == 0
 
 
 def test_bad_json_and_encoding_as_for_any_ledger(tmp_path: Path) -> None:
@@ -437,13 +512,35 @@ def test_new_chains_the_format_allows(tmp_path: Path) -> None:
     main_uuid = records(SUBAGENTS / "turn-2.jsonl")[5]["uuid"]
     recs[0]["parentUuid"] = main_uuid
     assert checked(write_records(tmp_path / "agent-a485154.jsonl", recs)).error is None
-    # ... but a main session may not
+    # ... but a main session may not: a break in its chain (a finding)
     recs = records(SIMPLE)
     recs[5]["parentUuid"] = main_uuid
-    assert _error(write_records(tmp_path / "s.jsonl", recs)) == ("bad_parent", 6)
+    assert _findings(checked(write_records(tmp_path / "s.jsonl", recs))) == [("broken_chain", 6)]
 
 
 # -- tolerant where it is only new -----------------------------------------------------------
+
+
+def test_new_record_shapes_are_rows_that_say_what_they_hold(tmp_path: Path) -> None:
+    """Claude Code keeps adding record types (pr-link, mode, away_summary) and
+    system subtypes (turn_duration, stop_hook_summary): inert, each row worded
+    from its own fields."""
+    recs = records(SIMPLE)
+    base = {k: recs[5][k] for k in ("sessionId", "timestamp", "cwd", "version")}
+    new = [
+        {"type": "pr-link", "prNumber": 12, "prUrl": "https://example.com/pull/12", **base},
+        {"type": "mode", "mode": "plan", **base},
+        {"type": "system", "subtype": "turn_duration", "durationMs": 64567, **base},
+    ]
+    recs[6:6] = new
+    replay = checked(write_records(tmp_path / "s.jsonl", recs))
+    assert replay.error is None
+    view = RunView(replay)
+    assert [view.row(i).summary for i in (6, 7, 8)] == [
+        "prNumber=12 prUrl=https://example.com/pull/12",
+        "mode=plan",
+        "turn_duration 64.6 s",
+    ]
 
 
 def test_unknown_record_types_and_fields_pass_and_change_nothing(tmp_path: Path) -> None:

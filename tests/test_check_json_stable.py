@@ -30,7 +30,12 @@ entries were added later, from a pristine checkout with those files copied
 in, every entry before them byte for byte the same; their ``rules_sha256``
 changed alone when the two session rules moved what they share into
 ``reducers/session_rules.py``, and again when the built-in rules gained
-``call_of`` and ``call_facts`` (calls folded).
+``call_of`` and ``call_facts`` (calls folded). The Claude Code entries
+changed on purpose when a broken ``parentUuid`` chain became a finding, not
+a stop: their state gained ``chain`` (``state_sha256``), the damaged sample
+stops at ``illegal_transition`` where it stopped at ``bad_parent``, and a
+sample with a broken chain was added; every other entry byte for byte the
+same.
 Regenerate them, from the repo root, only on purpose (a deliberate change of
 output):
 

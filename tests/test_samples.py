@@ -40,7 +40,7 @@ def test_every_session_sample_is_listed() -> None:
     has its verdict in expected.json and is named in both READMEs."""
     sessions = SAMPLES / "agent-sessions"
     files = {p.relative_to(SAMPLES).as_posix() for p in sessions.rglob("*.jsonl")}
-    assert len(files) == 6
+    assert len(files) == 7
     assert files == {name for name in EXPECTED if "/" in name}
     # nothing else there (a sub-agent's transcript is under its session's folder)
     assert {p.name for p in sessions.iterdir()} - {p.split("/")[1] for p in files} == {"README.md"}

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import orjson
 import pytest
 
 from replay_tui.engine.open import open_replay
@@ -125,10 +126,11 @@ def assert_as_written(facts: dict[str, Any], path: Path | None = None) -> Replay
     assert session_format_of(path) == (CLAUDE_CODE if fmt == "claude-code" else CODEX)
     assert replay.rules.reducer.name == ("claude_code" if fmt == "claude-code" else "codex")
     want_error = facts.get("error")
+    found = [(w.code, w.line) for w in replay.warnings]
+    assert found == [(w["code"], w["line"]) for w in facts.get("warnings", [])]
     if want_error is None:
         assert replay.error is None, replay.error
         assert replay.valid == facts["lines"] == len(path.read_bytes().splitlines())
-        assert not replay.warnings
     else:
         assert replay.error is not None
         got = {k: getattr(replay.error, k) for k in ("code", "seq", "line", "kind")}
@@ -193,7 +195,7 @@ def _sample_facts(tmp_path: Path) -> list[dict[str, Any]]:
 
 def test_every_sample_replays_as_the_generator_says(tmp_path: Path) -> None:
     written = _sample_facts(tmp_path)
-    assert len(written) == 6
+    assert len(written) == 7
     for facts in written:
         committed = SESSIONS / Path(facts["path"]).relative_to(tmp_path)
         assert_as_written(facts, committed)
@@ -236,7 +238,11 @@ def test_what_the_samples_show(tmp_path: Path) -> None:
     assert side[0]["parentUuid"] is None
 
     damaged = facts["claude-code-damaged.jsonl"]
-    assert damaged["error"] == {"code": "bad_parent", "seq": 15, "line": 15, "kind": "tool_result"}
+    want = {"code": "illegal_transition", "seq": 15, "line": 15, "kind": "tool_result"}
+    assert damaged["error"] == want
+    assert damaged["warnings"] == [{"code": "broken_chain", "line": 15}]
+    broken = facts["claude-code-broken-chain.jsonl"]
+    assert "error" not in broken and broken["warnings"] == [{"code": "broken_chain", "line": 30}]
 
     codex = facts["codex-rollout.jsonl"]
     assert codex["turns"] == 2
@@ -286,11 +292,12 @@ def test_generated_sessions_replay_as_written(tmp_path: Path, seed: int) -> None
 
 @pytest.mark.parametrize(
     ("plant", "at"),
-    [("bad_parent", 1), ("bad_parent", 40), ("illegal_transition", 12), ("seq_duplicate", 1)],
+    [("lost_line", 1), ("lost_line", 40), ("illegal_transition", 12), ("seq_duplicate", 1)],
 )
 def test_a_planted_error_fails_where_the_facts_say(tmp_path: Path, plant: str, at: int) -> None:
     facts = write_claude_code_session(tmp_path, 3, seed=5, plant=plant, at=at)
-    assert facts["error"]["code"] == plant and facts["error"]["line"] >= at
+    code = "illegal_transition" if plant == "lost_line" else plant
+    assert facts["error"]["code"] == code and facts["error"]["line"] >= at
     assert facts["phase"] is None
     assert_as_written(facts)
     clean = write_claude_code_session(tmp_path, 3, seed=5, name="clean")
@@ -299,11 +306,38 @@ def test_a_planted_error_fails_where_the_facts_say(tmp_path: Path, plant: str, a
     n = facts["error"]["line"]
     if plant == "seq_duplicate":  # one line written twice
         assert planted == [*lines[: n - 1], lines[n - 2], *lines[n - 1 :]]
-    elif plant == "bad_parent":  # one line lost
+    elif plant == "lost_line":  # one line lost
         assert planted == lines[: n - 1] + lines[n:]
     else:  # one line changed
         assert planted[: n - 1] == lines[: n - 1] and planted[n:] == lines[n:]
         assert planted[n - 1] != lines[n - 1]
+
+
+@pytest.mark.parametrize("at", [1, 25])
+def test_a_planted_broken_chain_is_a_finding_with_its_cost(tmp_path: Path, at: int) -> None:
+    """A prompt whose parentUuid names a record never written (as Claude Code
+    writes after a resume): verified, one broken_chain warning at its line,
+    the state the clean session's, and the chain says what --resume drops."""
+    facts = write_claude_code_session(tmp_path, 3, seed=5, plant="broken_chain", at=at)
+    clean = write_claude_code_session(tmp_path, 3, seed=5, name="clean")
+    ((warning,),) = [facts["warnings"]]
+    line = warning["line"]
+    assert "error" not in facts and line >= at
+    replay = assert_as_written(facts)
+    planted = Path(facts["path"]).read_bytes().splitlines()
+    lines = Path(clean["path"]).read_bytes().splitlines()
+    assert planted[: line - 1] == lines[: line - 1] and planted[line:] == lines[line:]
+    chain = replay.final_state()["chain"]
+    main = [r for r in records(Path(facts["path"])) if "uuid" in r and not r["isSidechain"]]
+    before = sum(1 for r in records(Path(facts["path"]))[: line - 1] if r in main)
+    assert chain["breaks"] == [
+        {"seq": line, "parent": orjson.loads(planted[line - 1])["parentUuid"], "drops": before}
+    ]
+    resume = chain["resume"]
+    assert (resume["from"], resume["stops"], resume["drops"]) == (line, "break", before)
+    leaf = max(i for i, r in enumerate(main) if r["type"] in ("user", "assistant"))
+    assert resume["loads"] == leaf + 1 - before  # one chain from the break to the last message
+    assert any("drop out of the conversation" in n for n in replay.notes())
 
 
 def test_a_codex_output_for_a_call_never_requested(tmp_path: Path) -> None:
@@ -330,9 +364,9 @@ def test_bad_arguments_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="cannot plant"):
         write_codex_rollout(tmp_path, 1, plant="bad_parent", at=1)
     with pytest.raises(ValueError, match="needs at"):
-        write_claude_code_session(tmp_path, 1, plant="bad_parent")
+        write_claude_code_session(tmp_path, 1, plant="lost_line")
     with pytest.raises(ValueError, match="no place"):
-        write_claude_code_session(tmp_path, 1, name="late", plant="bad_parent", at=10_000)
+        write_claude_code_session(tmp_path, 1, name="late", plant="lost_line", at=10_000)
     write_claude_code_session(tmp_path, 1, name="once")
     with pytest.raises(FileExistsError):
         write_claude_code_session(tmp_path, 1, name="once")

@@ -13,7 +13,7 @@ from replay_tui.cli.args import positive_int
 from replay_tui.cli.options import out, rules_options
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.words import plural
-from replay_tui.engine.batch import check_many, expand_runs
+from replay_tui.engine.batch import check_many, expand_runs, failing_warnings
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import CHECK_CHECKPOINT_BUDGET
 from replay_tui.engine.report import (
@@ -54,6 +54,14 @@ def add_parser(sub: Subparsers) -> None:
         "--out", type=Path, metavar="FILE", help="also write the report to FILE (atomically)"
     )
     parser.add_argument(
+        "--fail-on",
+        action="append",
+        default=[],
+        metavar="CODE",
+        help="exit 1 if there is a warning of this code (e.g. broken_chain; any: every "
+        "warning); give it again for more",
+    )
+    parser.add_argument(
         "--partial",
         action="store_true",
         help="best effort: report the state of the longest valid prefix (marked partial)",
@@ -76,6 +84,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         rules_timeout=args.rules_timeout,
         fmt=args.format,
+        fail_on=tuple(args.fail_on),
     ):
         counts[result.code] += 1
         if args.json:
@@ -108,11 +117,15 @@ def _check_single(args: argparse.Namespace) -> int:
         data = report_bytes(report)
         if args.out is not None:
             write_atomic(args.out, data, protect=protected(replay.paths))
+        failing = failing_warnings(replay, tuple(args.fail_on))
         if args.json:
             sys.stdout.buffer.write(data)
         else:
             out(human_summary(replay.paths.name, replay, report))
-        return 0 if replay.error is None else 1
+            if failing:
+                named = ", ".join(args.fail_on)
+                out(f"  failed: {plural(failing, 'warning')} of a code --fail-on names ({named})")
+        return 0 if replay.error is None and not failing else 1
     finally:
         if dog is not None:
             dog.stop()

@@ -17,6 +17,7 @@ import orjson
 
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.supervision import worker_init
+from replay_tui.core.words import plural
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import CHECK_CHECKPOINT_BUDGET, Replay
 from replay_tui.engine.report import build_report, human_summary
@@ -101,14 +102,25 @@ class CheckResult:
         return orjson.dumps(body, option=orjson.OPT_SORT_KEYS) + b"\n"
 
 
+def failing_warnings(replay: Replay, fail_on: tuple[str, ...]) -> int:
+    """How many of ``replay``'s warnings ``--fail-on`` names (``any``: all)."""
+    if not fail_on:
+        return 0
+    if "any" in fail_on:
+        return replay.warning_count
+    return sum(n for code, n in replay.warning_codes.items() if code in fail_on)
+
+
 def check_one(
     run: str,
     reducer: str | None = None,
     partial: bool = False,
     rules_timeout: float = DEFAULT_TIMEOUT,
     fmt: str = "auto",
+    fail_on: tuple[str, ...] = (),
 ) -> CheckResult:
-    """Check one run; never raises (a run that cannot be checked says why)."""
+    """Check one run; never raises (a run that cannot be checked says why).
+    Warnings of a code in ``fail_on`` fail it (exit 1) as an error does."""
     replay: Replay | None = None
     watchdog = None
     try:
@@ -122,7 +134,11 @@ def check_one(
         replay.verify()
         report = build_report(replay, partial=partial)
         first = human_summary(run, replay, report).splitlines()[0]
-        return CheckResult(run, 0 if replay.error is None else 1, report, first)
+        failing = failing_warnings(replay, fail_on)
+        if failing and replay.error is None:
+            first += f" (failed: {plural(failing, 'warning')} of a code --fail-on names)"
+        failed = replay.error is not None or failing > 0
+        return CheckResult(run, 1 if failed else 0, report, first)
     except CannotRun as exc:
         return CheckResult(run, 2, None, str(exc))
     except OSError as exc:
@@ -152,6 +168,7 @@ def check_many(
     jobs: int = 1,
     rules_timeout: float = DEFAULT_TIMEOUT,
     fmt: str = "auto",
+    fail_on: tuple[str, ...] = (),
 ) -> Iterator[CheckResult]:
     """Check ``runs`` in up to ``jobs`` processes, yielding results in order.
 
@@ -159,7 +176,7 @@ def check_many(
     stopped (and end their process) lose only their own run: the runs that
     were in the same pool are checked again, each in a process of its own.
     """
-    args = (reducer, partial, rules_timeout, fmt)
+    args = (reducer, partial, rules_timeout, fmt, fail_on)
     if len(runs) <= 1:
         for run in runs:
             yield check_one(run, *args)
@@ -179,7 +196,7 @@ def check_many(
             yield _alone(run, args)
 
 
-def _alone(run: str, args: tuple[str | None, bool, float, str]) -> CheckResult:
+def _alone(run: str, args: tuple[str | None, bool, float, str, tuple[str, ...]]) -> CheckResult:
     """Check ``run`` in a process of its own (after a pool broke)."""
     with ProcessPoolExecutor(max_workers=1, initializer=worker_init) as pool:
         try:

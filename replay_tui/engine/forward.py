@@ -242,10 +242,15 @@ class ForwardPass(ReplayCore):
         if isinstance(item, LineError):
             self._fail(self._line_error(item))
             return
-        problem = self._checker.check(item)
+        checker = self._checker
+        problem = checker.check(item)
         if problem is not None:
             self._fail(self._line_error(problem))
             return
+        if checker.findings:
+            for code, message in checker.findings:
+                self._warn(code, message, item.seq, item.line)
+            checker.findings.clear()
         if item.parent_seq is not None:
             self.causes.note(item)
         if self.calls is not None:

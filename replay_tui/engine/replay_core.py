@@ -119,6 +119,8 @@ class ReplayCore:
         self.error: ReplayError | None = None
         self.warnings: list[Warning_] = []
         self.warning_count = 0
+        #: Warnings by code, all of them (``warnings`` keeps the first few).
+        self.warning_codes: dict[str, int] = {}
         #: Events in the longest valid prefix so far.
         self.valid = 0
         self.run_id: str | None = None
@@ -235,6 +237,7 @@ class ReplayCore:
         artifact: str | None = None,
     ) -> None:
         self.warning_count += 1
+        self.warning_codes[code] = self.warning_codes.get(code, 0) + 1
         if len(self.warnings) < _MAX_WARNINGS:
             self.warnings.append(Warning_(code, message, seq, line, artifact))
 

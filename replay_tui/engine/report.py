@@ -193,6 +193,7 @@ def human_summary(name: str, replay: Replay, report: dict[str, Any]) -> str:
         still = replay.still_open()
         if still:
             lines.append(f"  still open: {'; '.join(still)}")
+        lines.extend(f"  {note}" for note in replay.notes())
     else:
         lines.append(f"{name}: FAILED {err.one_line()}")
         if err.artifact:

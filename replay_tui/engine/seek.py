@@ -156,5 +156,15 @@ class Seeking(ReplayCore):
         except BaseException as exc:  # stuck or broken rules: say so, never crash
             return [f"(still_open failed: {type(exc).__name__}: {exc})"]
 
+    def notes(self) -> list[str]:
+        """What the rules say a person should know of the valid prefix's
+        state (what a resume would drop), read from the final state in place."""
+        try:
+            return self.rules_call.notes(self._live_state())
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # stuck or broken rules: say so, never crash
+            return [f"(notes failed: {type(exc).__name__}: {exc})"]
+
     def final_state(self) -> State:
         return self.state_at(self.valid)

@@ -417,6 +417,9 @@ class SequenceChecker:
         self.last_seq = 0
         self.run_id: str | None = None
         self.last_ts: float | None = None
+        #: What :meth:`check` found at the event just checked that is not a
+        #: stop: (code, message) warnings, taken (and cleared) by the pass.
+        self.findings: list[tuple[str, str]] = []
 
     def check(self, event: Event) -> LineError | None:
         """None if ``event`` may follow the events checked so far."""

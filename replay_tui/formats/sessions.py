@@ -21,11 +21,13 @@ name the kind, and for Claude Code two probes of a table of the uuids seen.
 
 What the format promises and is checked here (before the rules run, for every
 record whatever its type): a ``uuid`` is not used twice (``seq_duplicate``),
-and a ``parentUuid`` names an earlier record (``bad_parent``), except that a
-``system`` record of subtype ``compact_boundary`` starts a new chain, and a
-sub-agent's transcript (every record so far ``isSidechain: true``) may name
-parents that live in the main session. The rest (calls and their results)
-is the rules' (:mod:`replay_tui.reducers.claude_code`, ``codex``).
+and a ``parentUuid`` is a string or null (``bad_parent``). One that names no
+earlier record is a finding, not a stop (``broken_chain``: Claude Code writes
+such records itself and goes on), with what it costs a later ``--resume``
+(:mod:`replay_tui.formats.chain`); a ``compact_boundary`` starts a new chain,
+and a sub-agent's transcript (every record so far ``isSidechain: true``) may
+name parents that live in the main session. The rest (calls and their
+results) is the rules' (:mod:`replay_tui.reducers.claude_code`, ``codex``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,16 @@ from typing import Any
 
 import orjson
 
+from replay_tui.formats.chain import (
+    BOUNDARY,
+    BROKEN,
+    LINKED,
+    NOT_RECORD,
+    ROOT,
+    SIDE_START,
+    ChainIndex,
+    Resume,
+)
 from replay_tui.formats.envelope import (
     Event,
     LineError,
@@ -64,9 +76,16 @@ class RecordEvent(Event):
     ``payload`` are the record; ``call_id`` is the call it requests or answers
     (found by the mapping, not a field of the record)."""
 
-    __slots__ = ("_call",)
+    __slots__ = ("_call", "chain", "chain_why", "mended")
 
     _call: str | None
+    #: Claude Code: the walk ``claude --resume`` does back from this record
+    #: (None: not a chain record, or not a Claude Code transcript), what
+    #: the record is in the chain (:mod:`replay_tui.formats.chain`), and the
+    #: earlier records whose parent this record is, written after them.
+    chain: Resume | None
+    chain_why: int
+    mended: tuple[int, ...]
 
     @property
     def call_id(self) -> str | None:
@@ -282,11 +301,23 @@ class ClaudeCodeChecker(SessionChecker):
         kinds: frozenset[str],
         may_ignore: Callable[[Event], bool] | None,
         read_line: Callable[[int], bytes],
+        chain: ChainIndex | None = None,
     ) -> None:
         super().__init__(kinds, may_ignore)
         self._seen = _SeenIds(read_line)
         #: A record with ``isSidechain: false`` was seen: not a sub-agent's transcript.
         self._main = False
+        self.chain = chain if chain is not None else ChainIndex()
+        #: Parents named before they were written: their uuid's hash ->
+        #: [(the child's line, the uuid)].
+        self._awaited: dict[int, list[tuple[int, str]]] = {}
+        #: Per track (0 the main conversation, 1 sub-agents' records): the
+        #: last ts, and when the latest tool call was requested (seconds).
+        self._last: list[float | None] = [None, None]
+        self._requested: list[float | None] = [None, None]
+        #: The record just checked: a sub-agent's, and what it is in the chain.
+        self._side_now = False
+        self._why_now = NOT_RECORD
 
     def check(self, event: Event) -> LineError | None:
         problem = super().check(event)
@@ -299,6 +330,7 @@ class ClaudeCodeChecker(SessionChecker):
         if side is False:
             self._main = True
         if uuid is None and parent is None:
+            self._side_now, self._why_now = side is True, NOT_RECORD
             return None
 
         def bad(code: str, message: str) -> LineError:
@@ -314,17 +346,92 @@ class ClaudeCodeChecker(SessionChecker):
                 earlier = self._seen.line_of(uuid, key)
                 if earlier:
                     return bad("seq_duplicate", f"uuid {uuid} was already used at line {earlier}")
-        if parent is not None:
-            if type(parent) is not str:
-                return bad("bad_parent", "parentUuid must be a string or null")
+        line = 0
+        boundary = rec.get("type") == "system" and rec.get("subtype") == "compact_boundary"
+        if parent is None:
+            why = BOUNDARY if boundary else ROOT
+        elif type(parent) is not str:
+            return bad("bad_parent", "parentUuid must be a string or null")
+        else:
             line = self._seen.first_line(_SeenIds.key(parent))
-            if not line and not self._new_chain(rec, side):
-                return bad("bad_parent", f"parentUuid {parent} names no earlier record")
             if line:  # its cause, for p (the record's seq is its line)
                 event.parent_seq = line
+                why = LINKED
+            elif self._new_chain(rec, side):
+                why = BOUNDARY if boundary else SIDE_START
+            else:
+                why = BROKEN
+                self._awaited.setdefault(_SeenIds.key(parent), []).append((event.line, parent))
+        self._side_now, self._why_now = side is True, why
+        chain = self.chain
+        chain.note(event.line, why, line, side is not True)
+        resume = chain.resume(event.line)
+        if why == BROKEN:
+            assert resume is not None and isinstance(parent, str)
+            self.findings.append(("broken_chain", broken_words(parent, resume)))
         if uuid is not None:
             self._seen.add(key, event.line)
+            waiting = self._awaited.pop(key, None) if self._awaited else None
+            if waiting:
+                event.mended = self._mend(event.line, uuid, waiting)  # type: ignore[attr-defined]
+        event.chain = resume  # type: ignore[attr-defined]
+        event.chain_why = why  # type: ignore[attr-defined]
         return None
+
+    def _mend(self, line: int, uuid: str, waiting: list[tuple[int, str]]) -> tuple[int, ...]:
+        """Record ``line`` is the parent the records ``waiting`` named before
+        it was written: mended from here on (Claude Code's reader reads the
+        whole file first), unless following it loops."""
+        mended = []
+        for child, text in waiting:
+            if text != uuid:  # another uuid of the same hash
+                self._awaited.setdefault(_SeenIds.key(text), []).append((child, text))
+                continue
+            loop = self.chain.mend(child, line)
+            if loop is not None:
+                self.findings.append(
+                    (
+                        "chain_loop",
+                        f"uuid {uuid} is the parent line {child} named, and its own chain "
+                        f"leads back to line {child}: a loop (left broken at line {child})",
+                    )
+                )
+            else:
+                mended.append(child)
+                self.findings.append(
+                    (
+                        "chain_order",
+                        f"this record is the parent line {child} named before it was written: "
+                        "claude --resume still finds it (it reads the whole file first)",
+                    )
+                )
+        return tuple(mended)
+
+    def ts_went_back(self, event: Event) -> bool:
+        """A ``ts`` earlier than the record before it on its own track, with
+        two exceptions that say nothing. A sub-agent's records (``isSidechain``)
+        are a track of their own, run beside the main one, and a sub-agent's
+        first record carries the time its task was given. Claude Code writes
+        the results of parallel calls (and queue records between them) as
+        they come, a few milliseconds out of order: a result no earlier than
+        the calls it answers were requested is not warned of; one that goes
+        back before its request is."""
+        now = event.ts_s
+        if event.ts is None or now is None:
+            return False
+        self.last_ts = now
+        track = 1 if self._side_now else 0
+        last = self._last[track]
+        self._last[track] = now
+        if track and self._why_now in (ROOT, SIDE_START):
+            return False  # a sub-agent starts: its time is its task's
+        requested = self._requested[track]
+        if event.kind == "tool_use" and (requested is None or now > requested):
+            self._requested[track] = now
+        went = last is not None and now < last
+        if went and event.kind == "tool_result" and requested is not None:
+            return now < requested
+        return went
 
     def _new_chain(self, rec: dict[str, Any], side: Any) -> bool:
         """A record whose parent may be elsewhere: a compaction's boundary
@@ -333,6 +440,16 @@ class ClaudeCodeChecker(SessionChecker):
         if rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
             return True
         return side is True and not self._main
+
+
+def broken_words(parent: str, resume: Resume) -> str:
+    """What a ``parentUuid`` that names no earlier record costs, in words."""
+    before = resume.before
+    return (
+        f"parentUuid {parent} names no record before it: the chain breaks here, and "
+        f"claude --resume from any later message of this chain loads from this line on: "
+        f"the {before:,} record{'' if before == 1 else 's'} before it drop out"
+    )
 
 
 def run_id_of(path: Path) -> str:
@@ -378,6 +495,9 @@ class SessionLines:
             ts, ts_s = None, None
         event = RecordEvent(rec, line, self.run_id, kind, rec, ts, None, 1, line, offset, ts_s)
         event._call = call
+        event.chain = None
+        event.chain_why = NOT_RECORD
+        event.mended = ()
         return event
 
     def checker(
@@ -409,13 +529,33 @@ class ClaudeCodeLines(SessionLines):
     def kind_of(self, rec: dict[str, Any]) -> tuple[str, str | None]:
         return claude_code_kind(rec)
 
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        #: Where each line's parentUuid chain goes, filled by the checker.
+        self.chain = ChainIndex()
+
     def checker(
         self,
         kinds: frozenset[str],
         may_ignore: Callable[[Event], bool] | None,
         read_line: Callable[[int], bytes],
     ) -> SequenceChecker:
-        return ClaudeCodeChecker(kinds, may_ignore, read_line)
+        self.chain = ChainIndex()  # a new pass: a new index
+        return ClaudeCodeChecker(kinds, may_ignore, read_line, self.chain)
+
+    def reread(self, raw: bytes, line: int, offset: int) -> Event:
+        """A line that was validated, again (for the rules), with its place
+        in the chain as the checker found it."""
+        event = self.event(orjson.loads(raw), line, offset)
+        chain = self.chain
+        if line <= len(chain):
+            event.chain_why = chain.why[line]
+            event.chain = chain.resume(line)
+            parent = chain.parent[line]
+            if parent:
+                event.parent_seq = parent
+            event.mended = tuple(c for c, p in chain.mended.items() if p == line)
+        return event
 
     def result_data(self, rec: dict[str, Any], call_id: str) -> Any:
         """``{"tool_result": <the block>, "toolUseResult": <its structured

@@ -29,12 +29,17 @@ Each writer returns facts counted as the lines were written (not by reading
 them back): the calls (id -> tool and status), the usage the rules must
 derive, the turns, the todo list, the sub-agents, the phase.
 
-A planted error (``plant=CODE, at=LINE``) changes the clean session in one
-place only, at the first fitting record at or after line ``at``:
-``bad_parent`` loses a ``tool_use`` line, so the next record names a parent
-that is not there; ``illegal_transition`` answers a call never requested;
-``seq_duplicate`` writes a record twice. The facts then describe the valid
-prefix, and ``error`` says what strict replay must report.
+A plant (``plant=CODE, at=LINE``) changes the clean session in one place
+only, at the first fitting record at or after line ``at``:
+``broken_chain`` gives a prompt a ``parentUuid`` that names a record never
+written (as Claude Code writes after ``--resume`` of a compacted session):
+a finding, not a stop, so the facts stay the clean session's and
+``warnings`` says where; ``lost_line`` loses a ``tool_use`` line, so the
+next record names a parent that is not there (a finding) and answers a call
+never requested (``illegal_transition``); ``illegal_transition`` answers a
+call never requested; ``seq_duplicate`` writes a record twice. With an
+error, the facts describe the valid prefix, and ``error`` says what strict
+replay must report.
 """
 
 from __future__ import annotations
@@ -65,7 +70,7 @@ __all__ = [
 ]
 
 #: Errors each writer can plant.
-CLAUDE_PLANTS = frozenset({"bad_parent", "illegal_transition", "seq_duplicate"})
+CLAUDE_PLANTS = frozenset({"broken_chain", "lost_line", "illegal_transition", "seq_duplicate"})
 CODEX_PLANTS = frozenset({"illegal_transition"})
 #: The token counts the claude_code rules sum over messages.
 USAGE_FIELDS = (
@@ -359,6 +364,8 @@ class _Lines:
         self.lines = 0
         self.bytes = 0
         self.error: dict[str, Any] | None = None
+        #: Findings the plant makes: ``{"code", "line"}``.
+        self.warnings: list[dict[str, Any]] = []
         self._lost: str | None = None
 
     def _write(self, rec: dict[str, Any]) -> None:
@@ -373,20 +380,30 @@ class _Lines:
     def put(self, rec: dict[str, Any], kind: str) -> bool:
         """Write ``rec`` (of kind ``kind``); True if it is in the valid prefix,
         so what it does counts."""
-        if self.error is None and self.plant is not None and self.lines + 1 >= self.at:
+        if (
+            self.error is None
+            and not self.warnings
+            and self.plant is not None
+            and self.lines + 1 >= self.at
+        ):
             return self._planted(rec, kind)
         self._write(rec)
         return self.error is None
 
     def _planted(self, rec: dict[str, Any], kind: str) -> bool:
         plant = self.plant
-        if plant == "bad_parent":
+        if plant == "broken_chain" and kind == "user" and rec.get("parentUuid"):
+            self._write({**rec, "parentUuid": self.rng.uuid4()})  # a record never written
+            self.warnings.append({"code": "broken_chain", "line": self.lines})
+            return True
+        if plant == "lost_line":
             if self._lost is None and kind == "tool_use":
                 self._lost = rec["uuid"]  # this line is lost
                 return False
             if self._lost is not None and rec.get("parentUuid") == self._lost:
                 self._write(rec)
-                self._fail("bad_parent", kind)
+                self.warnings.append({"code": "broken_chain", "line": self.lines})
+                self._fail("illegal_transition", kind)
                 return False
         elif plant == "illegal_transition" and kind in _RESULT_KINDS:
             self._write(self._answers_another(rec))
@@ -962,10 +979,12 @@ def _planted(
 ) -> dict[str, Any]:
     if plant is None:
         return facts
-    if lines.error is None:
+    if lines.error is None and not lines.warnings:
         raise ValueError(f"no place for {plant} at or after line {at}")
-    facts["error"] = lines.error
-    facts["phase"] = None  # strict replay proves no state once it stops
+    facts["warnings"] = lines.warnings
+    if lines.error is not None:
+        facts["error"] = lines.error
+        facts["phase"] = None  # strict replay proves no state once it stops
     return facts
 
 

@@ -169,6 +169,22 @@ def explain(reducer: Reducer, before: State, event: Event, after: State) -> str 
     return text if isinstance(text, str) else None
 
 
+def notes(reducer: Reducer, state: State) -> list[str]:
+    """What the rules say a person should know of ``state`` beyond its
+    verdict (their optional ``notes``), e.g. what ``claude --resume`` would
+    drop. Empty if they say nothing."""
+    fn = getattr(reducer, "notes", None)
+    if fn is None:
+        return []
+    try:
+        found = fn(state)
+    except Exception as exc:  # a bug in optional prose must not hide the state
+        return [f"(notes failed: {type(exc).__name__}: {exc})"]
+    if not isinstance(found, list):
+        return []
+    return [str(item) for item in found]
+
+
 def still_open(reducer: Reducer, state: State) -> list[str]:
     """What the rules say is still open in ``state`` (their optional
     ``still_open``): why a run that stops here ended as it did, e.g.

@@ -28,6 +28,12 @@ State:
 - ``turns``: prompts of the user (see :func:`is_prompt`);
 - ``todos``: the list as the last TodoWrite call left it (its input);
 - ``compactions``: each ``compact_boundary`` (trigger, tokens before);
+- ``chain``: ``records`` (of the main conversation), ``breaks`` (``seq``,
+  the ``parent`` named, ``drops``: records before it; ``mended_at`` where a
+  parent written later appeared), ``breaks_total``, and ``resume``: from
+  the last message, the line the walk back stops at (``from``), why
+  (``stops``: ``start``, ``compaction``, ``break``), ``loads``, ``drops``
+  and ``compacted``;
 - ``agents``: sub-agent calls (``Task``/``Agent``): description, type,
   status and the agent's id once its result says it;
 - ``phase`` (the summary): ``new``, ``awaiting_model`` (a prompt, or every
@@ -36,10 +42,13 @@ State:
 
 Strict where the format has invariants: a ``tool_result`` for a call never
 requested, or a second result for one call, or a tool_use id requested twice,
-is ``illegal_transition``. (A ``uuid`` used twice and a ``parentUuid`` naming
-no earlier record are checked for every record before the rules run.)
-Tolerant where it is only new: fields and record types these rules do not
-read change nothing.
+is ``illegal_transition``. (A ``uuid`` used twice is checked for every
+record before the rules run.) A ``parentUuid`` naming no earlier record is a
+finding, not a stop (Claude Code writes it and goes on): ``chain`` counts
+the records, keeps the breaks and says what ``claude --resume`` from the
+last message would load (see :mod:`replay_tui.formats.chain`), and
+:meth:`ClaudeCodeRules.notes` says it in words. Tolerant where it is only
+new: fields and record types these rules do not read change nothing.
 """
 
 from __future__ import annotations
@@ -47,6 +56,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from replay_tui.formats.chain import BROKEN, NOT_RECORD
 from replay_tui.formats.envelope import ts_seconds
 from replay_tui.reducers.base import CallFacts, Context, State
 from replay_tui.reducers.session_rules import SessionRules, illegal, in_words, label, one_line
@@ -180,6 +190,41 @@ def _duration(call: dict[str, Any], event: Event) -> float | None:
     return round(event.ts_s - start, 3)
 
 
+#: Breaks of the chain kept in the state (all are counted in ``breaks_total``).
+BREAKS_KEPT = 100
+
+
+def _chain(chain: dict[str, Any], event: Event) -> None:
+    """The record's place in the ``parentUuid`` chain (see
+    :mod:`replay_tui.formats.chain`): counted, a break noted with what it
+    costs, and for a message of the main conversation, what ``claude
+    --resume`` from it would load."""
+    rec = event.payload
+    main = rec.get("isSidechain") is not True
+    if main:
+        chain["records"] += 1
+    walk = getattr(event, "chain", None)
+    if event.chain_why == BROKEN and walk is not None:  # type: ignore[attr-defined]
+        chain["breaks_total"] += 1
+        if len(chain["breaks"]) < BREAKS_KEPT:
+            chain["breaks"].append(
+                {"seq": event.seq, "parent": rec.get("parentUuid"), "drops": walk.before}
+            )
+    for child in getattr(event, "mended", ()):
+        for brk in chain["breaks"]:
+            if brk["seq"] == child:
+                brk["mended_at"] = event.seq
+    if main and walk is not None and rec.get("type") in ("user", "assistant"):
+        chain["resume"] = {
+            "leaf": event.seq,
+            "from": walk.start,
+            "stops": walk.stops,
+            "loads": walk.loads,
+            "drops": walk.before if walk.stops == "break" else 0,
+            "compacted": walk.before if walk.stops == "compaction" else 0,
+        }
+
+
 class ClaudeCodeRules(SessionRules):
     name = "claude_code"
     version = "1.0.0"
@@ -208,6 +253,7 @@ class ClaudeCodeRules(SessionRules):
             "todos": [],
             "compactions": [],
             "agents": {},
+            "chain": {"records": 0, "breaks": [], "breaks_total": 0, "resume": None},
         }
 
     # -- rules ------------------------------------------------------------
@@ -215,6 +261,8 @@ class ClaudeCodeRules(SessionRules):
         rec = event.payload
         kind = event.kind
         self._session(state, rec)
+        if getattr(event, "chain_why", NOT_RECORD) != NOT_RECORD:
+            _chain(state["chain"], event)
         if kind == "user":
             if is_prompt(rec, state["session"]["sidechain"] is True):
                 state["turns"] += 1
@@ -435,6 +483,28 @@ class ClaudeCodeRules(SessionRules):
                 return block
         return None
 
+    def notes(self, state: State) -> list[str]:
+        """What ``claude --resume`` of the last message would load, when the
+        chain it walks back stops short of the session's start."""
+        resume = state.get("chain", {}).get("resume")
+        if not resume:
+            return []
+        leaf, start = resume["leaf"], resume["from"]
+        loads = f"loads {resume['loads']:,} records (lines {start:,}..{leaf:,})"
+        if resume["stops"] == "break":
+            return [
+                f"claude --resume from the last message (line {leaf:,}) {loads}: the chain "
+                f"breaks at line {start:,}, and the {resume['drops']:,} records before it "
+                "drop out of the conversation"
+            ]
+        if resume["stops"] == "compaction":
+            return [
+                f"claude --resume from the last message (line {leaf:,}) {loads}, from the "
+                f"compaction at line {start:,}: its summary stands for the "
+                f"{resume['compacted']:,} records before it"
+            ]
+        return []
+
     def call_of(self, event: Event) -> str | None:
         """A call is a tool_use and the tool_result that answers it."""
         if event.kind == "tool_use":
@@ -503,7 +573,9 @@ class ClaudeCodeRules(SessionRules):
             return f"compacted ({meta.get('trigger')}, {meta.get('preTokens')} tokens before)"
         if kind == "system":
             content = rec.get("content")
-            return one_line(f"{rec.get('subtype')}: {content if isinstance(content, str) else ''}")
+            if isinstance(content, str) and content:
+                return one_line(f"{rec.get('subtype')}: {content}")
+            return _shape(rec, f"{rec.get('subtype')}")
         if kind == "summary":
             return one_line(str(rec.get("summary")), 200)
         if kind == "queue-operation":
@@ -513,6 +585,8 @@ class ClaudeCodeRules(SessionRules):
             data = rec.get("data")
             if isinstance(data, dict):
                 return one_line(" ".join(str(data[k]) for k in ("type", "hookEvent") if k in data))
+        if kind not in KINDS:  # a record type newer than these rules: its own fields
+            return _shape(rec, "")
         return None
 
     def recorded_call(self, state: State, event: Event) -> tuple[str, dict[str, Any]] | None:
@@ -524,6 +598,33 @@ class ClaudeCodeRules(SessionRules):
             return None
         call = state["calls"].get(cid)
         return (cid, call) if call is not None else None
+
+
+#: Fields every record has, left out when a record of a new shape is worded.
+_COMMON = frozenset(
+    {
+        "type", "subtype", "uuid", "parentUuid", "logicalParentUuid", "leafUuid", "sessionId",
+        "timestamp", "cwd", "version", "gitBranch", "userType", "isSidechain", "isMeta",
+        "requestId", "messageId", "agentId", "slug", "level", "toolUseID",
+    }
+)  # fmt: skip
+
+
+def _shape(rec: dict[str, Any], head: str) -> str:
+    """A record these rules read nothing from, by its own scalar fields
+    (``turn_duration 64.6 s``, ``prNumber=12 prUrl=https://...``): new
+    record types keep arriving, and a row should say what each holds."""
+    words = [head] if head else []
+    for key, value in rec.items():
+        if key in _COMMON or isinstance(value, dict | list) or value is None:
+            continue
+        if key == "durationMs" and isinstance(value, int | float):
+            words.append(f"{value / 1000:.1f} s")
+        else:
+            words.append(f"{key}={value}")
+        if len(words) >= 5:
+            break
+    return one_line(" ".join(words), 200)
 
 
 def _ids(event: Event, block_type: str, key: str) -> list[str]:
