@@ -103,3 +103,45 @@ async def test_the_app_leaves_a_session_as_it_was_and_its_features_work(tmp_path
         assert list(app.main.search.matches) == [14, 24]  # the two Bash calls: seq 15 and 25
     assert _stat(session) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["claude-code-error.jsonl"]
+
+
+BROKEN = (
+    Path(__file__).parent.parent
+    / "sample_runs"
+    / "agent-sessions"
+    / "claude-code-broken-chain.jsonl"
+)
+
+
+async def test_m_shows_only_what_a_resume_loads_and_the_break_explains_itself() -> None:
+    """The sample's second prompt (line 30) names a parent never written:
+    from the end, m shows the records claude --resume walks back to it, and
+    the break's row says what it costs; m again shows every row."""
+    app = make_app(BROKEN)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("end")
+        await settle(app, pilot)
+        await pilot.press("m")
+        await until(pilot, lambda: app.main.search.matches is not None)
+        shown = list(app.main.search.matches or [])
+        chain = app.replay.ledger.mapping.chain  # type: ignore[union-attr]
+        walked = chain.walk(chain.last_record(app.replay.valid))
+        assert [i + 1 for i in shown] == walked and walked[0] == 30
+        assert "filter 'resume from line" in status(app) and f"{len(walked)} rows" in status(app)
+        await pilot.press("m")
+        await until(pilot, lambda: not app.main.search.filter_text)
+        await pilot.press("colon", "3", "0", "enter")
+        await settle(app, pilot)
+        assert "broken_chain" in status(app)
+        assert "the 26 records before it drop out" in pane_text(app, "state")
+
+
+async def test_m_elsewhere_says_where_it_works() -> None:
+    app = make_app(Path(__file__).parent.parent / "sample_runs" / "demo-001")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("m")
+        await pilot.pause()
+        assert not app.main.search.filter_text
+        assert any("in a Claude Code session" in n.message for n in app._notifications)

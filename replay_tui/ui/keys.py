@@ -56,6 +56,13 @@ KEYS: list[Key] = [
         "Calls",
     ),
     Key("slash", "filter", "Filter rows by kind, call_id or text", "/", "Filter"),
+    Key(
+        "m",
+        "resume_chain",
+        "Claude Code: only the records claude --resume from here loads (its parentUuid "
+        "chain back to a break, a compaction or the start); m again: all rows",
+        "m",
+    ),
     Key("n", "match(1)", "Next match: where the : condition turns true, or the filter's row", "n"),
     Key("N", "match(-1)", "Previous match (condition or filter)", "N"),
     Key("space", "play", "Play / pause at the recorded pace", "space", "Play"),

@@ -119,6 +119,10 @@ def _names(child: Event, parent: Event) -> bool:
     return want is None or parent.fields.get("uuid") == want
 
 
+#: The filter that shows the records ``claude --resume`` from a line loads.
+RESUME_FILTER = "resume from line "
+
+
 class RunView:
     def __init__(self, replay: Replay, *, cache_size: int = 4096) -> None:
         self.replay = replay
@@ -306,11 +310,33 @@ class RunView:
         run = paths.dir if paths.format == "jsonl" and not paths.compressed else paths.events
         return f"{run}@{seq}"
 
+    def resume_query(self, seq: int) -> str | None:
+        """The filter that shows what ``claude --resume`` from the record at
+        (or last before) ``seq`` loads; None if this is no Claude Code session."""
+        chain = getattr(self.replay.ledger.mapping, "chain", None)
+        if chain is None:
+            return None
+        line = chain.last_record(min(seq, self.replay.valid))
+        return f"{RESUME_FILTER}{line}" if line else None
+
+    def _resume_rows(self, query: str) -> array[int] | None:
+        """The rows of a :data:`RESUME_FILTER` query; None if it is not one."""
+        chain = getattr(self.replay.ledger.mapping, "chain", None)
+        number = query[len(RESUME_FILTER) :].strip()
+        if chain is None or not query.startswith(RESUME_FILTER) or not number.isdigit():
+            return None
+        return array("L", (line - 1 for line in chain.walk(int(number), upto=self.replay.valid)))
+
     def matches(self, query: str, cancelled: Callable[[], bool] | None = None) -> array[int] | None:
-        """Indexes of rows whose kind, call_id or payload text contain ``query``.
+        """Indexes of rows whose kind, call_id or payload text contain ``query``
+        (in a Claude Code session, ``resume from line N``: the records
+        ``claude --resume`` from line N loads).
 
         Case-insensitive; ``None`` when cancelled part way.
         """
+        walked = self._resume_rows(query)
+        if walked is not None:
+            return walked
         needle = query.lower()
         found = array("L")
         for index in range(self.row_count()):
