@@ -251,6 +251,9 @@ def test_what_the_state_holds_besides_calls_and_usage() -> None:
             "trigger": "auto",
             "pre_tokens": 155979,
             "logical_parent": "c199c148-d599-4171-a83b-3589965168df",
+            "summary_seq": 159,
+            "summary_chars": 13364,
+            "post_tokens": 36541,
         }
     ]
     side = checked(SIDECHAINS).final_state()
@@ -310,6 +313,106 @@ def test_rows_and_rules_speak_the_tools_language() -> None:
 
 
 # -- receipts: the recorded results -------------------------------------------------------
+
+
+PERSISTED_SID = "e9fb405b-169f-40eb-9396-7e75076f045d"
+PERSISTED_CALL = "toolu_bdrk_01CaTZ658VzFpoM9YptVLjGg"
+
+
+def _persisted_layout(tmp_path: Path) -> tuple[Path, Path]:
+    """The real sub-agent transcript whose line 37 is a ``<persisted-output>``
+    result, where Claude Code keeps it: ``<sid>/subagents/``; and where its
+    saved result belongs: ``<sid>/tool-results/<tool_use_id>.txt``."""
+    sub = tmp_path / PERSISTED_SID / "subagents"
+    sub.mkdir(parents=True)
+    transcript = sub / "agent-a485154.jsonl"
+    shutil.copyfile(SUBAGENTS / "turn-2" / "subagents" / "agent-a485154.jsonl", transcript)
+    return transcript, tmp_path / PERSISTED_SID / "tool-results" / f"{PERSISTED_CALL}.txt"
+
+
+def _result_at(path: Path, seq: int) -> Any:
+    replay, _ = open_replay(str(path), history=True)
+    replay.verify()
+    result = RunView(replay).line_view(seq - 1).result
+    assert result is not None and result.seq == seq
+    return result.data
+
+
+def test_a_persisted_result_is_read_whole_from_beside_the_session(tmp_path: Path) -> None:
+    transcript, saved = _persisted_layout(tmp_path)
+    whole = "the whole output\n" * 10_000  # past the 2 KB preview
+    saved.parent.mkdir()
+    saved.write_text(whole)
+    data = _result_at(transcript, 37)
+    got = data["persisted_output"]
+    assert got["file"] == f"{PERSISTED_SID}/tool-results/{PERSISTED_CALL}.txt"
+    assert got["size"] == "126.7KB" and got["bytes"] == len(whole) and got["text"] == whole
+    assert "<persisted-output>" in data["tool_result"]["content"]  # the preview, as recorded
+    assert saved.read_text() == whole  # never written
+
+
+def test_a_persisted_result_not_on_disk_says_so_and_keeps_the_preview(tmp_path: Path) -> None:
+    transcript, saved = _persisted_layout(tmp_path)
+    got = _result_at(transcript, 37)["persisted_output"]
+    assert "text" not in got and "the tool_result holds its preview only" in got["missing"]
+    # a symlink, for the file or for its folder, is never followed
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_text("not the session's")
+    saved.parent.mkdir()
+    saved.symlink_to(outside)
+    got = _result_at(transcript, 37)["persisted_output"]
+    assert "text" not in got and "symlink" in got["missing"]
+    saved.unlink()
+    saved.parent.rmdir()
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / saved.name).write_text("not the session's")
+    saved.parent.symlink_to(tmp_path / "results")
+    assert "text" not in _result_at(transcript, 37)["persisted_output"]
+
+
+def test_a_resumed_file_names_each_session_and_where_it_starts(tmp_path: Path) -> None:
+    """claude --resume writes on in the same file under a new sessionId: the
+    lineage is in the state, and the status line says which one is at the
+    cursor."""
+    recs = records(SIMPLE)
+    first = recs[0]["sessionId"]
+    for rec in recs[20:]:
+        rec["sessionId"] = "2b7f0c1e-0000-4000-8000-000000000002"
+    path = write_records(tmp_path / "s.jsonl", recs)
+    replay, _ = open_replay(str(path), history=True)
+    replay.verify()
+    state = replay.final_state()
+    assert state["session"]["lineage"] == [
+        {"id": first, "from": 1},
+        {"id": "2b7f0c1e-0000-4000-8000-000000000002", "from": 21},
+    ]
+    assert state["session"]["id"] == first  # the session the file is named after
+    view = RunView(replay)
+    assert view.line_view(10).where is None  # one session so far
+    assert view.line_view(25).where == "session 2 in this file: 2b7f0c1e… from line 21"
+
+
+def test_a_compaction_says_its_summary_and_the_tokens_after_it() -> None:
+    replay, _ = open_replay(str(COMPACTED), history=True)
+    replay.verify()
+    (compaction,) = replay.final_state()["compactions"]
+    at = compaction["seq"]
+    summary = records(COMPACTED)[compaction["summary_seq"] - 1]
+    assert compaction["summary_seq"] == at + 1 and summary["isCompactSummary"] is True
+    assert compaction["summary_chars"] == len(summary["message"]["content"])
+    assert compaction["pre_tokens"] == 155_979
+    assert 0 < compaction["post_tokens"] < compaction["pre_tokens"]
+
+
+def test_a_codex_fork_and_a_sub_agent_thread_name_their_origin(tmp_path: Path) -> None:
+    recs = records(ROLLOUT)
+    assert recs[0]["type"] == "session_meta"
+    recs[0]["payload"]["forked_from_id"] = "019e0000-0000-7000-8000-00000000f0f0"
+    recs[0]["payload"]["source"] = {"subagent": {"thread_spawn": {"parent_thread_id": "019e-p"}}}
+    session = checked(write_records(tmp_path / "r.jsonl", recs)).final_state()["session"]
+    assert session["forked_from"] == "019e0000-0000-7000-8000-00000000f0f0"
+    assert session["parent_thread"] == "019e-p"
+    assert checked(ROLLOUT).final_state()["session"]["forked_from"] is None
 
 
 def test_a_calls_receipt_is_its_recorded_result() -> None:
@@ -444,6 +547,22 @@ def test_a_break_after_a_compaction_and_the_compaction_itself(tmp_path: Path) ->
     assert _findings(replay) == [("broken_chain", later + 1)]
     resume = replay.final_state()["chain"]["resume"]
     assert (resume["from"], resume["stops"]) == (later + 1, "break") and resume["drops"] > 0
+
+
+def test_timestamps_out_of_order_among_parallel_results_are_no_warning(tmp_path: Path) -> None:
+    """Lines 6-10 request five calls at once, lines 11-15 are their results:
+    results written a few milliseconds out of order say nothing; a result
+    stamped before its request does (ts_backwards)."""
+    recs = records(SIMPLE)
+    assert [r["message"]["content"][0]["type"] for r in recs[5:15]] == ["tool_use"] * 5 + [
+        "tool_result"
+    ] * 5
+    recs[10]["timestamp"], recs[11]["timestamp"] = recs[11]["timestamp"], recs[10]["timestamp"]
+    replay = checked(write_records(tmp_path / "a.jsonl", recs))
+    assert replay.error is None and not replay.warnings
+    recs[12]["timestamp"] = recs[4]["timestamp"]  # before any of the five was requested
+    replay = checked(write_records(tmp_path / "b.jsonl", recs))
+    assert [(w.code, w.line) for w in replay.warnings] == [("ts_backwards", 13)]
 
 
 def test_a_parent_written_after_its_child_is_mended_where_it_appears(tmp_path: Path) -> None:

@@ -34,8 +34,10 @@ changed alone when the two session rules moved what they share into
 changed on purpose when a broken ``parentUuid`` chain became a finding, not
 a stop: their state gained ``chain`` (``state_sha256``), the damaged sample
 stops at ``illegal_transition`` where it stopped at ``bad_parent``, and a
-sample with a broken chain was added; every other entry byte for byte the
-same.
+sample with a broken chain was added; then again when the session rules'
+state gained a resumed file's lineage, each compaction's summary and tokens
+after it, and a Codex rollout's fork and parent thread; every other entry
+byte for byte the same.
 Regenerate them, from the repo root, only on purpose (a deliberate change of
 output):
 

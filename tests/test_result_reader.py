@@ -115,15 +115,30 @@ async def test_o_reads_a_big_result_whole_and_esc_comes_back(tmp_path: Path) -> 
         assert seq_at_cursor(app) == seq
 
 
-async def test_o_where_there_is_no_result_says_what_it_reads(tmp_path: Path) -> None:
+async def test_o_where_there_is_no_result_reads_the_event_whole(tmp_path: Path) -> None:
+    """No call at the cursor: o reads the event itself (a compaction's
+    summary, a long prompt); at prefix 0 there is none, and it says so."""
     path, _ = _big_session(tmp_path)
     app = make_app(path)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         await pilot.press("o")  # seq 1: a file-history-snapshot, no call
+        await until(pilot, lambda: isinstance(app.screen, ResultReader))
+        reader = app.screen
+        assert isinstance(reader, ResultReader)
+        await until(pilot, lambda: reader.first_page_shown)
+        assert "seq 1 · file-history-snapshot · the event whole" in str(
+            reader.query_one("#reader-title", Static).content
+        )
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.main)
+        await pilot.press("k")  # prefix 0: no event
+        await pilot.pause()
+        await pilot.press("o")
         await pilot.pause()
         assert app.screen is app.main
-        assert any("reads a receipt or recorded result" in n.message for n in app._notifications)
+        assert any("o reads a receipt, a recorded result or an event" in n.message
+                   for n in app._notifications)  # fmt: skip
 
 
 async def test_o_keeps_secret_looking_values_masked_unless_revealed(tmp_path: Path) -> None:

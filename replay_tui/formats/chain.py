@@ -110,11 +110,14 @@ class ChainIndex:
     def resume(self, line: int, *, upto: int | None = None) -> Resume | None:
         """The walk back from ``line`` as the file stood at line ``upto``
         (default: ``line``): links mended later than that are not taken."""
-        if not 1 <= line <= len(self) or self.why[line] == NOT_RECORD:
+        why = self.why
+        if not 0 < line < len(why) or why[line] == NOT_RECORD:
             return None
-        upto = line if upto is None else upto
         loads = self.depth[line]
         start = self.start[line]
+        if not self.mended:  # the usual case: one look, no walk
+            return Resume(start, STOPS.get(why[start], "start"), loads, self.ordinal[start])
+        upto = line if upto is None else upto
         hops = 0
         while hops <= len(self):
             parent = self.mended.get(start)

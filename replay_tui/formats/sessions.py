@@ -59,6 +59,7 @@ from replay_tui.formats.envelope import (
     parse_object,
     ts_seconds,
 )
+from replay_tui.formats.persisted import read_persisted
 
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
@@ -415,14 +416,16 @@ class ClaudeCodeChecker(SessionChecker):
         the results of parallel calls (and queue records between them) as
         they come, a few milliseconds out of order: a result no earlier than
         the calls it answers were requested is not warned of; one that goes
-        back before its request is."""
+        back before its request is. A meta note (``isMeta``) is written with
+        a time ahead of the records of its turn: it moves no track on."""
         now = event.ts_s
         if event.ts is None or now is None:
             return False
         self.last_ts = now
         track = 1 if self._side_now else 0
         last = self._last[track]
-        self._last[track] = now
+        if event.fields.get("isMeta") is not True:  # a meta note's time runs ahead of its turn's
+            self._last[track] = now
         if track and self._why_now in (ROOT, SIDE_START):
             return False  # a sub-agent starts: its time is its task's
         requested = self._requested[track]
@@ -440,6 +443,18 @@ class ClaudeCodeChecker(SessionChecker):
         if rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
             return True
         return side is True and not self._main
+
+
+def _text_of_block(block: dict[str, Any]) -> str:
+    """The text of a ``tool_result`` block (a string, or its text parts)."""
+    content = block.get("content")
+    if type(content) is str:
+        return content
+    if type(content) is list:
+        for part in content:
+            if type(part) is dict and type(part.get("text")) is str:
+                return str(part["text"])
+    return ""
 
 
 def broken_words(parent: str, resume: Resume) -> str:
@@ -470,6 +485,7 @@ class SessionLines:
 
     def __init__(self, path: Path) -> None:
         self.run_id = run_id_of(path)
+        self.path = path
 
     def kind_of(self, rec: dict[str, Any]) -> tuple[str, str | None]:
         raise NotImplementedError
@@ -570,9 +586,20 @@ class ClaudeCodeLines(SessionLines):
             and b.get("type") == "tool_result"
             and b.get("tool_use_id") == call_id
         ]
-        data: dict[str, Any] = {"tool_result": blocks[0] if len(blocks) == 1 else blocks}
+        data: dict[str, Any] = {"persisted_output": None}
+        data["tool_result"] = blocks[0] if len(blocks) == 1 else blocks
         if "toolUseResult" in rec:
             data["toolUseResult"] = rec["toolUseResult"]
+        saved = None
+        for block in blocks:
+            text = _text_of_block(block)
+            saved = read_persisted(self.path, text) if text else None
+            if saved is not None:
+                break
+        if saved is None:
+            del data["persisted_output"]
+        else:  # first: it is what the result was, the preview only stood for it
+            data["persisted_output"] = saved
         return data
 
     def compare_key(self, rec: dict[str, Any]) -> list[Any]:

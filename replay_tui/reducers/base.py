@@ -185,6 +185,20 @@ def notes(reducer: Reducer, state: State) -> list[str]:
     return [str(item) for item in found]
 
 
+def where(reducer: Reducer, state: State) -> str | None:
+    """Where in its history ``state`` stands, in a few words for the status
+    line (the rules' optional ``where``): a resumed session's id at this
+    point. None if they say nothing."""
+    fn = getattr(reducer, "where", None)
+    if fn is None:
+        return None
+    try:
+        found = fn(state)
+    except Exception:  # optional prose: a bug says nothing
+        return None
+    return found if isinstance(found, str) and found else None
+
+
 def still_open(reducer: Reducer, state: State) -> list[str]:
     """What the rules say is still open in ``state`` (their optional
     ``still_open``): why a run that stops here ended as it did, e.g.

@@ -20,7 +20,7 @@ import orjson
 
 from replay_tui.core.errors import CannotRun
 from replay_tui.reducers import LoadedReducer
-from replay_tui.reducers.base import Context, State, explain, notes, still_open
+from replay_tui.reducers.base import Context, State, explain, notes, still_open, where
 from replay_tui.reducers.guard import EventChanged, RulesWatch
 from replay_tui.state import canonical
 from replay_tui.state.diff import diff
@@ -105,6 +105,13 @@ class RulesCaller:
         if not self.guarded:
             return still_open(self.reducer, state)
         return self.watch.call(None, still_open, self.reducer, self.as_rules_take(state))
+
+    def where(self, state: State) -> str | None:
+        """Where in its history ``state`` stands (optional hook)."""
+        if not self.guarded:
+            return where(self.reducer, state)
+        said = self.watch.call(None, where, self.reducer, self.as_rules_take(state))
+        return said if isinstance(said, str) else None
 
     def notes(self, state: State) -> list[str]:
         """What the rules say a person should know of ``state`` (optional hook)."""

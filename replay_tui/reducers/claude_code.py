@@ -190,6 +190,18 @@ def _duration(call: dict[str, Any], event: Event) -> float | None:
     return round(event.ts_s - start, 3)
 
 
+def _compaction_summary(state: State, event: Event) -> None:
+    """The summary the model continued from after the last compaction (``o``
+    reads it whole): where it is and how long."""
+    compactions = state["compactions"]
+    if not compactions or compactions[-1]["summary_seq"] is not None:
+        return
+    msg = event.payload.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    compactions[-1]["summary_seq"] = event.seq
+    compactions[-1]["summary_chars"] = len(_text_of(content))
+
+
 #: Breaks of the chain kept in the state (all are counted in ``breaks_total``).
 BREAKS_KEPT = 100
 
@@ -244,6 +256,7 @@ class ClaudeCodeRules(SessionRules):
                 "git_branch": None,
                 "agent_id": None,
                 "sidechain": None,
+                "lineage": [],
             },
             "turns": 0,
             "in_flight": 0,
@@ -260,10 +273,12 @@ class ClaudeCodeRules(SessionRules):
     def apply(self, state: State, event: Event, ctx: Context) -> State:
         rec = event.payload
         kind = event.kind
-        self._session(state, rec)
+        self._session(state, rec, event.seq)
         if getattr(event, "chain_why", NOT_RECORD) != NOT_RECORD:
             _chain(state["chain"], event)
-        if kind == "user":
+        if kind == "user" and rec.get("isCompactSummary") is True:
+            _compaction_summary(state, event)
+        elif kind == "user":
             if is_prompt(rec, state["session"]["sidechain"] is True):
                 state["turns"] += 1
                 self._phase(state, "awaiting_model")
@@ -280,12 +295,15 @@ class ClaudeCodeRules(SessionRules):
                     "trigger": meta.get("trigger"),
                     "pre_tokens": meta.get("preTokens"),
                     "logical_parent": rec.get("logicalParentUuid"),
+                    "summary_seq": None,
+                    "summary_chars": None,
+                    "post_tokens": None,
                 }
             )
         return state
 
     @staticmethod
-    def _session(state: State, rec: dict[str, Any]) -> None:
+    def _session(state: State, rec: dict[str, Any], seq: int) -> None:
         """Who wrote the record: Claude Code's version, the session, its cwd."""
         version = rec.get("version")
         if isinstance(version, str) and state["version"] != version:
@@ -303,6 +321,11 @@ class ClaudeCodeRules(SessionRules):
                 session = session if session is not None else state["session"]
                 if session[key] != value and (key != "id" or session[key] is None):
                     session[key] = value
+        sid = rec.get("sessionId")
+        if isinstance(sid, str):
+            lineage = state["session"]["lineage"]
+            if not lineage or lineage[-1]["id"] != sid:  # a resume writes on under a new id
+                lineage.append({"id": sid, "from": seq})
         side = rec.get("isSidechain")
         if side is True or side is False:
             session = session if session is not None else state["session"]
@@ -324,6 +347,10 @@ class ClaudeCodeRules(SessionRules):
             mid = msg.get("id")
             key = mid if isinstance(mid, str) else f"seq {event.seq}"
             new = [_count(usage.get(f)) for f in USAGE_FIELDS]
+            compactions = state["compactions"]
+            if compactions and compactions[-1]["post_tokens"] is None:
+                # the context the model continued from: the first message's prompt
+                compactions[-1]["post_tokens"] = new[0] + new[2] + new[3]
             messages = state["messages"]
             old = messages.get(key)
             before = list(old) if old is not None else [0, 0, 0, 0]
@@ -482,6 +509,15 @@ class ClaudeCodeRules(SessionRules):
             if isinstance(block, dict) and block.get("type") == kind:
                 return block
         return None
+
+    def where(self, state: State) -> str | None:
+        """In a file that holds several sessions (resumed under new ids):
+        which one this prefix is in."""
+        lineage = state["session"].get("lineage") or []
+        if len(lineage) < 2:
+            return None
+        last = lineage[-1]
+        return f"session {len(lineage)} in this file: {last['id'][:8]}… from line {last['from']:,}"
 
     def notes(self, state: State) -> list[str]:
         """What ``claude --resume`` of the last message would load, when the

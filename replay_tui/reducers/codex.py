@@ -22,7 +22,9 @@ State:
 - ``usage``: the latest ``token_count`` event's ``info.total_token_usage``,
   as recorded; ``last_usage`` its ``last_token_usage``;
 - ``model`` (from ``turn_context``), ``version`` (``session_meta``'s
-  ``cli_version``), ``session`` (id, cwd, originator, model provider);
+  ``cli_version``), ``session`` (id, cwd, originator, model provider, and
+  the rollout it was forked from, ``forked_from_id``, or the thread that
+  spawned it, ``parent_thread_id``, wherever ``session_meta`` holds them);
 - ``turns``: the user's prompts (``event_msg`` ``user_message``; in the first
   rollouts, user messages that are not Codex's own context);
 - ``todos``: the plan as the last ``update_plan`` call left it;
@@ -213,6 +215,20 @@ def _text_of(item: dict[str, Any]) -> str:
     return message if isinstance(message, str) else ""
 
 
+def _find(value: Any, key: str, depth: int = 4) -> Any:
+    """``key``'s value wherever it is in ``value`` (a few levels down: where
+    a fork's or a sub-agent thread's origin sits has moved between versions)."""
+    if not isinstance(value, dict) or depth < 0:
+        return None
+    if key in value:
+        return value[key]
+    for inner in value.values():
+        found = _find(inner, key, depth - 1)
+        if found is not None:
+            return found
+    return None
+
+
 class CodexRules(SessionRules):
     name = "codex"
     version = "1.0.0"
@@ -226,7 +242,14 @@ class CodexRules(SessionRules):
             "phase": "new",
             "model": None,
             "version": None,
-            "session": {"id": None, "cwd": None, "originator": None, "provider": None},
+            "session": {
+                "id": None,
+                "cwd": None,
+                "originator": None,
+                "provider": None,
+                "forked_from": None,
+                "parent_thread": None,
+            },
             "turns": 0,
             "in_flight": 0,
             "calls": {},
@@ -296,6 +319,13 @@ class CodexRules(SessionRules):
             ("provider", "model_provider"),
         ):
             value = item.get(field)
+            if isinstance(value, str) and session[key] != value:
+                session[key] = value
+        for key, field in (
+            ("forked_from", "forked_from_id"),
+            ("parent_thread", "parent_thread_id"),
+        ):
+            value = _find(item, field)
             if isinstance(value, str) and session[key] != value:
                 session[key] = value
 

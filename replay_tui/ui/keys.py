@@ -108,7 +108,8 @@ KEYS: list[Key] = [
     Key(
         "o",
         "open_result",
-        "Read the receipt or recorded result at the cursor whole, a screen at a time (Esc returns)",
+        "Read the receipt or recorded result at the cursor whole (else the event itself), "
+        "a screen at a time (Esc returns)",
         "o",
     ),
     Key("R", "reload_rules", "Reload the rules file and re-run every prefix", "R"),

@@ -109,10 +109,12 @@ class SidePanes(Vertical):
             if receipt.data is not None:
                 title = f"receipt {view.receipt.call_id} · {receipt.size:,} bytes"
                 value = receipt.data
+        if title is None and view is not None and view.event is not None:
+            # no call here: the event itself whole (a compaction's summary, a long prompt)
+            title = f"seq {view.event.seq} · {view.event.kind} · the event whole"
+            value = view.event.fields
         if title is None:
-            said = (
-                "o reads a receipt or recorded result whole: put the cursor on its call or result"
-            )
+            said = "o reads a receipt, a recorded result or an event whole: put the cursor on one"
             self.notify(said, timeout=4)
             return None
         return title, value if self.reveal else mask_secrets(value)

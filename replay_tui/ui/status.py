@@ -59,6 +59,7 @@ RANK = {
     "warning": 50,
     "watch": 45,
     "bookmark": 40,
+    "where": 35,  # which session of a resumed file: also in the state
     "run_id": 30,  # names the run in a ticket, when it says more than the label
     "rules": 20,
     "same_run_id": 0,  # the run_id is the label: said twice
@@ -223,8 +224,12 @@ def _position(screen: ReplayScreen, index: int | None, total: int) -> list[Piece
                 text.append(word, style="bold #e5c890")
                 short.append(" before: ")
                 short.append(word, style="bold #e5c890")
+    where = Text()
+    if view is not None and view.index == index and view.where:
+        where.append(f"  {escape_controls(view.where)}", style="#99d1db")
     return [
         Piece.named("position", text, short),
+        Piece.named("where", where, cut=True),
         Piece.named("warning", warnings, cut=True),
     ]
 

@@ -77,6 +77,8 @@ class LineView:
     raw: str | None = None
     receipt: ReceiptView | None = None
     summary: str | None = None  # the reducer's word for the state after this prefix
+    #: Where in its history the state stands, as the rules say (``where``).
+    where: str | None = None
     #: What the rules say belongs beside this event in the inspector (a
     #: Temporal activity's input and result): (title, JSON value), as known
     #: after this prefix; and, when the run changed it later, as it ended up.
@@ -429,6 +431,7 @@ class RunView:
                 **self.records(event, replay.valid),
                 **self.links(event),
                 summary=replay.summarize(before),
+                where=replay.rules_call.where(before),
             )
         if event is not None and event.seq <= replay.valid and index < replay.valid:
             step = replay.step(index + 1)
@@ -445,6 +448,7 @@ class RunView:
                 **self.records(event, index + 1),
                 **self.links(event),
                 summary=replay.summarize(step.after),
+                where=replay.rules_call.where(step.after),
             )
         if replay.pending is not None and index == replay.pending.index:
             mode = "receipt"  # held back while following: its receipt is not written yet
