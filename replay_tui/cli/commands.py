@@ -27,6 +27,7 @@ from replay_tui.cli import report as cli_report
 from replay_tui.cli import serve as cli_serve
 from replay_tui.cli import sessions as cli_sessions
 from replay_tui.cli import state as cli_state
+from replay_tui.cli import usage as cli_usage
 from replay_tui.cli.app import split_link
 from replay_tui.cli.options import Parser
 from replay_tui.core.errors import CannotRun
@@ -49,6 +50,7 @@ SUBCOMMANDS = (
     "diff",
     "compare",
     "sessions",
+    "usage",
     "serve",
 )
 
@@ -62,6 +64,7 @@ ADD_PARSERS: tuple[Callable[[Subparsers], None], ...] = (
     cli_diff.add_parser,
     cli_compare.add_parser,
     cli_sessions.add_parser,
+    cli_usage.add_parser,
     cli_serve.add_parser,
 )
 

@@ -1,0 +1,453 @@
+"""``replay-tui usage``: the tokens of Claude Code sessions and Codex
+rollouts, counted as the built-in rules count them, per session, day or
+model, with what was left out and why (:mod:`replay_tui.questions.usage`).
+A table for people, or ``--json``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from replay_tui.cli.options import out
+from replay_tui.core.errors import CannotRun
+from replay_tui.core.safe_text import escape_controls
+from replay_tui.core.words import plural
+from replay_tui.formats.session_stores import NAMES, clip_start, find_sessions
+from replay_tui.formats.sessions import CODEX, run_id_of, session_format_of
+from replay_tui.questions.usage import (
+    FIELDS,
+    GROUPINGS,
+    Group,
+    NotASession,
+    SessionUsage,
+    SubagentIndex,
+    Tally,
+    group_sessions,
+    session_usage,
+    total_of,
+)
+
+if TYPE_CHECKING:
+    from replay_tui.cli.options import Subparsers
+
+#: The table's token columns, by source (Claude Code's TOTAL is the four added).
+COLUMNS = {
+    "claude-code": ["INPUT", "OUTPUT", "CACHE CREATE", "CACHE READ", "TOTAL"],
+    CODEX: ["INPUT", "CACHED INPUT", "OUTPUT", "REASONING", "TOTAL"],
+}
+#: What the table's columns hold, under it.
+COLUMN_NOTES = {
+    "claude-code": "INPUT leaves out the cache's tokens; TOTAL: the four added "
+    "(Claude Code records no total).",
+    CODEX: "INPUT holds CACHED INPUT, OUTPUT holds REASONING; TOTAL: Codex's total_tokens "
+    "(INPUT + OUTPUT).",
+}
+#: Fields in words, for the audit.
+WORDS = {
+    "input_tokens": "input",
+    "output_tokens": "output",
+    "cache_creation_input_tokens": "cache creation",
+    "cache_read_input_tokens": "cache read",
+    "cached_input_tokens": "cached input",
+    "reasoning_output_tokens": "reasoning output",
+    "total_tokens": "total",
+}
+#: A row's label is cut (from its start: a path's end names it) to this many characters.
+LABEL = 44
+
+EPILOG = (
+    "Counts are the built-in rules' (replay-tui state SESSION usage): Claude Code, each "
+    "API message once (message.id) with the usage of its last line; Codex, the last "
+    "token_count's total_token_usage. Tokens only, no dollars: prices are not in the "
+    "files and depend on the provider, the plan and the date.\n"
+    "examples:\n"
+    "  replay-tui usage   (the sessions in ~/.claude/projects and ~/.codex/sessions)\n"
+    "  replay-tui usage ~/.claude/projects/my-project --by day\n"
+    "  replay-tui usage session.jsonl --json"
+)
+
+
+def add_parser(sub: Subparsers) -> None:
+    parser = sub.add_parser(
+        "usage",
+        help="count the tokens of agent sessions, and say what was left out and why",
+        description="Count the tokens of Claude Code sessions and Codex rollouts as the "
+        "built-in rules count them, per session, day or model, with an audit of what was "
+        "left out (streamed lines of one message, repeated token_count events) and what "
+        "was added (sub-agents' transcripts). PATH: a session file or a folder holding "
+        "sessions; none: the sessions in $CLAUDE_CONFIG_DIR/projects (default "
+        "~/.claude/projects) and $CODEX_HOME/sessions (default ~/.codex/sessions).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="session file or folder")
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON document: groups, totals, audit"
+    )
+    parser.add_argument(
+        "--by",
+        choices=GROUPINGS,
+        default="session",
+        help="a row per session (default), day or model",
+    )
+    parser.set_defaults(func=cmd_usage)
+
+
+def cmd_usage(args: argparse.Namespace) -> int:
+    looked = ""
+    if args.paths:
+        found = _sessions_named(args.paths)
+    else:
+        found, looked = _stored_sessions()
+    seen: dict[str, str] = {}
+    index = SubagentIndex()
+    sessions: list[SessionUsage] = []
+    for path, source, label in found:
+        try:
+            sessions.append(session_usage(path, source, label=label, seen=seen, index=index))
+        except (OSError, NotASession) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            sys.stderr.write(f"replay-tui: {escape_controls(f'{path}: cannot read: {why}')}\n")
+    if args.json:
+        body = usage_json(sessions, args.by)
+        sys.stdout.buffer.write(orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n")
+        return 0
+    if not sessions:
+        out(f"no sessions: looked in {looked}" if looked else "no sessions")
+        return 0
+    print_usage(sessions, args.by)
+    return 0
+
+
+# -- which sessions ----------------------------------------------------------------
+
+
+def _stored_sessions() -> tuple[list[tuple[Path, str | None, str]], str]:
+    """The stores' sessions, as ``replay-tui sessions`` finds them, oldest first
+    (a message met again is said of the later file), and where it looked."""
+    listing = find_sessions()
+    for note in listing.notes:
+        sys.stderr.write(f"replay-tui: {escape_controls(note)}\n")
+    found: list[tuple[Path, str | None, str]] = []
+    for stored in sorted(listing.sessions, key=lambda s: (s.mtime, str(s.path))):
+        if stored.problem is not None:
+            sys.stderr.write(f"replay-tui: {escape_controls(f'{stored.path}: {stored.problem}')}\n")
+            continue
+        found.append((stored.path, stored.source, _label(stored.path, stored.store)))
+    return found, listing.looked_in()
+
+
+def _sessions_named(paths: list[str]) -> list[tuple[Path, str | None, str]]:
+    """Each PATH's sessions (a file: itself; a folder: those in it), each once."""
+    found: list[tuple[Path, str | None, str]] = []
+    known: set[Path] = set()
+    for arg in paths:
+        path = Path(arg)
+        if path.is_dir():
+            inside = session_files_in(path)
+            if not inside:
+                raise CannotRun(f"usage: {arg}: holds no Claude Code session or Codex rollout")
+            named = [(p, _label(p, path)) for p in inside]
+        elif path.is_file():
+            if session_format_of(path) is None:
+                raise CannotRun(f"usage: {arg}: not a Claude Code session or Codex rollout")
+            named = [(path, run_id_of(path))]
+        else:
+            raise CannotRun(f"usage: {arg}: no such file or folder")
+        for p, label in named:
+            real = p.resolve()
+            if real not in known:
+                known.add(real)
+                found.append((p, None, label))
+    return found
+
+
+def session_files_in(folder: Path) -> list[Path]:
+    """The session files (``*.jsonl`` that are Claude Code's or Codex's, by
+    their first records) in ``folder`` and the folders in it, sorted; not
+    sub-agents' transcripts (``subagents/``, ``agent-*.jsonl``), which count
+    with their session. Links to folders are not followed."""
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d != "subagents")
+        for name in files:
+            if name.endswith(".jsonl") and not name.startswith("agent-"):
+                path = Path(root) / name
+                if path.is_file() and session_format_of(path) is not None:
+                    found.append(path)
+    return sorted(found)
+
+
+def _label(path: Path, under: Path) -> str:
+    try:
+        inner = path.relative_to(under)
+    except ValueError:
+        inner = Path(path.name)
+    return str(inner.parent / run_id_of(inner))
+
+
+# -- the table and the audit ------------------------------------------------------------
+
+
+def _cells(tally: Tally, source: str) -> list[str]:
+    numbers = list(tally.tokens)
+    if source != CODEX:
+        numbers.append(sum(numbers))
+    return [f"{n:,}" for n in numbers]
+
+
+def print_usage(sessions: list[SessionUsage], by: str) -> None:
+    """Per source, the table (a row per group, a total row), what its columns
+    hold, then each group's audit in words."""
+    first = True
+    for source, groups in group_sessions(sessions, by).items():
+        if not first:
+            out("")
+        first = False
+        mine = [s for s in sessions if s.source == source]
+        total = total_of(mine, source)
+        out(f"{NAMES[source]}, by {by}")
+        labels = [clip_start(escape_controls(g.key), LABEL) for g in groups]
+        last = f"total ({plural(len(mine), 'session')})"
+        rows = [[by.upper(), *COLUMNS[source]]]
+        rows += [[label, *_cells(g.tally, source)] for label, g in zip(labels, groups, strict=True)]
+        rows.append([last, *_cells(total, source)])
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        for row in rows:
+            cells = [row[0].ljust(widths[0])]
+            cells += [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
+            out("  ".join(cells).rstrip())
+        out(COLUMN_NOTES[source])
+        for label, group in zip(labels, groups, strict=True):
+            out("")
+            out(_heading(label, group, by))
+            for line in audit_lines(group.tally, source, by):
+                out(f"  {line}")
+            if by == "session":
+                for line in _subagent_lines(group.sessions[0]):
+                    out(f"    {line}")
+        if len(groups) > 1:
+            out("")
+            out(f"{last}:")
+            for line in audit_lines(total, source, "all"):
+                out(f"  {line}")
+
+
+def _heading(label: str, group: Group, by: str) -> str:
+    models = ", ".join(escape_controls(m) for m in sorted(group.models)) or "no model named"
+    days = _days(sorted(group.days))
+    if by == "session":
+        return f"{escape_controls(str(group.sessions[0].path))}: {models}; {days}"
+    if by == "day":
+        return f"{label}: {plural(len(group.sessions), 'session')}; {models}"
+    return f"{label}: {plural(len(group.sessions), 'session')}; {days}"
+
+
+def _days(days: list[str]) -> str:
+    if not days:
+        return "no day recorded"
+    return days[0] if len(days) == 1 else f"{days[0]} to {days[-1]} ({len(days)} days)"
+
+
+def _some(paths: list[str], shown: int = 3) -> str:
+    """Up to ``shown`` paths, and how many more."""
+    said = ", ".join(escape_controls(p) for p in paths[:shown])
+    return said + (f" and {len(paths) - shown:,} more" if len(paths) > shown else "")
+
+
+def amounts(vector: list[int], source: str) -> str:
+    """``1,204 output and 27,356 cache creation tokens`` (the fields not 0)."""
+    said = [f"{n:,} {WORDS[f]}" for f, n in zip(FIELDS[source], vector, strict=True) if n]
+    if not said:
+        return "no tokens"
+    head = ", ".join(said[:-1])
+    return f"{head} and {said[-1]} tokens" if head else f"{said[0]} tokens"
+
+
+def audit_lines(tally: Tally, source: str, by: str = "session") -> list[str]:
+    """What was counted, and what was left out and why, in words."""
+    lines = _codex_lines(tally) if source == CODEX else _claude_code_lines(tally)
+    if tally.subagents:
+        whose = "this session" if by == "session" else "their sessions"
+        lines.append(
+            f"{plural(len(tally.subagents), 'sub-agent transcript')} counted with {whose}: "
+            f"{amounts(tally.subagent_tokens, source)}"
+        )
+    if tally.unreadable:
+        lines.append(f"{plural(tally.unreadable, 'line')} not a JSON object: left out")
+    return lines
+
+
+def _claude_code_lines(t: Tally) -> list[str]:
+    lines = [
+        f"{plural(t.counted, 'API message', sep=True)} counted, each once, with the usage of "
+        f"its last line ({plural(t.lines, 'line', sep=True)} with usage read)"
+    ]
+    if t.streamed_lines:
+        lines.append(
+            f"{plural(t.streamed_lines, 'streamed line', sep=True)} of "
+            f"{plural(t.streamed_messages, 'message', sep=True)} left out (their usage repeats, "
+            f"or is part of, the last line's): "
+            f"{amounts(t.per_line_adds, 'claude-code')} a per-line sum would add"
+        )
+        if any(t.first_line_misses):
+            lines.append(
+                "a count that kept each message's first line instead would miss "
+                f"{amounts(t.first_line_misses, 'claude-code')}"
+            )
+    if t.no_request_id:
+        n = t.no_request_id
+        lines.append(
+            f"{n:,} of these messages {'has' if n == 1 else 'have'} no requestId (Bedrock and "
+            "other gateways write none): grouped by message.id all the same"
+        )
+    if t.sidechain_messages:
+        lines.append(
+            f"{plural(t.sidechain_messages, 'API message', sep=True)} of sub-agents written in "
+            f"the session's own file (isSidechain): {amounts(t.sidechain_tokens, 'claude-code')}, "
+            "counted with it"
+        )
+    if t.elsewhere_messages:
+        files = _some(sorted(t.elsewhere_in))
+        lines.append(
+            f"{plural(t.elsewhere_messages, 'API message', sep=True)} also in a file read "
+            f"before ({files}), the same message.id: counted in each file "
+            f"({amounts(t.elsewhere_tokens, 'claude-code')} here)"
+        )
+    return lines
+
+
+def _codex_lines(t: Tally) -> list[str]:
+    lines = [
+        f"{plural(t.counted, 'token_count event', sep=True)} with a new total_token_usage: "
+        "the usage is the last total (each event's increase over the one before goes to its "
+        "day and model)"
+    ]
+    if t.repeated:
+        lines.append(
+            f"{plural(t.repeated, 'token_count event', sep=True)} repeating the one before "
+            "(the same total_token_usage, recorded twice) left out: a sum of last_token_usage "
+            f"over every event would add {amounts(t.per_line_adds, CODEX)}"
+        )
+    if t.no_usage:
+        lines.append(
+            f"{plural(t.no_usage, 'token_count event', sep=True)} without usage (info: null, "
+            "rate limits only): nothing to count"
+        )
+    if t.per_event_sum != t.tokens:
+        lines.append(
+            f"the sum of last_token_usage over the events counted is "
+            f"{amounts(t.per_event_sum, CODEX)}: not the total; the total is what Codex "
+            "recorded, and is what is counted"
+        )
+    return lines
+
+
+def _subagent_lines(session: SessionUsage) -> list[str]:
+    lines = []
+    for usage in session.subagents:
+        total = usage.total()
+        where = escape_controls(str(usage.path))
+        lines.append(
+            f"{where}: {plural(total.counted, 'API message', sep=True)}, "
+            f"{amounts(total.tokens, session.source)}"
+        )
+    return lines
+
+
+# -- the JSON document -----------------------------------------------------------------
+
+
+def usage_json(sessions: list[SessionUsage], by: str) -> dict[str, Any]:
+    """The groups, totals and audit of ``sessions``, as one JSON document."""
+    sources = []
+    for source, groups in group_sessions(sessions, by).items():
+        total = total_of(sessions, source)
+        sources.append(
+            {
+                "source": source,
+                "fields": list(FIELDS[source]),
+                "groups": [group_json(g, by) for g in groups],
+                "total": {
+                    "sessions": sum(s.source == source for s in sessions),
+                    "tokens": _named(total.tokens, source),
+                    "audit": audit_json(total, source),
+                },
+            }
+        )
+    return {"by": by, "sources": sources}
+
+
+def _named(vector: list[int], source: str) -> dict[str, int]:
+    return dict(zip(FIELDS[source], vector, strict=True))
+
+
+def group_json(group: Group, by: str) -> dict[str, Any]:
+    """A group: its key (a session's: its path, id, own tokens and
+    sub-agents), models, days, tokens and audit."""
+    body: dict[str, Any] = {"key": group.key}
+    if by == "session":
+        session = group.sessions[0]
+        body["path"] = str(session.path)
+        body["session_id"] = session.session_id
+        body["own_tokens"] = session.file.tokens
+        body["subagents"] = [
+            {"path": str(u.path), "tokens": u.tokens, "messages": u.total().counted}
+            for u in session.subagents
+        ]
+    else:
+        body["sessions"] = len(group.sessions)
+    body["models"] = sorted(group.models)
+    body["days"] = sorted(group.days)
+    body["tokens"] = _named(group.tally.tokens, group.source)
+    body["audit"] = audit_json(group.tally, group.source)
+    return body
+
+
+def audit_json(t: Tally, source: str) -> dict[str, Any]:
+    """What was counted, left out and added, as data."""
+    common = {
+        "subagents": {
+            "transcripts": sorted(t.subagents),
+            "tokens": _named(t.subagent_tokens, source),
+        },
+        "unreadable_lines": t.unreadable,
+    }
+    if source == CODEX:
+        return {
+            "events_counted": t.counted,
+            "token_count_events": t.lines + t.no_usage,
+            "repeated": {
+                "events": t.repeated,
+                "per_event_sum_adds": _named(t.per_line_adds, source),
+            },
+            "without_usage": t.no_usage,
+            "per_event_sum": _named(t.per_event_sum, source),
+            **common,
+        }
+    return {
+        "messages": t.counted,
+        "lines": t.lines,
+        "streamed": {
+            "lines": t.streamed_lines,
+            "messages": t.streamed_messages,
+            "messages_without_request_id": t.no_request_id,
+            "per_line_sum_adds": _named(t.per_line_adds, source),
+            "first_line_count_misses": _named(t.first_line_misses, source),
+        },
+        "sidechain_in_file": {
+            "messages": t.sidechain_messages,
+            "tokens": _named(t.sidechain_tokens, source),
+        },
+        "also_in_earlier_files": {
+            "messages": t.elsewhere_messages,
+            "files": sorted(t.elsewhere_in),
+            "tokens": _named(t.elsewhere_tokens, source),
+        },
+        **common,
+    }
