@@ -1055,3 +1055,29 @@ def test_a_message_whole_on_one_line_with_several_calls(tmp_path: Path) -> None:
         "tool_result error 2.5 s: Bash false (t2, requested at seq 2); "
         "tools_running -> awaiting_model"
     )
+
+
+def test_at_a_message_line_the_inspector_says_which_line_s_usage_counted() -> None:
+    """One API message written as several lines, its usage growing: at each
+    of its lines, the lines it spans, the one whose usage counts after this
+    prefix, what the earlier ones said (left out) and the lines still to come."""
+    replay, _ = open_replay(str(SIMPLE), history=True)
+    replay.verify()
+    view = RunView(replay)
+    recs = records(SIMPLE)
+    by_id: dict[str, list[int]] = {}
+    for i, rec in enumerate(recs):
+        if rec.get("type") == "assistant":
+            by_id.setdefault(rec["message"]["id"], []).append(i + 1)
+
+    def texts(lines: list[int]) -> list[int]:  # the lines of no call (a call's show its result)
+        return [n for n in lines if recs[n - 1]["message"]["content"][0]["type"] != "tool_use"]
+
+    mid, lines = next((m, ls) for m, ls in by_id.items() if len(ls) >= 2 and texts(ls))
+    at = texts(lines)[-1]
+    title, value = view.line_view(at - 1).record  # type: ignore[misc]
+    assert value["message"] == mid and value["lines"] == lines
+    assert value["counted"] == at and value["usage"] == recs[at - 1]["message"]["usage"]
+    assert sorted(map(int, value["left out"])) == [n for n in lines if n < at]
+    assert value.get("later", []) == [n for n in lines if n > at]
+    assert title.startswith(f"API message {mid} · {len(lines)} lines · the usage of line {at}")

@@ -24,9 +24,11 @@ from replay_tui.engine.clock import EventClock
 from replay_tui.engine.replay import LedgerChanged, RecordedResult, Replay, Step
 from replay_tui.formats.envelope import Event, LineError
 from replay_tui.formats.receipts import Receipt, ReceiptProblem, ReceiptStore, call_id_problem
+from replay_tui.formats.sessions import CLAUDE_CODE
 from replay_tui.reducers.base import CallFacts, call_facts
 from replay_tui.state import canonical
 from replay_tui.views.calls import CallRow, call_row
+from replay_tui.views.messages import message_record
 from replay_tui.views.rows import Row, make_row
 from replay_tui.views.subagents import SubAgents
 
@@ -495,8 +497,11 @@ class RunView:
             now = self.replay.recorded_result(event, n)
         except (OSError, ValueError) as exc:  # unreadable now: say so, never crash
             return {"record": ("result", f"(the recorded result could not be read: {exc})")}
-        if now is None:
-            return {"record": None}
+        if now is None:  # no call here: at an API message's line, what it counted
+            mapping = self.replay.ledger.mapping
+            if event is None or mapping is None or mapping.format != CLAUDE_CODE:
+                return {"record": None}
+            return {"record": message_record(self._event_at, event.seq - 1, self.replay.valid, n)}
         found: dict[str, Any] = {"record": now.record(), "result": now}
         valid = self.replay.valid
         if now.seq is None and n < valid:
@@ -504,6 +509,10 @@ class RunView:
             if later is not None and later.seq is not None:
                 found.update(record_later=later.record(), result_later=later)
         return found
+
+    def _event_at(self, index: int) -> Any:
+        """Line ``index`` parsed (cached), for what reads around the cursor."""
+        return self.replay.event(index)
 
     def record_for(self, event: Event | None, n: int) -> tuple[str, Any] | None:
         """The rules' record for ``event`` from the state after events 1..n."""
