@@ -92,7 +92,11 @@ def test_sessions_are_listed_newest_first_with_their_fields(agent_homes: AgentHo
     got = listing.sessions
     assert [s.path for s in got] == [p for p, _ in agent_homes.sessions]
     assert listing.total == len(got) == 6
-    assert listing.counts == {"claude-code": 5, "codex": 1}
+    assert listing.counts == {
+        str(agent_homes.projects): 5,
+        str(agent_homes.rollouts): 1,
+        str(agent_homes.codex / "archived_sessions"): 0,
+    }
     for session, (path, fixture) in zip(got, agent_homes.sessions, strict=True):
         assert session.described and session.problem is None, session
         assert session.source == ("codex" if "rollout-" in path.name else "claude-code")
@@ -247,7 +251,7 @@ def test_the_table_imports_no_textual(agent_homes: AgentHomes) -> None:
 
 
 def test_missing_stores_are_no_error(capsys: pytest.CaptureFixture[str]) -> None:
-    claude, codex = (s.path for s in stores())
+    claude, codex = (s.path for s in stores() if not s.optional)
     assert not claude.exists() and not codex.exists()  # the empty homes of conftest
     assert main(["sessions"]) == 0
     out = capsys.readouterr()
@@ -257,6 +261,26 @@ def test_missing_stores_are_no_error(capsys: pytest.CaptureFixture[str]) -> None
     codex.mkdir(parents=True)
     assert main(["sessions", "--source", "codex"]) == 0
     assert capsys.readouterr().out == f"no sessions: looked in {codex} (no sessions in it)\n"
+
+
+def test_codex_archived_rollouts_are_listed_too(
+    agent_homes: AgentHomes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Codex moves archived rollouts to $CODEX_HOME/archived_sessions/: still
+    the user's sessions, listed and opened like the others; the archive is
+    named where it looked only when it is there."""
+    rollout = next(p for p, _ in agent_homes.sessions if p.name.startswith("rollout-"))
+    archive = agent_homes.codex / "archived_sessions"
+    assert "archived_sessions" not in find_sessions().looked_in()
+    archive.mkdir()
+    archived = archive / rollout.name.replace("rollout-", "rollout-2025-")
+    shutil.copyfile(rollout, archived)
+    listing = find_sessions()
+    assert archived in [s.path for s in listing.sessions]
+    assert f"{archive} (1 session)" in listing.looked_in()
+    assert main(["sessions", "--json", "--source", "codex"]) == 0
+    got = {Path(str(s["path"])) for s in json.loads(capsys.readouterr().out)}
+    assert archived in got and rollout in got
 
 
 def denied(monkeypatch: pytest.MonkeyPatch, call: str, path: Path) -> None:

@@ -66,6 +66,8 @@ class Store:
 
     source: str
     path: Path
+    #: Named in "looked in" only when it is there (Codex's archive).
+    optional: bool = False
 
     @property
     def env(self) -> str:
@@ -81,9 +83,12 @@ def _home_of(variable: str, default: str, env: Mapping[str, str]) -> Path:
 def stores(source: str | None = None, env: Mapping[str, str] | None = None) -> list[Store]:
     """The stores looked in: Claude Code's, then Codex's (or only ``source``'s)."""
     env = os.environ if env is None else env
+    codex = _home_of("CODEX_HOME", ".codex", env).absolute()
     found = [
         Store(CLAUDE_CODE, _home_of("CLAUDE_CONFIG_DIR", ".claude", env).absolute() / "projects"),
-        Store(CODEX, _home_of("CODEX_HOME", ".codex", env).absolute() / "sessions"),
+        Store(CODEX, codex / "sessions"),
+        # rollouts Codex archived (/archive, codex archive): still sessions of the user's
+        Store(CODEX, codex / "archived_sessions", optional=True),
     ]
     return [s for s in found if source is None or s.source == source]
 
@@ -153,7 +158,7 @@ class Listing:
     stores: list[Store]
     sessions: list[StoredSession]
     total: int = 0
-    #: Per store: sessions found in it (before ``limit``).
+    #: Per store (its path): sessions found in it (before ``limit``).
     counts: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -161,8 +166,10 @@ class Listing:
         """``/x/.claude/projects (not there) and /y/.codex/sessions (2 sessions)``."""
         said = []
         for store in self.stores:
-            n = self.counts.get(store.source, 0)
+            n = self.counts.get(str(store.path), 0)
             if not store.path.is_dir():
+                if store.optional:
+                    continue
                 how = "not there"
             elif n == 0:
                 how = "no sessions in it"
@@ -222,6 +229,17 @@ def _codex_files(store: Path, notes: list[str]) -> Iterator[Path]:
                         yield Path(entry.path)
 
 
+def _archived_files(store: Path, notes: list[str]) -> Iterator[Path]:
+    """``archived_sessions/rollout-*.jsonl`` (or in ``YYYY/MM/DD`` folders there)."""
+    if not store.is_dir():
+        return
+    for entry in _entries(store, notes):
+        name = entry.name
+        if name.startswith("rollout-") and name.endswith(".jsonl") and not _is_dir(entry):
+            yield Path(entry.path)
+    yield from _codex_files(store, notes)
+
+
 def _stat(path: Path, source: str, store: Path, now: float) -> StoredSession:
     try:
         st = os.stat(path)
@@ -262,9 +280,12 @@ def find_sessions(
     listing = Listing(stores(source, env), [])
     found: list[StoredSession] = []
     for store in listing.stores:
-        walk = _claude_code_files if store.source == CLAUDE_CODE else _codex_files
+        if store.source == CLAUDE_CODE:
+            walk = _claude_code_files
+        else:
+            walk = _archived_files if store.optional else _codex_files
         here = [_stat(p, store.source, store.path, now) for p in walk(store.path, listing.notes)]
-        listing.counts[store.source] = len(here)
+        listing.counts[str(store.path)] = len(here)
         found.extend(here)
     found.sort(key=lambda s: (-s.mtime, str(s.path)))
     listing.total = len(found)
