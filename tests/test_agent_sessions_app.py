@@ -145,3 +145,33 @@ async def test_m_elsewhere_says_where_it_works() -> None:
         await pilot.pause()
         assert not app.main.search.filter_text
         assert any("in a Claude Code session" in n.message for n in app._notifications)
+
+
+async def test_t_at_a_forked_rollout_opens_the_one_it_was_forked_from(tmp_path: Path) -> None:
+    """A Codex rollout forked from another names it in session_meta
+    (forked_from_id): t there opens that rollout, found in the same store."""
+    import orjson
+
+    source = next((FIXTURES.parent / "codex").glob("*.jsonl"))
+    day = tmp_path / "sessions" / "2026" / "05" / "11"
+    day.mkdir(parents=True)
+    parent = day / source.name.removeprefix("codemie--")  # as Codex names it
+    shutil.copyfile(source, parent)
+    lines = source.read_bytes().splitlines()
+    meta = orjson.loads(lines[0])
+    parent_id = meta["payload"]["id"]
+    meta["payload"]["id"] = "019e9999-0000-7000-8000-000000000001"
+    meta["payload"]["forked_from_id"] = parent_id
+    fork = day / "rollout-2026-05-12T09-00-00-019e9999-0000-7000-8000-000000000001.jsonl"
+    fork.write_bytes(b"\n".join([orjson.dumps(meta), *lines[1:]]) + b"\n")
+    app = make_app(fork)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 1  # session_meta
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.nested)
+        nested = app.screen
+        assert isinstance(nested, ReplayScreen)
+        assert nested.replay.paths.events == parent
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.main)

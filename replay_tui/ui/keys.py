@@ -102,7 +102,8 @@ KEYS: list[Key] = [
     Key(
         "t",
         "open_transcript",
-        "Claude Code: open the sub-agent's transcript of this Task call (Esc comes back)",
+        "Open the sub-agent's transcript of this Task call (Claude Code), or the rollout "
+        "this one was forked from or spawned by (Codex, at session_meta); Esc comes back",
         "t",
     ),
     Key(

@@ -76,13 +76,19 @@ class SidePanes(Vertical):
         """``t``: the replay of the sub-agent transcript of the call at the
         cursor, or None (said why)."""
         view = self.line_view
-        path = subagents.at(view.event if view is not None else None)
-        if path is None:
-            said = "t opens a sub-agent's transcript: put the cursor on its Task call or result"
+        event = view.event if view is not None else None
+        path = subagents.at(event)
+        origin = None if path is not None else subagents.origin(event)
+        if path is None and origin is None:
+            said = (
+                "t opens a sub-agent's transcript (at its Task call or result) or, at a Codex "
+                "rollout's session_meta, the rollout it was forked from or spawned by"
+            )
             self.notify(said, timeout=4)
             return None
+        rules = "claude_code" if path is not None else "codex"
         try:
-            replay, _ = open_replay(str(path), "claude_code", watchdog=False, history=True)
+            replay, _ = open_replay(str(path or origin), rules, watchdog=False, history=True)
         except CannotRun as exc:
             self.notify(str(exc), severity="error", markup=False)
             return None

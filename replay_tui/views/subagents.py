@@ -9,12 +9,13 @@ result is read. Looked up again only when the prefix grew.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.envelope import Event
-from replay_tui.formats.sessions import CLAUDE_CODE, subagent_transcript
+from replay_tui.formats.sessions import CLAUDE_CODE, CODEX, subagent_transcript
 
 
 class SubAgents:
@@ -44,3 +45,47 @@ class SubAgents:
         if event is None or not event.call_id:
             return None
         return self.transcripts().get(event.call_id)
+
+    def origin(self, event: Event | None) -> Path | None:
+        """A Codex rollout's ``session_meta``: the rollout it was forked from,
+        or the thread that spawned it, if that file is on disk beside it."""
+        r = self.replay
+        if event is None or r.paths.format != CODEX or event.kind != "session_meta":
+            return None
+        if r.history is None or r.valid <= 0:
+            return None
+        session = r.frozen_at(min(event.seq, r.valid)).get("session")
+        if not isinstance(session, Mapping):
+            return None
+        for key in ("forked_from", "parent_thread"):
+            thread = session.get(key)
+            if isinstance(thread, str):
+                found = rollout_of(r.paths.events, thread)
+                if found is not None:
+                    return found
+        return None
+
+
+#: Rollouts looked at, at most, to find another thread's.
+_LOOKED = 20_000
+_THREAD = re.compile(r"[0-9A-Za-z-]{8,64}\Z")
+
+
+def rollout_of(near: Path, thread: str) -> Path | None:
+    """The rollout of Codex thread ``thread`` in the store ``near`` is in
+    (``sessions/YYYY/MM/DD/rollout-*-<thread>.jsonl``, or its archive)."""
+    if not _THREAD.match(thread):
+        return None
+    parents = near.resolve().parents
+    store = parents[3] if len(parents) > 3 and parents[3].name == "sessions" else near.parent
+    looked = 0
+    for folder in (store, store.parent / "archived_sessions"):
+        if not folder.is_dir():
+            continue
+        for path in folder.rglob(f"rollout-*{thread}.jsonl"):
+            if path.is_file() and not path.is_symlink() and path.resolve() != near.resolve():
+                return path
+            looked += 1
+            if looked > _LOOKED:
+                return None
+    return None
