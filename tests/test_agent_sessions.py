@@ -36,6 +36,7 @@ from replay_tui.formats.sessions import (
     _SeenIds,
     claude_code_kind,
     codex_kind,
+    session_format_of,
     subagent_transcript,
 )
 from replay_tui.reducers import load_reducer, rules_for_run
@@ -1081,3 +1082,22 @@ def test_at_a_message_line_the_inspector_says_which_line_s_usage_counted() -> No
     assert sorted(map(int, value["left out"])) == [n for n in lines if n < at]
     assert value.get("later", []) == [n for n in lines if n > at]
     assert title.startswith(f"API message {mid} · {len(lines)} lines · the usage of line {at}")
+
+
+def test_a_first_record_longer_than_the_head_is_told_by_the_records_after_it(
+    tmp_path: Path,
+) -> None:
+    """Claude Code often starts a transcript with a file-history snapshot,
+    which can be huge: the session is still told as one, by what follows."""
+    recs = records(SIMPLE)
+    snapshot = {
+        "type": "file-history-snapshot",
+        "messageId": "m1",
+        "snapshot": {"trackedFileBackups": {f"f{k}.py": "x" * 600 for k in range(3_000)}},
+        "isSnapshotUpdate": False,
+    }
+    path = write_records(tmp_path / "s.jsonl", [snapshot, *recs])
+    assert path.read_bytes().index(b"\n") > 1 << 20  # longer than the head read
+    assert session_format_of(path) == CLAUDE_CODE
+    replay = checked(path)
+    assert replay.error is None and replay.valid == len(recs) + 1

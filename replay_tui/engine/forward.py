@@ -140,8 +140,9 @@ class ForwardPass(ReplayCore):
             return
         valid_before = self.valid
         parsed = self._parse(raw, index + 1, self.ledger.line_span(index)[0])
-        if len(raw) >= BIG_LINE and isinstance(parsed, Event):
-            # shown next (its row, its view): a copy, before the rules see it
+        if self.clock is not None and len(raw) >= BIG_LINE and isinstance(parsed, Event):
+            # in the app, shown next (its row, its view): a copy, before the
+            # rules see it; check shows nothing, and keeps no second parse
             self.ledger.keep_big(index, len(raw), parsed.detached())
         self._consume(parsed)
         if self.valid > valid_before:

@@ -701,8 +701,46 @@ def _head(path: Path) -> bytes:
 def session_format_of(path: Path) -> str | None:
     """``claude-code`` or ``codex`` if the file's first records look like a
     Claude Code transcript or a Codex rollout, else None (an envelope
-    ledger, or something else: its reader says what)."""
-    return session_format_of_head(_head(path))
+    ledger, or something else: its reader says what). A first record longer
+    than the head (a file-history snapshot of 100 MB) is told by the records
+    after it."""
+    head = _head(path)
+    found = session_format_of_head(head)
+    if found is None and len(head) >= HEAD_BYTES and b"\n" not in head:
+        after = _after_first_line(path)
+        if after:
+            found = session_format_of_head(after)
+    return found
+
+
+#: How far a first line is followed to its end to read the records after it.
+_LONGEST_FIRST_LINE = 1 << 30
+
+
+def _after_first_line(path: Path) -> bytes:
+    """The :data:`HEAD_BYTES` after the first line's end (read a chunk at a
+    time, never held whole), or nothing."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        at = HEAD_BYTES
+        while at < _LONGEST_FIRST_LINE:
+            chunk = os.pread(fd, HEAD_BYTES, at)
+            if not chunk:
+                return b""
+            end = chunk.find(b"\n")
+            if end >= 0:
+                return os.pread(fd, HEAD_BYTES, at + end + 1)
+            at += len(chunk)
+        return b""
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def session_format_of_head(head: bytes) -> str | None:
