@@ -175,3 +175,19 @@ async def test_t_at_a_forked_rollout_opens_the_one_it_was_forked_from(tmp_path: 
         assert nested.replay.paths.events == parent
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.main)
+
+
+def test_a_sub_agent_s_meta_file_is_said_on_its_task_row(tmp_path: Path) -> None:
+    """Claude Code 2.x writes agent-<id>.meta.json beside a sub-agent's
+    transcript: its scalar fields are said on the Task call's row."""
+    from replay_tui.engine.open import open_replay
+    from replay_tui.views.runview import RunView
+
+    session = _session_with_subagent(tmp_path)
+    meta = tmp_path / "turn-2" / "subagents" / "agent-a485154.meta.json"
+    meta.write_text('{"agentType": "Explore", "model": "claude-haiku-4-5", "tools": ["Read"]}')
+    replay, _ = open_replay(str(session), history=True)
+    replay.verify()
+    summary = RunView(replay).row(5).summary
+    assert "agent-a485154.jsonl (agentType=Explore model=claude-haiku-4-5) (t opens it)" in summary
+    replay.close()

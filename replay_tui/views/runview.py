@@ -30,7 +30,7 @@ from replay_tui.state import canonical
 from replay_tui.views.calls import CallRow, call_row
 from replay_tui.views.messages import message_record
 from replay_tui.views.rows import Row, make_row
-from replay_tui.views.subagents import SubAgents
+from replay_tui.views.subagents import SubAgents, meta_words
 
 #: A receipt's pin status in words (the receipt pane and the report say the same).
 PIN_WORDS = {
@@ -172,7 +172,9 @@ class RunView:
             said = self._row_summary(parsed)
             transcript = self.subagents.at(parsed)
             if transcript is not None:
-                said = f"{said or ''}  ⤷ sub-agent transcript {transcript.name} (t opens it)"
+                meta = meta_words(transcript)
+                about = f" ({meta})" if meta else ""
+                said = f"{said or ''}  ⤷ sub-agent transcript {transcript.name}{about} (t opens it)"
             if said:  # the rules' words first; the payload after, still searchable
                 summary = escape_controls(said) + ("  " + row.summary if row.summary else "")
                 row = dataclasses.replace(row, summary=summary)

@@ -9,9 +9,13 @@ result is read. Looked up again only when the prefix grew.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
+
+import orjson
 
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.envelope import Event
@@ -64,6 +68,29 @@ class SubAgents:
                 if found is not None:
                     return found
         return None
+
+
+#: The most read of a sub-agent's ``.meta.json``.
+_META_BYTES = 64 << 10
+
+
+def meta_words(transcript: Path) -> str:
+    """What ``agent-<id>.meta.json`` beside a sub-agent's transcript says
+    (Claude Code 2.x writes one: the agent's type, its model, ...), as its
+    scalar fields, ``key=value``; empty where there is none. Read as a
+    receipt: a regular file, no symlink, a few KB."""
+    meta = transcript.with_suffix(".meta.json")
+    try:
+        info = os.lstat(meta)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _META_BYTES:
+            return ""
+        data = orjson.loads(meta.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return ""
+    if not isinstance(data, dict):
+        return ""
+    said = [f"{k}={v}" for k, v in data.items() if isinstance(v, str | int | float | bool)]
+    return " ".join(said[:4])
 
 
 #: Rollouts looked at, at most, to find another thread's.
