@@ -170,6 +170,21 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
         "o at a Read result: the recorded result whole, its file's lines as lines",
     ),
     (
+        "claude-code-broken-chain.svg",
+        SAMPLES / "agent-sessions" / "claude-code-broken-chain.jsonl",
+        (140, 40),
+        ["colon", *"30", "enter"],
+        "a prompt whose parentUuid names a record never written: a broken_chain finding "
+        "that says what a resume drops",
+    ),
+    (
+        "claude-code-resume-walk.svg",
+        SAMPLES / "agent-sessions" / "claude-code-broken-chain.jsonl",
+        (140, 40),
+        ["end", "m"],
+        "m at the end: only the records claude --resume would load, back to the break",
+    ),
+    (
         "codex-rollout.svg",
         SAMPLES / "agent-sessions" / "codex-rollout.jsonl",
         (140, 40),
