@@ -1101,3 +1101,56 @@ def test_a_first_record_longer_than_the_head_is_told_by_the_records_after_it(
     assert session_format_of(path) == CLAUDE_CODE
     replay = checked(path)
     assert replay.error is None and replay.valid == len(recs) + 1
+
+
+def test_a_big_line_keeps_its_place_in_the_chain_in_the_app(tmp_path: Path) -> None:
+    """A line of 1 MiB or more is kept parsed for the app: with what the
+    checks found of it (a broken chain there stays one on a rebuild)."""
+    recs = records(SIMPLE)
+    recs[2]["parentUuid"] = "99999999-9999-4999-8999-999999999999"  # never written
+    recs[2]["message"]["content"][0]["text"] = "x" * (1 << 20)
+    replay, _ = open_replay(str(write_records(tmp_path / "s.jsonl", recs)), history=True)
+    replay.verify()
+    event = replay.event(2)
+    assert getattr(event, "chain_why", None) == 3  # BROKEN
+    assert replay.final_state()["chain"]["breaks"][0]["seq"] == 3
+
+
+def test_a_result_before_a_later_request_of_its_batch_is_no_warning(tmp_path: Path) -> None:
+    """Five calls at once (lines 6-10), their results after (11-15): the
+    first call's result (line 13) stamped before the later requests but
+    after its own is no warning; before its own request it is."""
+    recs = records(SIMPLE)
+    first_use, result = recs[5], recs[12]
+    assert (
+        result["message"]["content"][0]["tool_use_id"] == first_use["message"]["content"][0]["id"]
+    )
+
+    def stamp(at: str) -> list[tuple[str, int | None]]:
+        for rec in recs[:5]:
+            rec["timestamp"] = "2025-09-03T00:00:01.000Z"
+        first_use["timestamp"] = "2025-09-03T00:00:10.000Z"
+        for rec in recs[6:12]:
+            rec["timestamp"] = "2025-09-03T00:00:12.000Z"
+        result["timestamp"] = at
+        for rec in recs[13:]:
+            rec["timestamp"] = "2025-09-03T00:00:14.000Z"
+        replay = checked(write_records(tmp_path / f"s{at[17:19]}.jsonl", recs))
+        return [(w.code, w.line) for w in replay.warnings]
+
+    assert stamp("2025-09-03T00:00:11.000Z") == []
+    assert stamp("2025-09-03T00:00:09.000Z") == [("ts_backwards", 13)]
+
+
+def test_a_recorded_path_never_leaves_the_session_s_folder(tmp_path: Path) -> None:
+    from replay_tui.formats.persisted import read_persisted
+
+    session = tmp_path / "project" / "s1.jsonl"
+    session.parent.mkdir()
+    session.write_text("{}\n")
+    (tmp_path / "project" / "tool-results").mkdir()
+    (tmp_path / "project" / "tool-results" / "x.txt").write_text("not this session's")
+    for recorded in ("/home/u/../tool-results/x.txt", "C:\\Users\\u\\..\\tool-results\\x.txt"):
+        text = f"<persisted-output>\nOutput too large (1KB). Full output saved to: {recorded}\n"
+        got = read_persisted(session, text)
+        assert got is not None and "text" not in got and "missing" in got

@@ -191,3 +191,20 @@ def test_a_sub_agent_s_meta_file_is_said_on_its_task_row(tmp_path: Path) -> None
     summary = RunView(replay).row(5).summary
     assert "agent-a485154.jsonl (agentType=Explore model=claude-haiku-4-5) (t opens it)" in summary
     replay.close()
+
+
+def test_an_archived_fork_finds_its_parent_in_the_sessions(tmp_path: Path) -> None:
+    from replay_tui.views.subagents import rollout_of
+
+    day = tmp_path / "sessions" / "2026" / "05" / "11"
+    day.mkdir(parents=True)
+    parent = day / "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl"
+    parent.write_text("{}\n")
+    archive = tmp_path / "archived_sessions"
+    archive.mkdir()
+    fork = archive / "rollout-2026-05-12T09-00-00-019e9999-0000-7000-8000-000000000001.jsonl"
+    fork.write_text("{}\n")
+    assert rollout_of(fork, "019e1625-789d-76c0-80ab-3724b5ddb799") == parent
+    outside = tmp_path / "rollout-x-019e9999.jsonl"  # in no store: nothing searched
+    outside.write_text("{}\n")
+    assert rollout_of(outside, "019e1625-789d-76c0-80ab-3724b5ddb799") is None

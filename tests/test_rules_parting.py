@@ -264,3 +264,42 @@ def test_rules_that_change_a_dict_in_place_are_not_the_same(
     # another run under the new rules: they part at seq 1 (another task), not later
     code = main(["diff", str(DEMO), str(SAMPLES / "agent-succeeds"), "--rules-b", rules])
     assert "first state difference: after seq 1\n" in capsys.readouterr().out
+
+
+TUPLE_RULES = RULES_SOURCE.replace(
+    "        _edit(state, PROGRAM[(event.seq - 1) % len(PROGRAM)])\n",
+    "        state['pos'] = (1, 2) if WRITE_TUPLE else [1, 2]\n",
+).replace("STYLE = {style!r}", "STYLE = {style!r}\nWRITE_TUPLE = {tuple_!r}")
+
+
+def test_a_tuple_in_a_plain_dict_is_the_list_it_writes(tmp_path: Path) -> None:
+    """Rules on plain dicts may hold a tuple: the digest writes it as a list,
+    so rules writing [1, 2] and rules writing (1, 2) are the same everywhere."""
+    specs = []
+    for name, tuple_ in (("lists", False), ("tuples", True)):
+        path = tmp_path / f"{name}.py"
+        path.write_text(
+            TUPLE_RULES.format(
+                program="[[]]", initial=json.dumps(INITIAL), style="in_place", tuple_=tuple_
+            )
+        )
+        specs.append(load_reducer(f"{path}:REDUCER"))
+    a = Replay(locate_run(DEMO), specs[0], history=True).verify()
+    b = Replay(locate_run(DEMO), specs[1], history=True).verify()
+    try:
+        assert first_difference(a, b) is None and row_differences(a, b) == []
+    finally:
+        a.close()
+        b.close()
+
+
+def test_minus_zero_is_not_zero_to_a_digest() -> None:
+    from replay_tui.state.diff import diff
+    from replay_tui.state.persistent import DictDraft, freeze
+
+    assert diff({"x": 0.0}, {"x": -0.0}) and diff([0.0], [-0.0])
+    draft = DictDraft(freeze({"x": 0.0}))
+    draft["x"] = -0.0
+    patches: list[Any] = []
+    draft.commit(patches)
+    assert len(patches) == 1

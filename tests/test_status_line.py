@@ -132,3 +132,13 @@ def test_snapshot_compare_mode_at_80x24(snap_compare) -> None:  # type: ignore[n
         await pilot.pause()
 
     assert snap_compare(make_app(REFUND, skip=(2,)), terminal_size=(80, 24), run_before=run)
+
+
+def test_the_verdict_is_cut_never_dropped() -> None:
+    pieces = [
+        Piece(Text(" my-run-label"), 70, cut=True, least=8),
+        Piece(Text("  ✗ error at seq 12: reducer_error "), 100,
+              Text("  ✗ seq 12: reducer_error "), 92, cut=True, least=4),
+    ]  # fmt: skip
+    got = fit(pieces, 20).plain
+    assert "✗" in got and len(got) <= 20

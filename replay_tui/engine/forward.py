@@ -140,11 +140,15 @@ class ForwardPass(ReplayCore):
             return
         valid_before = self.valid
         parsed = self._parse(raw, index + 1, self.ledger.line_span(index)[0])
+        kept = None
         if self.clock is not None and len(raw) >= BIG_LINE and isinstance(parsed, Event):
             # in the app, shown next (its row, its view): a copy, before the
             # rules see it; check shows nothing, and keeps no second parse
-            self.ledger.keep_big(index, len(raw), parsed.detached())
+            kept = parsed.detached()
         self._consume(parsed)
+        if kept is not None and isinstance(parsed, Event):
+            kept.noted_from(parsed)  # what the checks found of it (its parent, its chain)
+            self.ledger.keep_big(index, len(raw), kept)
         if self.valid > valid_before:
             self._crcs.append(zlib.crc32(raw))
         if self.pending is None:

@@ -95,6 +95,11 @@ class Event:
     def __repr__(self) -> str:
         return f"Event(seq={self.seq}, kind={self.kind!r}, line={self.line})"
 
+    def noted_from(self, other: Event) -> None:
+        """Take what the checks noted on ``other`` (this line's twin): its
+        parent's seq."""
+        self.parent_seq = other.parent_seq
+
     def detached(self) -> Event:
         """A copy whose objects and arrays are its own, its strings shared: what
         rules that might change their event get of a line kept parsed (a 12 MB

@@ -53,8 +53,8 @@ def _parts(recorded: str) -> tuple[str, str] | None:
     if len(parts) < 3 or parts[-2] != "tool-results":
         return None
     sid, name = parts[-3], parts[-1]
-    if not _NAME.match(name) or not _NAME.match(sid) or name.startswith("."):
-        return None
+    if not _NAME.match(name) or not _NAME.match(sid) or name.startswith(".") or sid.startswith("."):
+        return None  # never ".." or a hidden name: only a session's own folder
     return sid, name
 
 
@@ -124,9 +124,12 @@ def _read(folder: Path, name: str) -> tuple[bytes | None, str]:
                 return None, f"tool-results/{name} is not a regular file"
             if info.st_size > MAX_BYTES:
                 return None, f"tool-results/{name} is over {MAX_BYTES >> 20} MiB"
-            chunks = []
-            while chunk := os.read(fd, 1 << 20):
+            chunks, got = [], 0
+            while got <= MAX_BYTES and (chunk := os.read(fd, 1 << 20)):
                 chunks.append(chunk)
+                got += len(chunk)
+            if got > MAX_BYTES:  # it grew while read
+                return None, f"tool-results/{name} is over {MAX_BYTES >> 20} MiB"
             return b"".join(chunks), ""
         finally:
             os.close(fd)

@@ -92,6 +92,13 @@ class RecordEvent(Event):
     def call_id(self) -> str | None:
         return self._call
 
+    def noted_from(self, other: Event) -> None:
+        """Its parent's seq, and its place in the chain."""
+        super().noted_from(other)
+        self.chain = getattr(other, "chain", None)
+        self.chain_why = getattr(other, "chain_why", NOT_RECORD)
+        self.mended = getattr(other, "mended", ())
+
 
 def _text(value: Any) -> str | None:
     return value if type(value) is str else None
@@ -316,6 +323,8 @@ class ClaudeCodeChecker(SessionChecker):
         #: last ts, and when the latest tool call was requested (seconds).
         self._last: list[float | None] = [None, None]
         self._requested: list[float | None] = [None, None]
+        #: Calls requested and not yet answered: when (seconds).
+        self._asked: dict[str, float] = {}
         #: The record just checked: a sub-agent's, and what it is in the chain.
         self._side_now = False
         self._why_now = NOT_RECORD
@@ -415,8 +424,8 @@ class ClaudeCodeChecker(SessionChecker):
         first record carries the time its task was given. Claude Code writes
         the results of parallel calls (and queue records between them) as
         they come, a few milliseconds out of order: a result no earlier than
-        the calls it answers were requested is not warned of; one that goes
-        back before its request is. A meta note (``isMeta``) is written with
+        its own call was requested is not warned of; one that goes back
+        before its request is. A meta note (``isMeta``) is written with
         a time ahead of the records of its turn: it moves no track on."""
         now = event.ts_s
         if event.ts is None or now is None:
@@ -429,11 +438,19 @@ class ClaudeCodeChecker(SessionChecker):
         if track and self._why_now in (ROOT, SIDE_START):
             return False  # a sub-agent starts: its time is its task's
         requested = self._requested[track]
-        if event.kind == "tool_use" and (requested is None or now > requested):
-            self._requested[track] = now
+        call = event.call_id
+        if event.kind == "tool_use":
+            if requested is None or now > requested:
+                self._requested[track] = now
+            if call is not None:
+                self._asked[call] = now
         went = last is not None and now < last
-        if went and event.kind == "tool_result" and requested is not None:
-            return now < requested
+        if event.kind == "tool_result":
+            asked = self._asked.pop(call, None) if call is not None else None
+            if went and asked is not None:
+                return now < asked  # before its own request
+            if went and requested is not None:
+                return now < requested
         return went
 
     def _new_chain(self, rec: dict[str, Any], side: Any) -> bool:
@@ -570,7 +587,8 @@ class ClaudeCodeLines(SessionLines):
             parent = chain.parent[line]
             if parent:
                 event.parent_seq = parent
-            event.mended = tuple(c for c, p in chain.mended.items() if p == line)
+            mended = chain.mended.copy()  # the forward pass may add to it meanwhile
+            event.mended = tuple(c for c, p in mended.items() if p == line)
         return event
 
     def result_data(self, rec: dict[str, Any], call_id: str) -> Any:

@@ -74,8 +74,10 @@ def _diffed(replay: Any, until: int, cancelled: Callable[[], bool] | None) -> Pa
     _, state = next(states)
     before = orjson.loads(canonical.dumps_fast(state))
     for _, state in states:
-        log.append(diff(before, state))
-        before = orjson.loads(canonical.dumps_fast(state))
+        # both sides as JSON (a tuple is a list, as the digest writes it)
+        after = orjson.loads(canonical.dumps_fast(state))
+        log.append(diff(before, after))
+        before = after
     if len(log) < until:  # cancelled
         log.close()
         return None

@@ -293,7 +293,7 @@ def shown_event(replay: Any, event: Event) -> dict[str, Any]:
     return {"seq": event.seq, "kind": event.kind, "payload": event.fields}
 
 
-def _first_mismatch(a: bytes, b: bytes, width: int = 8) -> int | None:
+def _first_mismatch(a: bytes | memoryview, b: bytes | memoryview, width: int = 8) -> int | None:
     """Index of the first ``width``-byte slot that differs in the common
     length (binary search over C-level slice compares), else None."""
     n = min(len(a), len(b)) // width
@@ -459,8 +459,9 @@ def _confirmed(left: _Running, right: _Running, a: bytes, b: bytes) -> int | Non
     """The first n whose change digests differ and whose states' digests do
     too (the states decide where the changes alone would say otherwise)."""
     start = 0
+    view_a, view_b = memoryview(a), memoryview(b)  # slices without copies
     while True:
-        found = _first_mismatch(a[start * 8 :], b[start * 8 :])
+        found = _first_mismatch(view_a[start * 8 :], view_b[start * 8 :])
         if found is None:
             return None
         n = start + found + 1

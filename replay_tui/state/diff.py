@@ -6,6 +6,7 @@ characters keys hold; :func:`path_str` renders them for people.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +53,8 @@ def _same(a: Any, b: Any) -> bool:
     order then only costs a walk that finds nothing)."""
     if type(a) is not type(b) or a != b:
         return False
+    if type(a) is float:  # 0.0 == -0.0, but JSON writes them apart
+        return math.copysign(1.0, a) == math.copysign(1.0, b)
     return not isinstance(a, _NESTED) or _written(a) == _written(b)
 
 
@@ -80,6 +83,7 @@ def diff(old: Any, new: Any, path: Path = ()) -> list[Change]:
                 was == now
                 and type(was) is type(now)
                 and (not isinstance(was, _NESTED) or _written(was) == _written(now))
+                and (type(was) is not float or _same(was, now))
             ):
                 continue  # inline: this loop runs once per key of a big state
             else:

@@ -470,7 +470,12 @@ class DictDraft(MutableMapping[str, Any]):
                 continue
             to = type(new)
             if to in _SCALAR_TYPES and (old is MISSING or type(old) in _SCALAR_TYPES):
-                if old is MISSING or to is not type(old) or old != new:  # diff, inlined
+                if (
+                    old is MISSING
+                    or to is not type(old)
+                    or old != new
+                    or (to is float and str(old) != str(new))  # 0.0 and -0.0 write apart
+                ):  # diff, inlined
                     if found is None:
                         found = {}
                     found[k] = [Change((*path, k), old, new)]

@@ -151,7 +151,8 @@ def status_text(screen: ReplayScreen) -> Text:
             short=short,
         )
         verdicts.append(verdict)
-    pieces.append(Piece.named("verdict", verdicts[0], verdicts[1]))
+    # the verdict is cut (never dropped) on a terminal too narrow for its short form
+    pieces.append(Piece.named("verdict", verdicts[0], verdicts[1], cut=True, least=4))
     pieces.append(
         Piece.named(
             "compare", _said(screen.compare.status), _said(screen.compare.status, short=True)

@@ -103,14 +103,20 @@ def rollout_of(near: Path, thread: str) -> Path | None:
     (``sessions/YYYY/MM/DD/rollout-*-<thread>.jsonl``, or its archive)."""
     if not _THREAD.match(thread):
         return None
-    parents = near.resolve().parents
-    store = parents[3] if len(parents) > 3 and parents[3].name == "sessions" else near.parent
+    here = near.resolve()
+    parents = here.parents
+    if len(parents) > 3 and parents[3].name == "sessions":
+        home = parents[4]
+    elif here.parent.name == "archived_sessions":
+        home = here.parent.parent
+    else:
+        return None  # not in a Codex store: nothing to search (never a whole home)
     looked = 0
-    for folder in (store, store.parent / "archived_sessions"):
+    for folder in (home / "sessions", home / "archived_sessions"):
         if not folder.is_dir():
             continue
         for path in folder.rglob(f"rollout-*{thread}.jsonl"):
-            if path.is_file() and not path.is_symlink() and path.resolve() != near.resolve():
+            if path.is_file() and not path.is_symlink() and path.resolve() != here:
                 return path
             looked += 1
             if looked > _LOOKED:
