@@ -149,22 +149,20 @@ class Seeking(ReplayCore):
     def still_open(self) -> list[str]:
         """What the rules say the valid prefix leaves open (why a run that
         stops here ended as it did), read from the final state in place."""
-        try:
-            return self.rules_call.still_open(self._live_state())
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # stuck or broken rules: say so, never crash
-            return [f"(still_open failed: {type(exc).__name__}: {exc})"]
+        return self._final_lines("still_open", self.rules_call.still_open)
 
     def notes(self) -> list[str]:
         """What the rules say a person should know of the valid prefix's
         state (what a resume would drop), read from the final state in place."""
+        return self._final_lines("notes", self.rules_call.notes)
+
+    def _final_lines(self, hook: str, ask: Callable[[State], list[str]]) -> list[str]:
         try:
-            return self.rules_call.notes(self._live_state())
+            return ask(self._live_state())
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # stuck or broken rules: say so, never crash
-            return [f"(notes failed: {type(exc).__name__}: {exc})"]
+            return [f"({hook} failed: {type(exc).__name__}: {exc})"]
 
     def final_state(self) -> State:
         return self.state_at(self.valid)

@@ -700,20 +700,24 @@ _CLAUDE_HINT = (b'"sessionId":', b'"parentUuid":', b'"isSidechain":')
 _CODEX_HINT = re.compile(rb'\A\s*\{"timestamp":"[^"]*","type":"(?:session_meta|response_item)"')
 
 
-def _head(path: Path) -> bytes:
-    """The first bytes of a regular file (never waiting on a FIFO)."""
+def _read_regular(path: Path, read: Callable[[int], bytes]) -> bytes:
+    """``read(fd)`` of a regular file (never waiting on a FIFO); nothing if
+    it is not one or cannot be read."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return b""
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return b""
-        return os.pread(fd, HEAD_BYTES, 0)
+        return read(fd) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
     except OSError:
         return b""
     finally:
         os.close(fd)
+
+
+def _head(path: Path) -> bytes:
+    """The first bytes of a regular file."""
+    return _read_regular(path, lambda fd: os.pread(fd, HEAD_BYTES, 0))
 
 
 def session_format_of(path: Path) -> str | None:
@@ -738,13 +742,8 @@ _LONGEST_FIRST_LINE = 1 << 30
 def _after_first_line(path: Path) -> bytes:
     """The :data:`HEAD_BYTES` after the first line's end (read a chunk at a
     time, never held whole), or nothing."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return b""
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return b""
+
+    def read(fd: int) -> bytes:
         at = HEAD_BYTES
         while at < _LONGEST_FIRST_LINE:
             chunk = os.pread(fd, HEAD_BYTES, at)
@@ -755,10 +754,8 @@ def _after_first_line(path: Path) -> bytes:
                 return os.pread(fd, HEAD_BYTES, at + end + 1)
             at += len(chunk)
         return b""
-    except OSError:
-        return b""
-    finally:
-        os.close(fd)
+
+    return _read_regular(path, read)
 
 
 def session_format_of_head(head: bytes) -> str | None:

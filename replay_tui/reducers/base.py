@@ -169,20 +169,26 @@ def explain(reducer: Reducer, before: State, event: Event, after: State) -> str 
     return text if isinstance(text, str) else None
 
 
-def notes(reducer: Reducer, state: State) -> list[str]:
-    """What the rules say a person should know of ``state`` beyond its
-    verdict (their optional ``notes``), e.g. what ``claude --resume`` would
-    drop. Empty if they say nothing."""
-    fn = getattr(reducer, "notes", None)
+def _lines_of(reducer: Reducer, hook: str, state: State) -> list[str]:
+    """The rules' optional ``hook(state)`` that says a list of lines; empty
+    if they have none or say no list, one line if it fails."""
+    fn = getattr(reducer, hook, None)
     if fn is None:
         return []
     try:
         found = fn(state)
     except Exception as exc:  # a bug in optional prose must not hide the state
-        return [f"(notes failed: {type(exc).__name__}: {exc})"]
+        return [f"({hook} failed: {type(exc).__name__}: {exc})"]
     if not isinstance(found, list):
         return []
     return [str(item) for item in found]
+
+
+def notes(reducer: Reducer, state: State) -> list[str]:
+    """What the rules say a person should know of ``state`` beyond its
+    verdict (their optional ``notes``), e.g. what ``claude --resume`` would
+    drop. Empty if they say nothing."""
+    return _lines_of(reducer, "notes", state)
 
 
 def where(reducer: Reducer, state: State) -> str | None:
@@ -203,13 +209,4 @@ def still_open(reducer: Reducer, state: State) -> list[str]:
     """What the rules say is still open in ``state`` (their optional
     ``still_open``): why a run that stops here ended as it did, e.g.
     ``call-003 allowed (never started)``. Empty if they say nothing."""
-    fn = getattr(reducer, "still_open", None)
-    if fn is None:
-        return []
-    try:
-        found = fn(state)
-    except Exception as exc:  # a bug in optional prose must not hide the state
-        return [f"(still_open failed: {type(exc).__name__}: {exc})"]
-    if not isinstance(found, list):
-        return []
-    return [str(item) for item in found]
+    return _lines_of(reducer, "still_open", state)
