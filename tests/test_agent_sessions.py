@@ -30,10 +30,10 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import RunPaths, locate_run
+from replay_tui.formats.session_checks import _SeenIds
 from replay_tui.formats.sessions import (
     CLAUDE_CODE,
     CODEX,
-    _SeenIds,
     claude_code_kind,
     codex_kind,
     session_format_of,

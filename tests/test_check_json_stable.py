@@ -36,8 +36,9 @@ a stop: their state gained ``chain`` (``state_sha256``), the damaged sample
 stops at ``illegal_transition`` where it stopped at ``bad_parent``, and a
 sample with a broken chain was added; then again when the session rules'
 state gained a resumed file's lineage, each compaction's summary and tokens
-after it, and a Codex rollout's fork and parent thread; every other entry
-byte for byte the same.
+after it, and a Codex rollout's fork and parent thread; and their
+``rules_sha256`` alone when the chain's words moved to ``reducers/resume.py``;
+every other entry byte for byte the same.
 Regenerate them, from the repo root, only on purpose (a deliberate change of
 output):
 

@@ -247,15 +247,12 @@ class ForwardPass(ReplayCore):
         if isinstance(item, LineError):
             self._fail(self._line_error(item))
             return
-        checker = self._checker
-        problem = checker.check(item)
+        problem = self._checker.check(item)
         if problem is not None:
             self._fail(self._line_error(problem))
             return
-        if checker.findings:
-            for code, message in checker.findings:
-                self._warn(code, message, item.seq, item.line)
-            checker.findings.clear()
+        if self._checker.findings:
+            self._take_findings(item)
         if item.parent_seq is not None:
             self.causes.note(item)
         if self.calls is not None:
@@ -371,6 +368,13 @@ class ForwardPass(ReplayCore):
         self._rule_warnings(item)
         if self.observer is not None:
             self.observer(item.seq, frozen, item.kind)  # type: ignore[arg-type]
+
+    def _take_findings(self, item: Event) -> None:
+        """What the line checks found at ``item`` that is no stop, as warnings."""
+        findings = self._checker.findings
+        for code, message in findings:
+            self._warn(code, message, item.seq, item.line)
+        findings.clear()
 
     def _rule_warnings(self, item: Event) -> None:
         """What the rules said with ``ctx.warn`` about ``item``, as warnings."""

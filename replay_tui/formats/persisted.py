@@ -24,6 +24,13 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from replay_tui.formats.receipts import (  # opened as receipts are
+    _CLOEXEC,
+    _DIRECTORY,
+    _NOFOLLOW,
+    _NONBLOCK,
+)
+
 #: What a ``<persisted-output>`` block says: the size, and where it was saved.
 _BLOCK = re.compile(
     r"<persisted-output>\s*Output too large \(([^)\n]*)\)\.\s*Full output saved to:\s*([^\n]+)"
@@ -32,10 +39,6 @@ _BLOCK = re.compile(
 _NAME = re.compile(r"[A-Za-z0-9._-]{1,200}\Z")
 #: The most read of one saved result.
 MAX_BYTES = 64 << 20
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def persisted_block(text: str) -> tuple[str, str] | None:

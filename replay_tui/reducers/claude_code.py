@@ -56,10 +56,18 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from replay_tui.formats.chain import BROKEN, NOT_RECORD
+from replay_tui.formats.chain import NOT_RECORD
 from replay_tui.formats.envelope import ts_seconds
 from replay_tui.reducers.base import CallFacts, Context, State
-from replay_tui.reducers.session_rules import SessionRules, illegal, in_words, label, one_line
+from replay_tui.reducers.resume import note_chain, resume_notes, session_in_file
+from replay_tui.reducers.session_rules import (
+    SessionRules,
+    illegal,
+    in_words,
+    label,
+    one_line,
+    record_words,
+)
 
 if TYPE_CHECKING:
     from replay_tui.envelope import Event
@@ -202,41 +210,6 @@ def _compaction_summary(state: State, event: Event) -> None:
     compactions[-1]["summary_chars"] = len(_text_of(content))
 
 
-#: Breaks of the chain kept in the state (all are counted in ``breaks_total``).
-BREAKS_KEPT = 100
-
-
-def _chain(chain: dict[str, Any], event: Event) -> None:
-    """The record's place in the ``parentUuid`` chain (see
-    :mod:`replay_tui.formats.chain`): counted, a break noted with what it
-    costs, and for a message of the main conversation, what ``claude
-    --resume`` from it would load."""
-    rec = event.payload
-    main = rec.get("isSidechain") is not True
-    if main:
-        chain["records"] += 1
-    walk = getattr(event, "chain", None)
-    if event.chain_why == BROKEN and walk is not None:  # type: ignore[attr-defined]
-        chain["breaks_total"] += 1
-        if len(chain["breaks"]) < BREAKS_KEPT:
-            chain["breaks"].append(
-                {"seq": event.seq, "parent": rec.get("parentUuid"), "drops": walk.before}
-            )
-    for child in getattr(event, "mended", ()):
-        for brk in chain["breaks"]:
-            if brk["seq"] == child:
-                brk["mended_at"] = event.seq
-    if main and walk is not None and rec.get("type") in ("user", "assistant"):
-        chain["resume"] = {
-            "leaf": event.seq,
-            "from": walk.start,
-            "stops": walk.stops,
-            "loads": walk.loads,
-            "drops": walk.before if walk.stops == "break" else 0,
-            "compacted": walk.before if walk.stops == "compaction" else 0,
-        }
-
-
 class ClaudeCodeRules(SessionRules):
     name = "claude_code"
     version = "1.0.0"
@@ -275,7 +248,7 @@ class ClaudeCodeRules(SessionRules):
         kind = event.kind
         self._session(state, rec, event.seq)
         if getattr(event, "chain_why", NOT_RECORD) != NOT_RECORD:
-            _chain(state["chain"], event)
+            note_chain(state["chain"], event)
         if kind == "user" and rec.get("isCompactSummary") is True:
             _compaction_summary(state, event)
         elif kind == "user":
@@ -511,35 +484,13 @@ class ClaudeCodeRules(SessionRules):
         return None
 
     def where(self, state: State) -> str | None:
-        """In a file that holds several sessions (resumed under new ids):
-        which one this prefix is in."""
-        lineage = state["session"].get("lineage") or []
-        if len(lineage) < 2:
-            return None
-        last = lineage[-1]
-        return f"session {len(lineage)} in this file: {last['id'][:8]}… from line {last['from']:,}"
+        """In a file that holds several sessions: which one this prefix is in."""
+        return session_in_file(state)
 
     def notes(self, state: State) -> list[str]:
         """What ``claude --resume`` of the last message would load, when the
         chain it walks back stops short of the session's start."""
-        resume = state.get("chain", {}).get("resume")
-        if not resume:
-            return []
-        leaf, start = resume["leaf"], resume["from"]
-        loads = f"loads {resume['loads']:,} records (lines {start:,}..{leaf:,})"
-        if resume["stops"] == "break":
-            return [
-                f"claude --resume from the last message (line {leaf:,}) {loads}: the chain "
-                f"breaks at line {start:,}, and the {resume['drops']:,} records before it "
-                "drop out of the conversation"
-            ]
-        if resume["stops"] == "compaction":
-            return [
-                f"claude --resume from the last message (line {leaf:,}) {loads}, from the "
-                f"compaction at line {start:,}: its summary stands for the "
-                f"{resume['compacted']:,} records before it"
-            ]
-        return []
+        return resume_notes(state)
 
     def call_of(self, event: Event) -> str | None:
         """A call is a tool_use and the tool_result that answers it."""
@@ -611,7 +562,7 @@ class ClaudeCodeRules(SessionRules):
             content = rec.get("content")
             if isinstance(content, str) and content:
                 return one_line(f"{rec.get('subtype')}: {content}")
-            return _shape(rec, f"{rec.get('subtype')}")
+            return record_words(rec, f"{rec.get('subtype')}")
         if kind == "summary":
             return one_line(str(rec.get("summary")), 200)
         if kind == "queue-operation":
@@ -622,7 +573,7 @@ class ClaudeCodeRules(SessionRules):
             if isinstance(data, dict):
                 return one_line(" ".join(str(data[k]) for k in ("type", "hookEvent") if k in data))
         if kind not in KINDS:  # a record type newer than these rules: its own fields
-            return _shape(rec, "")
+            return record_words(rec, "")
         return None
 
     def recorded_call(self, state: State, event: Event) -> tuple[str, dict[str, Any]] | None:
@@ -634,33 +585,6 @@ class ClaudeCodeRules(SessionRules):
             return None
         call = state["calls"].get(cid)
         return (cid, call) if call is not None else None
-
-
-#: Fields every record has, left out when a record of a new shape is worded.
-_COMMON = frozenset(
-    {
-        "type", "subtype", "uuid", "parentUuid", "logicalParentUuid", "leafUuid", "sessionId",
-        "timestamp", "cwd", "version", "gitBranch", "userType", "isSidechain", "isMeta",
-        "requestId", "messageId", "agentId", "slug", "level", "toolUseID",
-    }
-)  # fmt: skip
-
-
-def _shape(rec: dict[str, Any], head: str) -> str:
-    """A record these rules read nothing from, by its own scalar fields
-    (``turn_duration 64.6 s``, ``prNumber=12 prUrl=https://...``): new
-    record types keep arriving, and a row should say what each holds."""
-    words = [head] if head else []
-    for key, value in rec.items():
-        if key in _COMMON or isinstance(value, dict | list) or value is None:
-            continue
-        if key == "durationMs" and isinstance(value, int | float):
-            words.append(f"{value / 1000:.1f} s")
-        else:
-            words.append(f"{key}={value}")
-        if len(words) >= 5:
-            break
-    return one_line(" ".join(words), 200)
 
 
 def _ids(event: Event, block_type: str, key: str) -> list[str]:

@@ -79,3 +79,30 @@ class SessionRules:
 
     def _explain(self, before: State, event: Event, after: State) -> str:
         raise NotImplementedError
+
+
+#: Fields every record has, left out when a record of a new shape is worded.
+_COMMON = frozenset(
+    {
+        "type", "subtype", "uuid", "parentUuid", "logicalParentUuid", "leafUuid", "sessionId",
+        "timestamp", "cwd", "version", "gitBranch", "userType", "isSidechain", "isMeta",
+        "requestId", "messageId", "agentId", "slug", "level", "toolUseID",
+    }
+)  # fmt: skip
+
+
+def record_words(rec: dict[str, Any], head: str) -> str:
+    """A record these rules read nothing from, by its own scalar fields
+    (``turn_duration 64.6 s``, ``prNumber=12 prUrl=https://...``): new
+    record types keep arriving, and a row should say what each holds."""
+    words = [head] if head else []
+    for key, value in rec.items():
+        if key in _COMMON or isinstance(value, dict | list) or value is None:
+            continue
+        if key == "durationMs" and isinstance(value, int | float):
+            words.append(f"{value / 1000:.1f} s")
+        else:
+            words.append(f"{key}={value}")
+        if len(words) >= 5:
+            break
+    return one_line(" ".join(words), 200)

@@ -62,7 +62,7 @@ from replay_tui.ui.status import StatusBar, status_text
 from replay_tui.ui.tail import TailRider
 from replay_tui.ui.timeline import Timeline
 from replay_tui.ui.watch import WatchPane
-from replay_tui.views.runview import RESUME_FILTER, LineView, RunView
+from replay_tui.views.runview import LineView, RunView
 
 
 class ReplayScreen(Screen[None]):
@@ -474,16 +474,8 @@ class ReplayScreen(Screen[None]):
             self.timeline.show_only(None)
 
     def action_resume_chain(self) -> None:
-        """``m``: only what ``claude --resume`` from the cursor's record loads
-        (a filter, so Esc, n / N and the status work as for any); again: all."""
-        if self.search.filter_text.startswith(RESUME_FILTER):
-            self.apply_filter("")
-            return
-        query = self.view.resume_query(self.cursor_seq())
-        if query is None:
-            self.notify("m shows what claude --resume loads: in a Claude Code session", timeout=3)
-        else:
-            self.apply_filter(query)
+        """``m``: only what ``claude --resume`` from here loads; again: all."""
+        self.searching.resume_chain(self.view, self.cursor_seq(), self.apply_filter)
 
     def action_escape(self) -> None:
         """Esc: stop watching; else leave compare mode; else forget the

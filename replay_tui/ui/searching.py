@@ -19,7 +19,7 @@ from replay_tui.questions.condition import Condition
 from replay_tui.ui.cancel import WorkerCancelled
 from replay_tui.ui.messages import FilterReady, StatusChanged, TurnFound, TurnsReady
 from replay_tui.ui.search import Search, Turn, turn_in
-from replay_tui.views.runview import RunView
+from replay_tui.views.runview import RESUME_FILTER, RunView
 
 
 class SearchKeeper(Widget):
@@ -115,6 +115,19 @@ class SearchKeeper(Widget):
         return True
 
     # -- the filter ----------------------------------------------------------
+    def resume_chain(self, view: RunView, seq: int, apply: Callable[[str], None]) -> None:
+        """``m``: only what ``claude --resume`` from the record at ``seq``
+        loads (a filter, so Esc, n / N and the status work as for any);
+        again: every row. ``apply`` sets the filter as the screen does."""
+        if self.search.filter_text.startswith(RESUME_FILTER):
+            apply("")
+            return
+        query = view.resume_query(seq)
+        if query is None:
+            self.notify("m shows what claude --resume loads: in a Claude Code session", timeout=3)
+        else:
+            apply(query)
+
     def set_filter(self, query: str) -> bool:
         """Keep the rows matching ``query`` (scanned in a worker); False if
         the filter is now off."""
