@@ -6,7 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from hypothesis import given
+from hypothesis import strategies as st
 
+from replay_tui.engine.causes import CauseIndex
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import locate_run
 from replay_tui.reducers import load_reducer
@@ -95,3 +98,47 @@ async def test_a_claude_code_records_parent_is_its_cause() -> None:
         await pilot.press("P")
         await settle(app, pilot)
         assert seq_at_cursor(app) == 15
+
+
+class _Noted:
+    """What the index reads of an event: its seq, parent and whether the line names it."""
+
+    def __init__(self, seq: int, parent: int, named: bool) -> None:
+        self.seq, self.parent_seq = seq, parent
+        self.fields = {"parent_seq": parent} if named else {}
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 60), st.booleans(), st.booleans()),
+        max_size=80,
+    ),
+    st.integers(0, 200),
+)
+def test_the_compact_index_answers_as_a_dict_of_lists_would(
+    steps: list[tuple[int, bool, bool]], upto: int
+) -> None:
+    """Arrays and fan-out lists give the answers of the plain model: every
+    effect of a parent in ledger order (a retry noted twice counted once),
+    and the parent a checker found only where the line names none."""
+    index = CauseIndex()
+    effects: dict[int, list[int]] = {}
+    found: dict[int, int] = {}
+    seq, last = 1, None
+    for back, named, retry in steps:
+        if retry and last is not None:  # a retry after a pending receipt: noted again
+            index.note(last)  # type: ignore[arg-type]
+            continue
+        seq += 1
+        parent = max(1, seq - back)
+        last = _Noted(seq, parent, named)
+        index.note(last)  # type: ignore[arg-type]
+        effects.setdefault(parent, []).append(seq)
+        if not named:
+            found[seq] = parent
+    for s in range(0, seq + 2):
+        kids = [k for k in effects.get(s, []) if k <= upto]
+        assert index.effects(s, upto, 3) == (kids[:3], len(kids))
+        probe = _Noted(s, 0, False)
+        probe.parent_seq = None  # type: ignore[assignment]
+        assert index.parent_of(probe) == found.get(s)  # type: ignore[arg-type]
