@@ -30,7 +30,7 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import RunPaths, locate_run
-from replay_tui.formats.session_checks import _SeenIds
+from replay_tui.formats.id_table import IdTable
 from replay_tui.formats.sessions import (
     CLAUDE_CODE,
     CODEX,
@@ -171,7 +171,14 @@ def test_every_claude_code_sample_verifies_with_its_calls_and_usage(
     assert report["receipts"] == 0
     state = checked(path).final_state()
     want = claude_counts(path)
-    assert {cid: (c["tool"], c["status"]) for cid, c in state["calls"].items()} == want["calls"]
+    in_flight = {cid: c for cid, c in want["calls"].items() if c[1] == "requested"}
+    assert {cid: (c["tool"], c["status"]) for cid, c in state["calls"].items()} == in_flight
+    tools: dict[str, dict[str, int]] = {}
+    for tool, status in want["calls"].values():
+        counts = tools.setdefault(tool, {"calls": 0, "errors": 0})
+        counts["calls"] += 1
+        counts["errors"] += status == "error"
+    assert state["tools"] == tools
     assert state["usage"] == want["usage"]
     assert state["turns"] == want["turns"]
     assert state["in_flight"] == sum(c == "requested" for _, c in want["calls"].values())
@@ -240,11 +247,16 @@ def test_what_the_state_holds_besides_calls_and_usage() -> None:
     assert state["model"] == "claude-sonnet-4-20250514" and state["version"] == "1.0.98"
     assert state["session"]["id"] == "1af7fc5e-8455-4414-9ccd-011d40f70b2a"
     assert state["todos"][0]["status"] == "completed"
-    write = state["calls"]["toolu_01LM7vfs6eMdhHJokVajzJA1"]
+    # calls leave the state when answered: open ones, the last answered, counts per tool
+    assert state["calls"] == {} and state["tools"]["Write"] == {"calls": 1, "errors": 1}
+    replay = checked(SIMPLE)
+    asked = replay.state_at(25)["calls"]["toolu_01LM7vfs6eMdhHJokVajzJA1"]
+    assert (asked["tool"], asked["status"], asked["seq"]) == ("Write", "requested", 25)
+    write = replay.state_at(26)["answered"]["toolu_01LM7vfs6eMdhHJokVajzJA1"]
     assert write["status"] == "error" and write["tool"] == "Write"
     assert write["input"] == "/path/to/Demo/CLAUDE.md" and "permissions" in write["error"]
     assert (write["seq"], write["result_seq"]) == (25, 26) and write["duration_s"] == 0.03
-    assert state["calls"]["toolu_012Gbtu9wRFgVWjdDUHE3djw"]["input"] == "ls -la"
+    assert "toolu_01LM7vfs6eMdhHJokVajzJA1" not in replay.state_at(26)["calls"]
     compacted = checked(COMPACTED).final_state()
     assert compacted["compactions"] == [
         {
@@ -272,7 +284,7 @@ def test_a_call_in_flight_is_still_open_and_the_summary_says_so(
 ) -> None:
     assert main(["check", str(SUBAGENTS / "turn-1.jsonl")]) == 0
     out = capsys.readouterr().out
-    assert "state tools_running (claude_code 1.0.0)" in out
+    assert "state tools_running (claude_code 2.0.0)" in out
     assert "still open: toolu_bdrk_01NNGBKLENmr7j3TfUKZW7rz Bash find . -name" in out
 
 
@@ -756,17 +768,15 @@ def test_the_session_file_is_never_touched(tmp_path: Path) -> None:
 
 def test_every_command_works_on_sessions(capsys: pytest.CaptureFixture[str]) -> None:
     cid = "toolu_01LM7vfs6eMdhHJokVajzJA1"
-    assert main(["when", str(SIMPLE), f'calls.{cid}.status == "error"']) == 0
-    assert capsys.readouterr().out.startswith(
-        f'26  tool_result  calls.{cid}.status: "requested" → "error"'
-    )
+    assert main(["when", str(SIMPLE), f'answered.{cid}.status == "error"']) == 0
+    assert capsys.readouterr().out.startswith(f"26  tool_result  answered.{cid}")
     assert main(["history", str(SIMPLE), "usage.output_tokens", "--json"]) == 0
     changes = json.loads(capsys.readouterr().out)
     assert changes[-1]["new"] == claude_counts(SIMPLE)["usage"]["output_tokens"]
     assert main(["history", str(ROLLOUT), "usage.output_tokens"]) == 0
     capsys.readouterr()
     assert main(["state", str(SIMPLE), "--at", "26"]) == 0
-    assert json.loads(capsys.readouterr().out)["calls"][cid]["status"] == "error"
+    assert json.loads(capsys.readouterr().out)["answered"][cid]["status"] == "error"
     assert main(["report", str(SIMPLE), "--at", "25"]) == 0
     doc = capsys.readouterr().out
     assert "Write · no result recorded yet" in doc and "toolUseResult" in doc
@@ -802,7 +812,7 @@ def test_hostile_text_in_a_transcript_is_inert(tmp_path: Path) -> None:
     cid = "toolu_012Gbtu9wRFgVWjdDUHE3djw"
     human = [
         ["check", str(path)],
-        ["when", str(path), f'calls.{cid}.status == "ok"'],
+        ["when", str(path), f'answered.{cid}.status == "ok"'],
         ["history", str(path), f"calls.{cid}.tool"],
         ["report", str(path), "--at", "17", "--at", "22", "--at", "4"],
         ["diff", str(path), "--skip", "1"],
@@ -833,7 +843,7 @@ def test_hostile_text_in_a_transcript_is_inert(tmp_path: Path) -> None:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert b"\x1b" not in out.stdout and b"\x07" not in out.stdout
-    assert json.loads(out.stdout)["calls"][cid]["tool"] == f"Bash{HOSTILE['osc52']}"
+    assert json.loads(out.stdout)["tools"][f"Bash{HOSTILE['osc52']}"]["calls"] == 1
 
 
 # -- following a growing session ---------------------------------------------------------------
@@ -904,7 +914,14 @@ def test_a_session_read_twice_as_it_grew(tmp_path: Path) -> None:
     second = checked(SUBAGENTS / "turn-2.jsonl").final_state()
     cid = "toolu_bdrk_01NNGBKLENmr7j3TfUKZW7rz"
     assert first["calls"][cid]["status"] == "requested"
-    assert second["calls"][cid]["status"] == "ok"
+    replay = checked(SUBAGENTS / "turn-2.jsonl")
+    answer = next(
+        n
+        for n, r in enumerate(records(SUBAGENTS / "turn-2.jsonl"), start=1)
+        if cid in json.dumps(r) and r.get("type") == "user"
+    )
+    assert replay.state_at(answer)["answered"][cid]["status"] == "ok"
+    assert cid not in second["calls"]
 
 
 @settings(
@@ -948,7 +965,7 @@ def test_followed_in_any_chunks_equals_check_of_the_final_file(
 def test_uuids_sharing_a_hash_are_never_taken_for_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_SeenIds, "key", staticmethod(lambda text: 7))  # every uuid collides
+    monkeypatch.setattr(IdTable, "key", staticmethod(lambda text: 7))  # every id collides
     assert checked(SIMPLE).error is None
     lines = SIMPLE.read_bytes().splitlines(keepends=True)
     (tmp_path / "s.jsonl").write_bytes(b"".join([*lines[:9], lines[2], *lines[9:]]))
@@ -958,13 +975,13 @@ def test_uuids_sharing_a_hash_are_never_taken_for_one(
 def test_the_table_of_uuids_grows_and_finds_them_all() -> None:
     uuids = [f"{i:08x}-0000-0000-0000-000000000000" for i in range(5000)]
     lines = [orjson.dumps({"uuid": u}) for u in uuids]
-    seen = _SeenIds(lambda index: lines[index])
+    seen = IdTable(lambda index: lines[index], lambda rec, text: rec.get("uuid") == text)
     for n, u in enumerate(uuids, start=1):
-        key = _SeenIds.key(u)
+        key = IdTable.key(u)
         assert not seen.has(key)
         seen.add(key, n)
-    assert all(seen.line_of(u, _SeenIds.key(u)) == n for n, u in enumerate(uuids, start=1))
-    assert not seen.has(_SeenIds.key("not-seen"))
+    assert all(seen.line_of(u, IdTable.key(u)) == n for n, u in enumerate(uuids, start=1))
+    assert not seen.has(IdTable.key("not-seen"))
 
 
 def test_a_sub_agents_transcript_is_found_by_its_id(tmp_path: Path) -> None:
@@ -1044,11 +1061,12 @@ def test_a_message_whole_on_one_line_with_several_calls(tmp_path: Path) -> None:
     replay, _ = open_replay(str(path), history=True)
     replay.verify()
     state = replay.final_state()
-    assert {c: (v["tool"], v["status"]) for c, v in state["calls"].items()} == {
+    assert {c: (v["tool"], v["status"]) for c, v in state["answered"].items()} == {
         "t1": ("Read", "ok"),
         "t2": ("Bash", "error"),
     }
-    assert state["calls"]["t2"]["duration_s"] == 2.5 and state["turns"] == 1
+    assert state["calls"] == {} and state["tools"]["Bash"] == {"calls": 1, "errors": 1}
+    assert state["answered"]["t2"]["duration_s"] == 2.5 and state["turns"] == 1
     assert state["usage"]["output_tokens"] == 7 and state["phase"] == "awaiting_model"
     assert RunView(replay).row(1).summary == "Read a.py; Bash false"
     assert replay.step(3).explanation == (

@@ -30,6 +30,7 @@ from replay_tui.cli import state as cli_state
 from replay_tui.cli import usage as cli_usage
 from replay_tui.cli.app import split_link
 from replay_tui.cli.options import Parser
+from replay_tui.core.allocator import keep_big_blocks_mapped
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.supervision import supervised
@@ -111,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    keep_big_blocks_mapped()
     args_list = list(sys.argv[1:] if argv is None else argv)
     if not args_list or (
         args_list[0] not in SUBCOMMANDS and args_list[0] not in ("-h", "--help", "--version")

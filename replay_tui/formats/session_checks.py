@@ -10,7 +10,6 @@ finding, not a stop), and timestamps judged on their own track.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +25,17 @@ from replay_tui.formats.chain import (
     ChainIndex,
     Resume,
 )
+from replay_tui.formats.claude_records import (
+    MESSAGE_KINDS,
+    Usage,
+    answers_call,
+    block_ids,
+    holds_message,
+    message_usage,
+    requests_call,
+)
 from replay_tui.formats.envelope import Event, LineError, SequenceChecker
+from replay_tui.formats.id_table import IdTable
 
 
 class SessionChecker(SequenceChecker):
@@ -51,85 +60,6 @@ class SessionChecker(SequenceChecker):
         return None
 
 
-class _SeenIds:
-    """The uuids seen so far, as 64-bit hashes in an open-addressing table of
-    two arrays (12 bytes a slot, at most two thirds full: under 20 bytes a
-    record), each with the line it was seen at. A hash found again is
-    confirmed by reading that line, so two uuids that share a hash are never
-    taken for one."""
-
-    def __init__(self, read_line: Callable[[int], bytes]) -> None:
-        self._read_line = read_line
-        self._keys = array("Q", bytes(8 * 1024))
-        self._lines = array("I", bytes(4 * 1024))
-        self._mask = 1023
-        self._count = 0
-
-    @staticmethod
-    def key(text: str) -> int:
-        return (hash(text) & 0xFFFF_FFFF_FFFF_FFFF) or 1
-
-    def has(self, key: int) -> bool:
-        """Whether a uuid with this hash was seen (not confirmed)."""
-        return self.first_line(key) != 0
-
-    def first_line(self, key: int) -> int:
-        """The line of the first uuid seen with this hash, unconfirmed; 0 if
-        none (a parent: whoever reads that line confirms it)."""
-        keys, mask = self._keys, self._mask
-        i = key & mask
-        while True:
-            k = keys[i]
-            if k == key:
-                return self._lines[i]
-            if k == 0:
-                return 0
-            i = (i + 1) & mask
-
-    def line_of(self, text: str, key: int) -> int:
-        """The line where ``text`` was seen, confirmed; 0 if it was not."""
-        keys, mask = self._keys, self._mask
-        i = key & mask
-        while True:
-            k = keys[i]
-            if k == 0:
-                return 0
-            if k == key:
-                line = self._lines[i]
-                try:
-                    earlier = orjson.loads(self._read_line(line - 1))
-                except (orjson.JSONDecodeError, OSError, IndexError):
-                    earlier = None
-                if type(earlier) is dict and earlier.get("uuid") == text:
-                    return line
-            i = (i + 1) & mask
-
-    def add(self, key: int, line: int) -> None:
-        if 3 * (self._count + 1) > 2 * (self._mask + 1):
-            self._grow()
-        keys, mask = self._keys, self._mask
-        i = key & mask
-        while keys[i] != 0:
-            i = (i + 1) & mask
-        keys[i] = key
-        self._lines[i] = line
-        self._count += 1
-
-    def _grow(self) -> None:
-        old_keys, old_lines = self._keys, self._lines
-        size = 2 * (self._mask + 1)
-        self._keys = keys = array("Q", bytes(8 * size))
-        self._lines = lines = array("I", bytes(4 * size))
-        self._mask = mask = size - 1
-        for k, line in zip(old_keys, old_lines, strict=True):
-            if k:
-                i = k & mask
-                while keys[i] != 0:
-                    i = (i + 1) & mask
-                keys[i] = k
-                lines[i] = line
-
-
 class ClaudeCodeChecker(SessionChecker):
     """:class:`SessionChecker` plus what Claude Code promises of its records:
     each ``uuid`` once, each ``parentUuid`` an earlier record (see the module)."""
@@ -140,9 +70,24 @@ class ClaudeCodeChecker(SessionChecker):
         may_ignore: Callable[[Event], bool] | None,
         read_line: Callable[[int], bytes],
         chain: ChainIndex | None = None,
+        earlier: dict[int, Usage] | None = None,
     ) -> None:
         super().__init__(kinds, may_ignore)
-        self._seen = _SeenIds(read_line)
+        self._seen = IdTable(read_line, lambda rec, text: rec.get("uuid") == text)
+        #: Each tool call's request and result, and each API message's last
+        #: line with a usage: the rules keep only open calls and the latest
+        #: message, so a call requested or answered twice, and a message
+        #: that resumes after others, are known here.
+        self._call_asks = IdTable(read_line, requests_call)
+        self._call_answers = IdTable(read_line, answers_call)
+        self._message_lines = IdTable(read_line, holds_message)
+        self._read_line = read_line
+        #: The message of the last line with a usage.
+        self._message_now: str | None = None
+        self._message_line = 0
+        #: Lines of a message that resumes after others -> its usage at its
+        #: line before (the rules count the growth from there).
+        self.earlier: dict[int, Usage] = earlier if earlier is not None else {}
         #: A record with ``isSidechain: false`` was seen: not a sub-agent's transcript.
         self._main = False
         self.chain = chain if chain is not None else ChainIndex()
@@ -181,11 +126,17 @@ class ClaudeCodeChecker(SessionChecker):
         if uuid is not None:
             if type(uuid) is not str:
                 return bad("bad_envelope", "uuid must be a string")
-            key = _SeenIds.key(uuid)
+            key = IdTable.key(uuid)
             if self._seen.has(key):
                 earlier = self._seen.line_of(uuid, key)
                 if earlier:
                     return bad("seq_duplicate", f"uuid {uuid} was already used at line {earlier}")
+        if event.kind in _CALL_KINDS:
+            twice = self._calls(event)
+            if twice is not None:
+                return bad("illegal_transition", twice)
+        if event.kind in MESSAGE_KINDS:
+            self._message(event)
         line = 0
         boundary = rec.get("type") == "system" and rec.get("subtype") == "compact_boundary"
         if parent is None:
@@ -193,7 +144,7 @@ class ClaudeCodeChecker(SessionChecker):
         elif type(parent) is not str:
             return bad("bad_parent", "parentUuid must be a string or null")
         else:
-            line = self._seen.first_line(_SeenIds.key(parent))
+            line = self._seen.first_line(IdTable.key(parent))
             if line:  # its cause, for p (the record's seq is its line)
                 event.parent_seq = line
                 why = LINKED
@@ -201,7 +152,7 @@ class ClaudeCodeChecker(SessionChecker):
                 why = BOUNDARY if boundary else SIDE_START
             else:
                 why = BROKEN
-                self._awaited.setdefault(_SeenIds.key(parent), []).append((event.line, parent))
+                self._awaited.setdefault(IdTable.key(parent), []).append((event.line, parent))
         self._side_now, self._why_now = side is True, why
         chain = self.chain
         chain.note(event.line, why, line, side is not True)
@@ -218,6 +169,53 @@ class ClaudeCodeChecker(SessionChecker):
         event.chain_why = why  # type: ignore[attr-defined]
         return None
 
+    def _calls(self, event: Event) -> str | None:
+        """A tool_use id requested before, or a call answered before: what
+        the rules can no longer see once a call is answered."""
+        rec, line = event.fields, event.line
+        if event.kind == "tool_use":
+            table, ids, twice = self._call_asks, block_ids(rec, "tool_use", "id"), _ASKED_TWICE
+        else:
+            table, ids = self._call_answers, block_ids(rec, "tool_result", "tool_use_id")
+            twice = _TWICE
+        here: set[str] = set()
+        for cid in ids:
+            key = IdTable.key(cid)
+            earlier = line if cid in here else table.line_of(cid, key) if table.has(key) else 0
+            if earlier:
+                self.last_seq = event.seq - 1
+                return twice.format(cid=cid, seq=earlier)
+            table.add(key, line)
+            here.add(cid)
+        return None
+
+    def _message(self, event: Event) -> None:
+        """An API message's line: if its message resumes after lines of
+        others, the usage it had at its line before. The usual next line
+        of the same message costs no read."""
+        found = message_usage(event.fields)
+        if found is None or found[0] is None:
+            return
+        mid, line, table = found[0], event.line, self._message_lines
+        key = IdTable.key(mid)
+        if mid == self._message_now:
+            table.move(key, self._message_line, line)
+            self._message_line = line
+            return
+        earlier = table.line_of(mid, key) if table.has(key) else 0
+        self._message_now, self._message_line = mid, line
+        if not earlier:
+            table.add(key, line)
+            return
+        table.move(key, earlier, line)
+        try:
+            before = message_usage(orjson.loads(self._read_line(earlier - 1)))
+        except (orjson.JSONDecodeError, OSError, IndexError):
+            before = None
+        if before is not None:
+            self.earlier[line] = before[1]
+            event.earlier_usage = before[1]  # type: ignore[attr-defined]
+
     def _mend(self, line: int, uuid: str, waiting: list[tuple[int, str]]) -> tuple[int, ...]:
         """Record ``line`` is the parent the records ``waiting`` named before
         it was written: mended from here on (Claude Code's reader reads the
@@ -225,7 +223,7 @@ class ClaudeCodeChecker(SessionChecker):
         mended = []
         for child, text in waiting:
             if text != uuid:  # another uuid of the same hash
-                self._awaited.setdefault(_SeenIds.key(text), []).append((child, text))
+                self._awaited.setdefault(IdTable.key(text), []).append((child, text))
                 continue
             loop = self.chain.mend(child, line)
             if loop is not None:
@@ -290,6 +288,11 @@ class ClaudeCodeChecker(SessionChecker):
         if rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
             return True
         return side is True and not self._main
+
+
+_CALL_KINDS = frozenset({"tool_use", "tool_result"})
+_ASKED_TWICE = "tool_use {cid} was already requested at seq {seq}"
+_TWICE = "a second tool_result for {cid}: its result was recorded at seq {seq}"
 
 
 def broken_words(parent: str, resume: Resume) -> str:

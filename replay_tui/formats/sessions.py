@@ -47,6 +47,7 @@ from replay_tui.formats.chain import (
     ChainIndex,
     Resume,
 )
+from replay_tui.formats.claude_records import Usage
 from replay_tui.formats.envelope import (
     Event,
     LineError,
@@ -76,7 +77,7 @@ class RecordEvent(Event):
     ``payload`` are the record; ``call_id`` is the call it requests or answers
     (found by the mapping, not a field of the record)."""
 
-    __slots__ = ("_call", "chain", "chain_why", "mended")
+    __slots__ = ("_call", "chain", "chain_why", "earlier_usage", "mended")
 
     _call: str | None
     #: Claude Code: the walk ``claude --resume`` does back from this record
@@ -86,6 +87,10 @@ class RecordEvent(Event):
     chain: Resume | None
     chain_why: int
     mended: tuple[int, ...]
+    #: Claude Code: a line of an API message that resumes after lines of
+    #: other messages: the message's usage at its line before (None: the
+    #: message is new, or continues the line before it).
+    earlier_usage: Usage | None
 
     @property
     def call_id(self) -> str | None:
@@ -97,6 +102,7 @@ class RecordEvent(Event):
         self.chain = getattr(other, "chain", None)
         self.chain_why = getattr(other, "chain_why", NOT_RECORD)
         self.mended = getattr(other, "mended", ())
+        self.earlier_usage = getattr(other, "earlier_usage", None)
 
 
 def _text(value: Any) -> str | None:
@@ -257,6 +263,7 @@ class SessionLines:
         event.chain = None
         event.chain_why = NOT_RECORD
         event.mended = ()
+        event.earlier_usage = None
         return event
 
     def checker(
@@ -292,6 +299,8 @@ class ClaudeCodeLines(SessionLines):
         super().__init__(path)
         #: Where each line's parentUuid chain goes, filled by the checker.
         self.chain = ChainIndex()
+        #: Lines of a message resuming after others -> its usage before.
+        self.earlier: dict[int, Usage] = {}
 
     def checker(
         self,
@@ -299,8 +308,9 @@ class ClaudeCodeLines(SessionLines):
         may_ignore: Callable[[Event], bool] | None,
         read_line: Callable[[int], bytes],
     ) -> SequenceChecker:
-        self.chain = ChainIndex()  # a new pass: a new index
-        return ClaudeCodeChecker(kinds, may_ignore, read_line, self.chain)
+        self.chain = ChainIndex()  # a new pass: new indexes
+        self.earlier = {}
+        return ClaudeCodeChecker(kinds, may_ignore, read_line, self.chain, self.earlier)
 
     def reread(self, raw: bytes, line: int, offset: int) -> Event:
         """A line that was validated, again (for the rules), with its place
@@ -315,6 +325,7 @@ class ClaudeCodeLines(SessionLines):
                 event.parent_seq = parent
             mended = chain.mended.copy()  # the forward pass may add to it meanwhile
             event.mended = tuple(c for c, p in mended.items() if p == line)
+        event.earlier_usage = self.earlier.get(line)
         return event
 
     def result_data(self, rec: dict[str, Any], call_id: str) -> Any:

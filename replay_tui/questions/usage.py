@@ -46,7 +46,7 @@ from replay_tui.formats.sessions import (
     run_id_of,
     session_format_of,
 )
-from replay_tui.reducers.claude_code import USAGE_FIELDS
+from replay_tui.formats.claude_records import USAGE_FIELDS
 
 CLAUDE_FIELDS: tuple[str, ...] = USAGE_FIELDS
 CODEX_FIELDS: tuple[str, ...] = (

@@ -9,19 +9,25 @@ kind named from it: ``user`` (a prompt, a command, a meta message),
 nothing from (``summary``, ``progress``, ``file-history-snapshot``,
 ``queue-operation``, and any type a newer version adds), shown as they are.
 
-State:
+State (what is open, and totals: the history itself is the timeline, so
+the state does not grow with every call and message):
 
-- ``calls``: tool_use id -> ``{tool, status, input, seq, at, result_seq,
-  duration_s}``; ``status`` is ``requested`` until its ``tool_result`` is
-  recorded, then ``ok``, or ``error`` when the result says ``is_error: true``
-  (with the start of its text as ``error``); ``input`` sums the input up
-  (``ls -la`` for Bash, the path for Read, ...); ``duration_s`` is from the
-  two records' timestamps;
+- ``calls``: the calls in flight: tool_use id -> ``{tool, status, input,
+  seq, at}`` (``status`` ``requested``; ``input`` sums the input up: ``ls
+  -la`` for Bash, the path for Read, ...); a call leaves when its
+  ``tool_result`` is recorded;
+- ``answered``: the calls the latest ``tool_result`` record answered, as
+  above with ``status`` ``ok`` or ``error`` (``is_error: true``, with the
+  start of its text as ``error``), ``result_seq`` and ``duration_s`` (from
+  the two records' timestamps);
+- ``tools``: per tool, ``calls`` requested and ``errors`` among their results;
 - ``usage``: ``input_tokens``, ``output_tokens``, ``cache_creation_input_tokens``
   and ``cache_read_input_tokens`` summed over API messages, each message
   (``message.id``) counted once with the usage of its last line so far (one
   message is often split over several ``assistant`` lines, whose usage
-  grows); ``messages`` keeps that last usage by message id;
+  grows); ``message``: the latest message's id and usage so far (a message
+  that resumes after lines of others brings its usage before with it, from
+  the line checks: see :mod:`replay_tui.formats.session_checks`);
 - ``model`` (the last message's, ``<synthetic>`` left out), ``version`` (of
   Claude Code, the last record's), ``session`` (id, cwd, git branch, agent id,
   whether every record so far is a sub-agent's: ``sidechain``);
@@ -42,8 +48,9 @@ State:
 
 Strict where the format has invariants: a ``tool_result`` for a call never
 requested, or a second result for one call, or a tool_use id requested twice,
-is ``illegal_transition``. (A ``uuid`` used twice is checked for every
-record before the rules run.) A ``parentUuid`` naming no earlier record is a
+is ``illegal_transition``. (A ``uuid`` used twice, and a call requested or
+answered twice after it left ``calls``, are checked for every record before
+the rules run.) A ``parentUuid`` naming no earlier record is a
 finding, not a stop (Claude Code writes it and goes on): ``chain`` counts
 the records, keeps the breaks and says what ``claude --resume`` from the
 last message would load (see :mod:`replay_tui.formats.chain`), and
@@ -57,6 +64,13 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from replay_tui.formats.chain import NOT_RECORD
+from replay_tui.formats.claude_records import (
+    MESSAGE_KINDS,
+    USAGE_FIELDS,
+    block_ids,
+    blocks,
+    message_usage,
+)
 from replay_tui.formats.envelope import ts_seconds
 from replay_tui.reducers.base import CallFacts, Context, State
 from replay_tui.reducers.resume import note_chain, resume_notes, session_in_file
@@ -88,13 +102,6 @@ KINDS = frozenset(
         "queue-operation",
     }
 )
-_MESSAGE_KINDS = frozenset({"assistant", "thinking", "tool_use"})
-USAGE_FIELDS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
 #: Tools that run a sub-agent, and tools that set the todo list.
 AGENT_TOOLS = frozenset({"Task", "Agent"})
 TODO_TOOLS = frozenset({"TodoWrite"})
@@ -122,17 +129,6 @@ _INPUT_KEYS = {
 }
 _NOT_PROMPTS = ("<local-command-", "[Request interrupted")
 _AGENT_ID = re.compile(r"agentId: ([A-Za-z0-9_-]+)")
-
-
-def _count(value: Any) -> int:
-    """A token count as recorded (anything but a whole number >= 0 is 0)."""
-    return value if type(value) is int and value >= 0 else 0
-
-
-def _blocks(rec: dict[str, Any]) -> list[Any]:
-    msg = rec.get("message")
-    content = msg.get("content") if isinstance(msg, dict) else None
-    return list(content) if isinstance(content, list) else []
 
 
 def _text_of(content: Any) -> str:
@@ -212,7 +208,7 @@ def _compaction_summary(state: State, event: Event) -> None:
 
 class ClaudeCodeRules(SessionRules):
     name = "claude_code"
-    version = "1.0.0"
+    version = "2.0.0"
     kinds = KINDS
     #: The source these rules are for: never chosen for an events.jsonl by its first kind.
     source_format = "claude-code"
@@ -234,8 +230,10 @@ class ClaudeCodeRules(SessionRules):
             "turns": 0,
             "in_flight": 0,
             "calls": {},
+            "answered": {},
+            "tools": {},
             "usage": dict.fromkeys(USAGE_FIELDS, 0),
-            "messages": {},
+            "message": None,
             "todos": [],
             "compactions": [],
             "agents": {},
@@ -257,7 +255,7 @@ class ClaudeCodeRules(SessionRules):
                 self._phase(state, "awaiting_model")
         elif kind == "tool_result":
             self._results(state, event)
-        elif kind in _MESSAGE_KINDS:
+        elif kind in MESSAGE_KINDS:
             self._message(state, event)
         elif kind == "compact_boundary":
             meta = rec.get("compactMetadata")
@@ -315,24 +313,26 @@ class ClaudeCodeRules(SessionRules):
         model = msg.get("model")
         if isinstance(model, str) and not model.startswith("<") and state["model"] != model:
             state["model"] = model
-        usage = msg.get("usage")
-        if isinstance(usage, dict):
-            mid = msg.get("id")
-            key = mid if isinstance(mid, str) else f"seq {event.seq}"
-            new = [_count(usage.get(f)) for f in USAGE_FIELDS]
+        found = message_usage(rec)
+        if found is not None:
+            mid, new = found
             compactions = state["compactions"]
             if compactions and compactions[-1]["post_tokens"] is None:
                 # the context the model continued from: the first message's prompt
                 compactions[-1]["post_tokens"] = new[0] + new[2] + new[3]
-            messages = state["messages"]
-            old = messages.get(key)
-            before = list(old) if old is not None else [0, 0, 0, 0]
-            if old is None or before != new:
+            now = state["message"]
+            if mid is not None and now is not None and now["id"] == mid:
+                before = tuple(now["usage"][f] for f in USAGE_FIELDS)
+            else:  # a new message, or one resuming after others (the checks say its usage)
+                earlier = getattr(event, "earlier_usage", None) if mid is not None else None
+                before = earlier if earlier is not None else (0, 0, 0, 0)
+            if before != new:
                 totals = state["usage"]
                 for f, n, o in zip(USAGE_FIELDS, new, before, strict=True):
                     if n != o:
                         totals[f] += n - o
-                messages[key] = new
+            if mid is not None and (now is None or now["id"] != mid or before != new):
+                state["message"] = {"id": mid, "usage": dict(zip(USAGE_FIELDS, new, strict=True))}
         if event.kind == "tool_use":
             self._requests(state, event)
         elif event.kind == "assistant":
@@ -343,7 +343,7 @@ class ClaudeCodeRules(SessionRules):
     def _requests(self, state: State, event: Event) -> None:
         calls = state["calls"]
         sidechain = event.payload.get("isSidechain") is True
-        for block in _blocks(event.payload):
+        for block in blocks(event.payload):
             if not isinstance(block, dict) or block.get("type") != "tool_use":
                 continue
             cid = block.get("id")
@@ -360,12 +360,16 @@ class ClaudeCodeRules(SessionRules):
                 "input": input_summary(tool, args),
                 "seq": event.seq,
                 "at": event.ts,
-                "result_seq": None,
-                "duration_s": None,
             }
             if sidechain:
                 call["sidechain"] = True
             calls[cid] = call
+            tools = state["tools"]
+            counts = tools.get(tool)
+            if counts is None:
+                tools[tool] = {"calls": 1, "errors": 0}
+            else:
+                counts["calls"] += 1
             state["in_flight"] += 1
             if isinstance(args, dict):
                 if tool in TODO_TOOLS and isinstance(args.get("todos"), list):
@@ -384,30 +388,35 @@ class ClaudeCodeRules(SessionRules):
     def _results(self, state: State, event: Event) -> None:
         calls = state["calls"]
         rec = event.payload
-        for block in _blocks(rec):
+        answered: dict[str, Any] = {}
+        for block in blocks(rec):
             if not isinstance(block, dict) or block.get("type") != "tool_result":
                 continue
             cid = block.get("tool_use_id")
             if not isinstance(cid, str):
                 raise illegal("tool_result without a tool_use_id")
-            call = calls.get(cid)
+            call = calls.pop(cid, None)
             if call is None:
+                done = answered.get(cid)
+                if done is not None:
+                    raise illegal(
+                        f"a second tool_result for {cid}: its result was recorded at seq "
+                        f"{done['result_seq']}"
+                    )
                 raise illegal(f"tool_result for {cid}, which was never requested")
-            if call["status"] != "requested":
-                raise illegal(
-                    f"a second tool_result for {cid}: its result was recorded at seq "
-                    f"{call['result_seq']}"
-                )
             status = "error" if block.get("is_error") is True else "ok"
             call["status"] = status
             call["result_seq"] = event.seq
             call["duration_s"] = _duration(call, event)
             if status == "error":
                 call["error"] = one_line(_text_of(block.get("content")), 200)
+                state["tools"][call["tool"]]["errors"] += 1
+            answered[cid] = call
             state["in_flight"] -= 1
             agent = state["agents"].get(cid)
             if agent is not None:
                 self._agent_done(agent, status, block, rec, event.seq)
+        state["answered"] = answered
         self._phase(state, "awaiting_model")
 
     @staticmethod
@@ -442,7 +451,7 @@ class ClaudeCodeRules(SessionRules):
         if kind == "tool_result":
             said = []
             for c in _ids(event, "tool_result", "tool_use_id"):
-                call = after["calls"][c]
+                call = after["answered"][c]
                 said.append(
                     f"tool_result {call['status']} {in_words(call['duration_s'])}: "
                     f"{label(call)} ({c}, requested at seq {call['seq']})"
@@ -452,7 +461,7 @@ class ClaudeCodeRules(SessionRules):
             if after["turns"] != before["turns"]:
                 return f"user: turn {after['turns']}"
             return "user: not a prompt (a meta message, a compaction's summary, a command's output)"
-        if kind in _MESSAGE_KINDS:
+        if kind in MESSAGE_KINDS:
             msg = event.payload.get("message")
             mid = msg.get("id") if isinstance(msg, dict) else None
             grown = [
@@ -478,7 +487,7 @@ class ClaudeCodeRules(SessionRules):
 
     @staticmethod
     def _first_block(event: Event, kind: str) -> dict[str, Any] | None:
-        for block in _blocks(event.payload):
+        for block in blocks(event.payload):
             if isinstance(block, dict) and block.get("type") == kind:
                 return block
         return None
@@ -529,14 +538,14 @@ class ClaudeCodeRules(SessionRules):
                     for x in (str(b.get("name")), input_summary(str(b.get("name")), b.get("input")))
                     if x
                 )
-                for b in _blocks(rec)
+                for b in blocks(rec)
                 if isinstance(b, dict) and b.get("type") == "tool_use"
             )
         if kind == "tool_result":
             return "; ".join(
                 f"{'error' if b.get('is_error') is True else 'ok'} · "
                 f"{one_line(_text_of(b.get('content')), 200)}"
-                for b in _blocks(rec)
+                for b in blocks(rec)
                 if isinstance(b, dict) and b.get("type") == "tool_result"
             )
         if kind in ("user", "assistant", "thinking"):
@@ -583,16 +592,12 @@ class ClaudeCodeRules(SessionRules):
         cid = event.call_id
         if cid is None or event.kind not in ("tool_use", "tool_result"):
             return None
-        call = state["calls"].get(cid)
+        call = state["calls"].get(cid) or state["answered"].get(cid)
         return (cid, call) if call is not None else None
 
 
 def _ids(event: Event, block_type: str, key: str) -> list[str]:
-    return [
-        b[key]
-        for b in _blocks(event.payload)
-        if isinstance(b, dict) and b.get("type") == block_type and isinstance(b.get(key), str)
-    ]
+    return block_ids(event.payload, block_type, key)
 
 
 REDUCER = ClaudeCodeRules()

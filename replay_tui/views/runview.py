@@ -18,7 +18,7 @@ from typing import Any
 
 from replay_tui.core.errors import ReplayError, Warning_
 from replay_tui.core.safe_text import escape_controls
-from replay_tui.engine.calls import CallIndex
+from replay_tui.engine.calls import NO_CALL, CallIndex
 from replay_tui.engine.causes import CauseIndex
 from replay_tui.engine.clock import EventClock
 from replay_tui.engine.replay import LedgerChanged, RecordedResult, Replay, Step
@@ -507,10 +507,22 @@ class RunView:
         found: dict[str, Any] = {"record": now.record(), "result": now}
         valid = self.replay.valid
         if now.seq is None and n < valid:
-            later = self.replay.recorded_result(event, valid)
+            later = self.replay.recorded_result(event, self._call_end(event, valid))
             if later is not None and later.seq is not None:
                 found.update(record_later=later.record(), result_later=later)
         return found
+
+    def _call_end(self, event: Event | None, valid: int) -> int:
+        """The prefix that ends with the last line of ``event``'s call (its
+        result, if recorded) within the first ``valid`` events: the rules
+        keep a call in their state while it is open and when it is answered,
+        not forever."""
+        calls = self.replay.calls
+        index = self.index_of_seq(event.seq) if event is not None else -1
+        number = calls.call_at(index) if calls is not None and index >= 0 else NO_CALL
+        if calls is None or number == NO_CALL:
+            return valid
+        return min(valid, calls.last[number] + 1)
 
     def _event_at(self, index: int) -> Any:
         """Line ``index`` parsed (cached), for what reads around the cursor."""
