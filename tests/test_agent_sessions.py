@@ -29,8 +29,8 @@ from replay_tui.cli import main
 from replay_tui.core.errors import CannotRun
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import Replay
-from replay_tui.formats.run import RunPaths, locate_run
 from replay_tui.formats.id_table import IdTable
+from replay_tui.formats.run import RunPaths, locate_run
 from replay_tui.formats.sessions import (
     CLAUDE_CODE,
     CODEX,

@@ -137,6 +137,31 @@ async def test_m_shows_only_what_a_resume_loads_and_the_break_explains_itself() 
         assert "the 26 records before it drop out" in pane_text(app, "state")
 
 
+async def test_the_gutter_rails_the_records_a_resume_loads_where_it_drops_some() -> None:
+    """Unfiltered, the rows claude --resume from the last record loads carry
+    a rail in the gutter (lines 30..51, the walk back to the break), the
+    rows it drops none; a session whose resume loads every record has no
+    rail at all."""
+    app = make_app(BROKEN)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        tl = app.main.timeline
+        chain = app.replay.ledger.mapping.chain  # type: ignore[union-attr]
+        walked = set(chain.walk(chain.last_record(app.replay.valid)))
+        for index in range(1, app.main.view.row_count()):  # row 0 holds the cursor
+            gutter = tl._build(index, 1, 80).text[0]
+            if index + 1 == 30:  # the break: its warning sign, on the rail
+                assert gutter == "!"
+            else:
+                assert (gutter == "│") == (index + 1 in walked), index + 1
+        assert min(walked) == 30 and len(walked) == 21
+    whole = make_app(BROKEN.parent / "claude-code-short.jsonl")
+    async with whole.run_test(size=(140, 40)) as pilot:
+        await settle(whole, pilot)
+        rows = range(1, whole.main.view.row_count())
+        assert not any(whole.main.timeline._build(i, 1, 80).text[0] == "│" for i in rows)
+
+
 async def test_m_elsewhere_says_where_it_works() -> None:
     app = make_app(Path(__file__).parent.parent / "sample_runs" / "demo-001")
     async with app.run_test(size=(140, 40)) as pilot:
@@ -173,6 +198,59 @@ async def test_t_at_a_forked_rollout_opens_the_one_it_was_forked_from(tmp_path: 
         nested = app.screen
         assert isinstance(nested, ReplayScreen)
         assert nested.replay.paths.events == parent
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.main)
+
+
+async def test_t_at_a_spawn_agent_call_opens_the_child_thread_s_rollout(tmp_path: Path) -> None:
+    """Codex writes a spawned agent's thread to a rollout of its own; the
+    spawn_agent output names it (``{"agent_id": <thread id>}``): its row
+    says so, and t there opens that rollout from the same store."""
+    import orjson
+
+    source = next((FIXTURES.parent / "codex").glob("*.jsonl"))
+    day = tmp_path / "sessions" / "2026" / "05" / "11"
+    day.mkdir(parents=True)
+    lines = source.read_bytes().splitlines()
+    child_id = "019e9999-0000-7000-8000-0000000000c1"
+    meta = orjson.loads(lines[0])
+    meta["payload"]["id"] = child_id
+    child = day / f"rollout-2026-05-11T09-00-00-{child_id}.jsonl"
+    child.write_bytes(b"\n".join([orjson.dumps(meta), *lines[1:]]) + b"\n")
+    at = lines[8]  # a function_call: the spawn goes in after it, answered at once
+    stamp = orjson.loads(at)["timestamp"]
+    call = {
+        "timestamp": stamp,
+        "type": "response_item",
+        "payload": {
+            "type": "function_call",
+            "name": "spawn_agent",
+            "call_id": "call_spawn1",
+            "arguments": orjson.dumps(
+                {"message": "review the diff", "agent_type": "explorer"}
+            ).decode(),
+        },
+    }
+    output = {"timestamp": stamp, "type": "response_item", "payload": {
+        "type": "function_call_output", "call_id": "call_spawn1",
+        "output": orjson.dumps({"agent_id": child_id, "nickname": "Ada"}).decode()}}  # fmt: skip
+    parent = day / "rollout-2026-05-11T08-00-00-019e9999-0000-7000-8000-0000000000p1.jsonl"
+    parent.write_bytes(
+        b"\n".join([*lines[:8], orjson.dumps(call), orjson.dumps(output), *lines[8:]]) + b"\n"
+    )
+    app = make_app(parent)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        agent = app.replay.final_state()["agents"]["call_spawn1"]
+        assert (agent["agent_id"], agent["nickname"], agent["status"]) == (child_id, "Ada", "ok")
+        assert f"sub-agent transcript {child.name}" in app.main.view.row(8).summary
+        app.main.go_to_seq(9)
+        await settle(app, pilot)
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.nested)
+        nested = app.screen
+        assert isinstance(nested, ReplayScreen) and nested.replay.paths.events == child
+        assert nested.replay.reducer.name == "codex"
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.main)
 

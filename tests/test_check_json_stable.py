@@ -42,7 +42,9 @@ then when the Claude Code rules (2.0.0) came to keep only the calls in
 flight, the calls last answered, counts per tool and the latest message
 (``rules.version``, ``rules_sha256`` and ``state_sha256`` of the twelve
 Claude Code entries, regenerated with ``--regenerate .`` from the new code
-and compared field by field: no verdict, seq, message or exit moved);
+and compared field by field: no verdict, seq, message or exit moved), and
+the Codex entries' ``rules_sha256`` alone when a ``spawn_agent`` output's
+child thread came to be kept;
 every other entry byte for byte the same.
 Regenerate them, from the repo root, only on purpose (a deliberate change of
 output):

@@ -147,6 +147,12 @@ class ChainIndex:
         found.reverse()
         return found
 
+    def main_records(self, line: int) -> int:
+        """Main-chain records (a uuid, not a sub-agent's) up to ``line`` included."""
+        if line + 1 < len(self.ordinal):
+            return self.ordinal[line + 1]
+        return self._count
+
     def last_record(self, line: int) -> int:
         """The last line at or before ``line`` that is in a chain (0: none)."""
         line = min(line, len(self))

@@ -37,6 +37,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.formats.claude_records import USAGE_FIELDS
 from replay_tui.formats.envelope import ts_seconds
 from replay_tui.formats.sessions import (
     CLAUDE_CODE,
@@ -46,7 +47,6 @@ from replay_tui.formats.sessions import (
     run_id_of,
     session_format_of,
 )
-from replay_tui.formats.claude_records import USAGE_FIELDS
 
 CLAUDE_FIELDS: tuple[str, ...] = USAGE_FIELDS
 CODEX_FIELDS: tuple[str, ...] = (

@@ -28,7 +28,8 @@ State:
 - ``turns``: the user's prompts (``event_msg`` ``user_message``; in the first
   rollouts, user messages that are not Codex's own context);
 - ``todos``: the plan as the last ``update_plan`` call left it;
-- ``compactions``: each ``compacted`` record; ``agents``: ``spawn_agent`` calls;
+- ``compactions``: each ``compacted`` record; ``agents``: ``spawn_agent`` calls
+  (and, once the output names it, the child thread's ``agent_id`` and ``nickname``);
 - ``phase`` (the summary): ``new``, ``awaiting_model``, ``tools_running``,
   ``awaiting_user``.
 
@@ -199,6 +200,19 @@ def _output_status(item: dict[str, Any]) -> tuple[str, int | None]:
     if type(code) is int:
         return ("error" if code != 0 else "ok"), code
     return "ok", None
+
+
+def _spawned(item: dict[str, Any]) -> tuple[str, str | None] | None:
+    """A ``spawn_agent`` output's child thread: ``{"agent_id": <thread id>,
+    "nickname": ...}`` (the id of the thread, whose rollout is its own file)."""
+    output = item.get("output")
+    if isinstance(output, str) and output.startswith("{"):
+        with contextlib.suppress(orjson.JSONDecodeError):
+            output = orjson.loads(output)
+    if not isinstance(output, dict) or not isinstance(output.get("agent_id"), str):
+        return None
+    nickname = output.get("nickname")
+    return output["agent_id"], nickname if isinstance(nickname, str) else None
 
 
 def _text_of(item: dict[str, Any]) -> str:
@@ -385,6 +399,9 @@ class CodexRules(SessionRules):
         if agent is not None:
             agent["status"] = status
             agent["result_seq"] = event.seq
+            spawned = _spawned(item)
+            if spawned is not None:  # the child thread: its own rollout (t opens it)
+                agent["agent_id"], agent["nickname"] = spawned
         self._phase(state, "awaiting_model")
 
     # -- prose ------------------------------------------------------------

@@ -19,7 +19,8 @@ from replay_tui.questions.condition import Condition
 from replay_tui.ui.cancel import WorkerCancelled
 from replay_tui.ui.messages import FilterReady, StatusChanged, TurnFound, TurnsReady
 from replay_tui.ui.search import Search, Turn, turn_in
-from replay_tui.views.runview import RESUME_FILTER, RunView
+from replay_tui.views.resume_rail import RESUME_FILTER
+from replay_tui.views.runview import RunView
 
 
 class SearchKeeper(Widget):

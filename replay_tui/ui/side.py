@@ -20,7 +20,7 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import mask_secrets
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import Replay
-from replay_tui.formats.sessions import SESSION_FORMATS
+from replay_tui.formats.sessions import CODEX, SESSION_FORMATS
 from replay_tui.questions.condition import StatePath
 from replay_tui.ui.clipboard import state_to_copy
 from replay_tui.ui.messages import FirstViewShown, StatusChanged, ViewReady, WatchChanged
@@ -81,12 +81,14 @@ class SidePanes(Vertical):
         origin = None if path is not None else subagents.origin(event)
         if path is None and origin is None:
             said = (
-                "t opens a sub-agent's transcript (at its Task call or result) or, at a Codex "
-                "rollout's session_meta, the rollout it was forked from or spawned by"
+                "t opens a sub-agent's transcript (at its Task or spawn_agent call or result) "
+                "or, at a Codex rollout's session_meta, the rollout it was forked from or "
+                "spawned by"
             )
             self.notify(said, timeout=4)
             return None
-        rules = "claude_code" if path is not None else "codex"
+        codex = path is None or subagents.replay.paths.format == CODEX
+        rules = "codex" if codex else "claude_code"
         try:
             replay, _ = open_replay(str(path or origin), rules, watchdog=False, history=True)
         except CannotRun as exc:

@@ -62,6 +62,7 @@ class RowSource(Protocol):
     def call_index(self) -> CallIndex | None: ...
     def call_row(self, number: int) -> CallRow: ...
     def clock(self) -> EventClock | None: ...
+    def resume_kept(self, index: int) -> bool: ...
 
     difference_index: int | None
 
@@ -503,12 +504,14 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             marker = sign
         elif index in self.marks:
             marker = "•"
+        elif self.source.resume_kept(index):
+            marker = "│"  # claude --resume loads it, where it would leave records out
         else:
             marker = " "
         seq = str(row.seq) if row.seq is not None else "?"
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         marker_style = get("timeline--error") if is_error else None
-        if marker in ("•", "◆", "≠"):
+        if marker in ("•", "◆", "≠", "│"):
             marker_style = get("timeline--mark")
         text.append(f"{marker}", style=marker_style)
         text.append(f"{seq:>{seq_width}} ", style=get("timeline--seq"))

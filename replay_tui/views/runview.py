@@ -22,6 +22,7 @@ from replay_tui.engine.calls import NO_CALL, CallIndex
 from replay_tui.engine.causes import CauseIndex
 from replay_tui.engine.clock import EventClock
 from replay_tui.engine.replay import LedgerChanged, RecordedResult, Replay, Step
+from replay_tui.formats.chain import ChainIndex
 from replay_tui.formats.envelope import Event, LineError
 from replay_tui.formats.receipts import Receipt, ReceiptProblem, ReceiptStore, call_id_problem
 from replay_tui.formats.sessions import CLAUDE_CODE
@@ -29,6 +30,7 @@ from replay_tui.reducers.base import CallFacts, call_facts
 from replay_tui.state import canonical
 from replay_tui.views.calls import CallRow, call_row
 from replay_tui.views.messages import message_record
+from replay_tui.views.resume_rail import ResumeRail, resume_query, resume_rows
 from replay_tui.views.rows import Row, make_row
 from replay_tui.views.subagents import SubAgents, meta_words
 
@@ -123,10 +125,6 @@ def _names(child: Event, parent: Event) -> bool:
     return want is None or parent.fields.get("uuid") == want
 
 
-#: The filter that shows the records ``claude --resume`` from a line loads.
-RESUME_FILTER = "resume from line "
-
-
 class RunView:
     def __init__(self, replay: Replay, *, cache_size: int = 4096) -> None:
         self.replay = replay
@@ -146,6 +144,9 @@ class RunView:
         self._last_state: tuple[int, dict[str, Any]] | None = None
         #: A Claude Code session's sub-agents with a transcript on disk.
         self.subagents = SubAgents(replay)
+        chain = self._chain()
+        #: A Claude Code session: the records a resume from the last one loads.
+        self.rail = ResumeRail(chain) if chain is not None else None
         #: The rules' words stand for the row's payload (a session's record:
         #: its JSON says less than they do, at a cost per row).
         self._words_only = (
@@ -319,19 +320,15 @@ class RunView:
     def resume_query(self, seq: int) -> str | None:
         """The filter that shows what ``claude --resume`` from the record at
         (or last before) ``seq`` loads; None if this is no Claude Code session."""
-        chain = getattr(self.replay.ledger.mapping, "chain", None)
-        if chain is None:
-            return None
-        line = chain.last_record(min(seq, self.replay.valid))
-        return f"{RESUME_FILTER}{line}" if line else None
+        return resume_query(self._chain(), min(seq, self.replay.valid))
 
-    def _resume_rows(self, query: str) -> array[int] | None:
-        """The rows of a :data:`RESUME_FILTER` query; None if it is not one."""
+    def resume_kept(self, index: int) -> bool:
+        """Line ``index`` is on the rail of what a resume loads (see :mod:`resume_rail`)."""
+        return self.rail is not None and self.rail.kept(index, self.replay.valid)
+
+    def _chain(self) -> ChainIndex | None:
         chain = getattr(self.replay.ledger.mapping, "chain", None)
-        number = query[len(RESUME_FILTER) :].strip()
-        if chain is None or not query.startswith(RESUME_FILTER) or not number.isdigit():
-            return None
-        return array("L", (line - 1 for line in chain.walk(int(number), upto=self.replay.valid)))
+        return chain if isinstance(chain, ChainIndex) else None
 
     def matches(self, query: str, cancelled: Callable[[], bool] | None = None) -> array[int] | None:
         """Indexes of rows whose kind, call_id or payload text contain ``query``
@@ -340,7 +337,7 @@ class RunView:
 
         Case-insensitive; ``None`` when cancelled part way.
         """
-        walked = self._resume_rows(query)
+        walked = resume_rows(self._chain(), query, self.replay.valid)
         if walked is not None:
             return walked
         needle = query.lower()

@@ -1,5 +1,7 @@
-"""Claude Code sub-agents: which calls of a session have their own
-transcript on disk, and where (``formats.sessions.subagent_transcript``).
+"""Sub-agents: which calls of a session have their own transcript on disk,
+and where: a Claude Code ``Task`` call's (``formats.sessions.
+subagent_transcript``), a Codex ``spawn_agent`` call's thread (its rollout,
+in the same store: :func:`rollout_of`).
 
 The rules record a ``Task`` call's agent id once its result names it
 (``agents.<call_id>.agent_id``); this looks it up in the state after the
@@ -30,15 +32,22 @@ class SubAgents:
         self._known: tuple[int, dict[str, Path]] = (-1, {})
 
     def transcripts(self) -> dict[str, Path]:
+        """Call id -> the sub-agent's transcript (Claude Code) or the spawned
+        thread's rollout (Codex ``spawn_agent``, in the same store)."""
         r = self.replay
-        if r.paths.format != CLAUDE_CODE or r.history is None or r.valid <= 0:
+        if r.paths.format not in (CLAUDE_CODE, CODEX) or r.history is None or r.valid <= 0:
             return {}
         if self._known[0] != r.valid:
             agents = r.frozen_at(r.valid).get("agents")
             found: dict[str, Path] = {}
             for call_id, agent in agents.items() if isinstance(agents, Mapping) else ():
                 agent_id = agent.get("agent_id") if isinstance(agent, Mapping) else None
-                path = subagent_transcript(r.paths.events, agent_id) if agent_id else None
+                if not isinstance(agent_id, str):
+                    continue
+                if r.paths.format == CODEX:
+                    path = rollout_of(r.paths.events, agent_id)
+                else:
+                    path = subagent_transcript(r.paths.events, agent_id)
                 if path is not None:
                     found[str(call_id)] = path
             self._known = (r.valid, found)
