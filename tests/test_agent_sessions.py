@@ -29,6 +29,7 @@ from replay_tui.cli import main
 from replay_tui.core.errors import CannotRun
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import Replay
+from replay_tui.formats.claude_records import MESSAGE_KINDS as MODEL
 from replay_tui.formats.id_table import IdTable
 from replay_tui.formats.run import RunPaths, locate_run
 from replay_tui.formats.sessions import (
@@ -247,16 +248,17 @@ def test_what_the_state_holds_besides_calls_and_usage() -> None:
     assert state["model"] == "claude-sonnet-4-20250514" and state["version"] == "1.0.98"
     assert state["session"]["id"] == "1af7fc5e-8455-4414-9ccd-011d40f70b2a"
     assert state["todos"][0]["status"] == "completed"
-    # calls leave the state when answered: open ones, the last answered, counts per tool
+    # calls leave the state once the model has read their results: counts per tool stay
     assert state["calls"] == {} and state["tools"]["Write"] == {"calls": 1, "errors": 1}
     replay = checked(SIMPLE)
     asked = replay.state_at(25)["calls"]["toolu_01LM7vfs6eMdhHJokVajzJA1"]
     assert (asked["tool"], asked["status"], asked["seq"]) == ("Write", "requested", 25)
-    write = replay.state_at(26)["answered"]["toolu_01LM7vfs6eMdhHJokVajzJA1"]
+    write = replay.state_at(26)["calls"]["toolu_01LM7vfs6eMdhHJokVajzJA1"]
     assert write["status"] == "error" and write["tool"] == "Write"
     assert write["input"] == "/path/to/Demo/CLAUDE.md" and "permissions" in write["error"]
     assert (write["seq"], write["result_seq"]) == (25, 26) and write["duration_s"] == 0.03
-    assert "toolu_01LM7vfs6eMdhHJokVajzJA1" not in replay.state_at(26)["calls"]
+    read = next(n for n in range(27, replay.valid + 1) if replay.event(n - 1).kind in MODEL)
+    assert "toolu_01LM7vfs6eMdhHJokVajzJA1" not in replay.state_at(read)["calls"]
     compacted = checked(COMPACTED).final_state()
     assert compacted["compactions"] == [
         {
@@ -768,15 +770,17 @@ def test_the_session_file_is_never_touched(tmp_path: Path) -> None:
 
 def test_every_command_works_on_sessions(capsys: pytest.CaptureFixture[str]) -> None:
     cid = "toolu_01LM7vfs6eMdhHJokVajzJA1"
-    assert main(["when", str(SIMPLE), f'answered.{cid}.status == "error"']) == 0
-    assert capsys.readouterr().out.startswith(f"26  tool_result  answered.{cid}")
+    assert main(["when", str(SIMPLE), f'calls.{cid}.status == "error"']) == 0
+    assert capsys.readouterr().out.startswith(
+        f'26  tool_result  calls.{cid}.status: "requested" → "error"'
+    )
     assert main(["history", str(SIMPLE), "usage.output_tokens", "--json"]) == 0
     changes = json.loads(capsys.readouterr().out)
     assert changes[-1]["new"] == claude_counts(SIMPLE)["usage"]["output_tokens"]
     assert main(["history", str(ROLLOUT), "usage.output_tokens"]) == 0
     capsys.readouterr()
     assert main(["state", str(SIMPLE), "--at", "26"]) == 0
-    assert json.loads(capsys.readouterr().out)["answered"][cid]["status"] == "error"
+    assert json.loads(capsys.readouterr().out)["calls"][cid]["status"] == "error"
     assert main(["report", str(SIMPLE), "--at", "25"]) == 0
     doc = capsys.readouterr().out
     assert "Write · no result recorded yet" in doc and "toolUseResult" in doc
@@ -812,7 +816,7 @@ def test_hostile_text_in_a_transcript_is_inert(tmp_path: Path) -> None:
     cid = "toolu_012Gbtu9wRFgVWjdDUHE3djw"
     human = [
         ["check", str(path)],
-        ["when", str(path), f'answered.{cid}.status == "ok"'],
+        ["when", str(path), f'calls.{cid}.status == "ok"'],
         ["history", str(path), f"calls.{cid}.tool"],
         ["report", str(path), "--at", "17", "--at", "22", "--at", "4"],
         ["diff", str(path), "--skip", "1"],
@@ -920,7 +924,7 @@ def test_a_session_read_twice_as_it_grew(tmp_path: Path) -> None:
         for n, r in enumerate(records(SUBAGENTS / "turn-2.jsonl"), start=1)
         if cid in json.dumps(r) and r.get("type") == "user"
     )
-    assert replay.state_at(answer)["answered"][cid]["status"] == "ok"
+    assert replay.state_at(answer)["calls"][cid]["status"] == "ok"
     assert cid not in second["calls"]
 
 
@@ -1061,12 +1065,12 @@ def test_a_message_whole_on_one_line_with_several_calls(tmp_path: Path) -> None:
     replay, _ = open_replay(str(path), history=True)
     replay.verify()
     state = replay.final_state()
-    assert {c: (v["tool"], v["status"]) for c, v in state["answered"].items()} == {
+    assert {c: (v["tool"], v["status"]) for c, v in state["calls"].items()} == {
         "t1": ("Read", "ok"),
         "t2": ("Bash", "error"),
     }
-    assert state["calls"] == {} and state["tools"]["Bash"] == {"calls": 1, "errors": 1}
-    assert state["answered"]["t2"]["duration_s"] == 2.5 and state["turns"] == 1
+    assert state["tools"]["Bash"] == {"calls": 1, "errors": 1}
+    assert state["calls"]["t2"]["duration_s"] == 2.5 and state["turns"] == 1
     assert state["usage"]["output_tokens"] == 7 and state["phase"] == "awaiting_model"
     assert RunView(replay).row(1).summary == "Read a.py; Bash false"
     assert replay.step(3).explanation == (

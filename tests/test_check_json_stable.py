@@ -39,7 +39,8 @@ state gained a resumed file's lineage, each compaction's summary and tokens
 after it, and a Codex rollout's fork and parent thread; and their
 ``rules_sha256`` alone when the chain's words moved to ``reducers/resume.py``;
 then when the Claude Code rules (2.0.0) came to keep only the calls in
-flight, the calls last answered, counts per tool and the latest message
+flight and those answered whose results the model has not read, counts
+per tool and the latest message
 (``rules.version``, ``rules_sha256`` and ``state_sha256`` of the twelve
 Claude Code entries, regenerated with ``--regenerate .`` from the new code
 and compared field by field: no verdict, seq, message or exit moved), and

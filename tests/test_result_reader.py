@@ -81,8 +81,8 @@ def test_a_big_line_is_parsed_once_and_rules_get_their_own_copy(tmp_path: Path) 
         assert replay.ledger.event(seq - 1).fields["message"]["content"]
         # the state after the big line, replayed from a checkpoint, is the forward pass's
         assert replay.state_at(seq) == replay.state_at(seq)
-        answered = replay.state_at(seq)["answered"]
-        assert any(c.get("result_seq") == seq and c["status"] == "ok" for c in answered.values())
+        calls = replay.state_at(seq)["calls"]
+        assert any(c.get("result_seq") == seq and c["status"] == "ok" for c in calls.values())
     finally:
         replay.close()
 

@@ -124,18 +124,25 @@ def test_a_call_answered_is_not_in_the_state_yet_asked_again_or_answered_again_s
     replay, _ = open_replay(str(_write(tmp_path / "ok.jsonl", recs)))
     replay.verify()
     state = replay.final_state()
-    assert state["calls"] == {} and state["tools"] == {"Bash": {"calls": 1, "errors": 0}}
-    assert state["answered"]["t1"]["result_seq"] == 3
-    again = dict(recs[2], uuid="u4", parentUuid="u3", timestamp="2026-01-01T00:00:03.000Z")
-    assert _stop(_write(tmp_path / "twice.jsonl", [*recs, again])) == (
+    assert state["tools"] == {"Bash": {"calls": 1, "errors": 0}}
+    assert state["calls"]["t1"]["result_seq"] == 3  # answered, not yet read by the model
+    reply = {**BASE, "type": "assistant", "uuid": "u4", "parentUuid": "u3",
+             "timestamp": "2026-01-01T00:00:03.000Z",
+             "message": {"id": "m2", "role": "assistant", "content": [
+                 {"type": "text", "text": "done"}]}}  # fmt: skip
+    replay, _ = open_replay(str(_write(tmp_path / "read.jsonl", [*recs, reply])))
+    replay.verify()
+    assert replay.final_state()["calls"] == {}  # the model read it: it leaves
+    again = dict(recs[2], uuid="u5", parentUuid="u4", timestamp="2026-01-01T00:00:04.000Z")
+    assert _stop(_write(tmp_path / "twice.jsonl", [*recs, reply, again])) == (
         "illegal_transition",
-        4,
+        5,
         "a second tool_result for t1: its result was recorded at seq 3",
     )
-    asked = dict(recs[1], uuid="u4", parentUuid="u3", timestamp="2026-01-01T00:00:03.000Z")
-    asked["message"] = dict(recs[1]["message"], id="m2")
-    assert _stop(_write(tmp_path / "asked.jsonl", [*recs, asked])) == (
+    asked = dict(recs[1], uuid="u5", parentUuid="u4", timestamp="2026-01-01T00:00:04.000Z")
+    asked["message"] = dict(recs[1]["message"], id="m3")
+    assert _stop(_write(tmp_path / "asked.jsonl", [*recs, reply, asked])) == (
         "illegal_transition",
-        4,
+        5,
         "tool_use t1 was already requested at seq 2",
     )

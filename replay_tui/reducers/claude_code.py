@@ -12,14 +12,14 @@ nothing from (``summary``, ``progress``, ``file-history-snapshot``,
 State (what is open, and totals: the history itself is the timeline, so
 the state does not grow with every call and message):
 
-- ``calls``: the calls in flight: tool_use id -> ``{tool, status, input,
-  seq, at}`` (``status`` ``requested``; ``input`` sums the input up: ``ls
-  -la`` for Bash, the path for Read, ...); a call leaves when its
-  ``tool_result`` is recorded;
-- ``answered``: the calls the latest ``tool_result`` record answered, as
-  above with ``status`` ``ok`` or ``error`` (``is_error: true``, with the
-  start of its text as ``error``), ``result_seq`` and ``duration_s`` (from
-  the two records' timestamps);
+- ``calls``: the calls in flight, and those answered that the model has
+  not read yet: tool_use id -> ``{tool, status, input, seq, at}``;
+  ``status`` is ``requested`` until its ``tool_result`` is recorded, then
+  ``ok``, or ``error`` when the result says ``is_error: true`` (with the
+  start of its text as ``error``), with ``result_seq`` and ``duration_s``
+  (from the two records' timestamps); ``input`` sums the input up (``ls
+  -la`` for Bash, the path for Read, ...). An answered call leaves at the
+  next line of an API message (the model has its result);
 - ``tools``: per tool, ``calls`` requested and ``errors`` among their results;
 - ``usage``: ``input_tokens``, ``output_tokens``, ``cache_creation_input_tokens``
   and ``cache_read_input_tokens`` summed over API messages, each message
@@ -230,7 +230,6 @@ class ClaudeCodeRules(SessionRules):
             "turns": 0,
             "in_flight": 0,
             "calls": {},
-            "answered": {},
             "tools": {},
             "usage": dict.fromkeys(USAGE_FIELDS, 0),
             "message": None,
@@ -313,6 +312,10 @@ class ClaudeCodeRules(SessionRules):
         model = msg.get("model")
         if isinstance(model, str) and not model.startswith("<") and state["model"] != model:
             state["model"] = model
+        calls = state["calls"]
+        if len(calls) > state["in_flight"]:  # the model has read these results
+            for cid in [c for c, call in calls.items() if call["status"] != "requested"]:
+                del calls[cid]
         found = message_usage(rec)
         if found is not None:
             mid, new = found
@@ -388,22 +391,20 @@ class ClaudeCodeRules(SessionRules):
     def _results(self, state: State, event: Event) -> None:
         calls = state["calls"]
         rec = event.payload
-        answered: dict[str, Any] = {}
         for block in blocks(rec):
             if not isinstance(block, dict) or block.get("type") != "tool_result":
                 continue
             cid = block.get("tool_use_id")
             if not isinstance(cid, str):
                 raise illegal("tool_result without a tool_use_id")
-            call = calls.pop(cid, None)
+            call = calls.get(cid)
             if call is None:
-                done = answered.get(cid)
-                if done is not None:
-                    raise illegal(
-                        f"a second tool_result for {cid}: its result was recorded at seq "
-                        f"{done['result_seq']}"
-                    )
                 raise illegal(f"tool_result for {cid}, which was never requested")
+            if call["status"] != "requested":
+                raise illegal(
+                    f"a second tool_result for {cid}: its result was recorded at seq "
+                    f"{call['result_seq']}"
+                )
             status = "error" if block.get("is_error") is True else "ok"
             call["status"] = status
             call["result_seq"] = event.seq
@@ -411,12 +412,10 @@ class ClaudeCodeRules(SessionRules):
             if status == "error":
                 call["error"] = one_line(_text_of(block.get("content")), 200)
                 state["tools"][call["tool"]]["errors"] += 1
-            answered[cid] = call
             state["in_flight"] -= 1
             agent = state["agents"].get(cid)
             if agent is not None:
                 self._agent_done(agent, status, block, rec, event.seq)
-        state["answered"] = answered
         self._phase(state, "awaiting_model")
 
     @staticmethod
@@ -451,7 +450,7 @@ class ClaudeCodeRules(SessionRules):
         if kind == "tool_result":
             said = []
             for c in _ids(event, "tool_result", "tool_use_id"):
-                call = after["answered"][c]
+                call = after["calls"][c]
                 said.append(
                     f"tool_result {call['status']} {in_words(call['duration_s'])}: "
                     f"{label(call)} ({c}, requested at seq {call['seq']})"
@@ -592,7 +591,7 @@ class ClaudeCodeRules(SessionRules):
         cid = event.call_id
         if cid is None or event.kind not in ("tool_use", "tool_result"):
             return None
-        call = state["calls"].get(cid) or state["answered"].get(cid)
+        call = state["calls"].get(cid)
         return (cid, call) if call is not None else None
 
 
