@@ -31,7 +31,8 @@ from replay_tui.formats.budget import Budget, load_budget
 from replay_tui.formats.envelope import Event, LineError, SequenceChecker
 from replay_tui.formats.ledger import ConvertedLedger, GzipLedger, Ledger
 from replay_tui.formats.receipts import ReceiptStore
-from replay_tui.formats.run import JSONL, RunPaths
+from replay_tui.formats.otel import load_trace
+from replay_tui.formats.run import JSONL, OTEL, RunPaths
 from replay_tui.formats.sessions import SESSION_FORMATS, lines_for
 from replay_tui.reducers import LoadedReducer
 from replay_tui.reducers.base import FAILED_CALL, Context, State, call_facts
@@ -65,6 +66,8 @@ def why_not_follow(paths: RunPaths) -> str | None:
     compressed ledger or a Temporal export is read once, complete."""
     if paths.compressed:
         return "a compressed ledger is read once, complete: following is for a growing ledger"
+    if paths.format == OTEL:
+        return "a trace file is read once, complete, for now: following is for a growing ledger"
     if paths.format != JSONL and paths.format not in SESSION_FORMATS:
         return "a Temporal history is read once, complete: following is for a growing ledger"
     return None
@@ -82,6 +85,11 @@ def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
     if paths.format in SESSION_FORMATS:
         # the session file is the ledger: indexed in place, never converted
         return Ledger(paths.events, mapping=lines_for(paths.format, paths.events))
+    if paths.format == OTEL:
+        trace = load_trace(paths.events)
+        return ConvertedLedger(
+            paths.events, trace.envelope_lines(), trace.sha256, total=len(trace.records)
+        )
     history = temporal.load_history(paths.events)
     return ConvertedLedger(
         paths.events, history.envelope_lines(), history.sha256, total=len(history.events)

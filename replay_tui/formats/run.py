@@ -8,13 +8,17 @@ from pathlib import Path
 from replay_tui.core.errors import CannotRun
 from replay_tui.formats.sessions import CLAUDE_CODE, CODEX, SESSION_FORMATS, session_format_of
 from replay_tui.formats.sniff import named_as_ledger, not_a_run
+from replay_tui.formats.otel import looks_like_trace
 from replay_tui.formats.temporal import looks_like_history
 
 EVENTS = "events.jsonl"
 EVENTS_GZ = "events.jsonl.gz"
 JSONL = "jsonl"
 TEMPORAL = "temporal"
-FORMATS = ("auto", JSONL, TEMPORAL, CLAUDE_CODE, CODEX)
+OTEL = "otel"
+FORMATS = ("auto", JSONL, TEMPORAL, CLAUDE_CODE, CODEX, OTEL)
+#: Sources read whole and converted to events (not read in place).
+CONVERTED = (TEMPORAL, OTEL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +28,8 @@ class RunPaths:
     dir: Path
     events: Path
     #: ``jsonl`` (events.jsonl), ``temporal`` (a Temporal history export),
-    #: ``claude-code`` or ``codex`` (an agent's session file, read in place).
+    #: ``otel`` (an OpenTelemetry trace), ``claude-code`` or ``codex`` (an
+    #: agent's session file, read in place).
     format: str = JSONL
     #: The ledger is gzip-compressed (``events.jsonl.gz``, or a ``.gz`` given).
     compressed: bool = False
@@ -71,6 +76,8 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
         raise CannotRun(f"--format {fmt}: expected one of {', '.join(FORMATS)}")
     if path.is_dir() and fmt == TEMPORAL:
         raise CannotRun(f"{arg}: --format temporal takes a history file, not a folder")
+    if path.is_dir() and fmt == OTEL:
+        raise CannotRun(f"{arg}: --format otel takes a trace file, not a folder")
     if path.is_dir() and fmt in SESSION_FORMATS:
         raise CannotRun(f"{arg}: --format {fmt} takes a session file, not a folder")
     if path.is_dir():
@@ -92,12 +99,14 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
             if found is not None:
                 return RunPaths(path.parent, path, found)
         if fmt == "auto" and not named_as_ledger(path):
-            history = path.suffix != ".gz" and looks_like_history(path)
+            history = path.suffix != ".gz" and (looks_like_history(path) or looks_like_trace(path))
             why = None if history else not_a_run(path, may_be_empty=may_be_empty)
             if why is not None:
                 raise CannotRun(f"{arg}: not a run: {why}")
-        if path.suffix == ".gz" and fmt != TEMPORAL:
+        if path.suffix == ".gz" and fmt not in CONVERTED:
             return RunPaths(path.parent, path, compressed=True)
+        if fmt == OTEL or (fmt == "auto" and path.name != EVENTS and looks_like_trace(path)):
+            return RunPaths(path.parent, path, OTEL)
         if fmt == TEMPORAL or (fmt == "auto" and path.name != EVENTS and looks_like_history(path)):
             return RunPaths(path.parent, path, TEMPORAL)
         return RunPaths(path.parent, path)

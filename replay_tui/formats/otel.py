@@ -1,0 +1,356 @@
+"""OpenTelemetry traces (GenAI agents' runs) as a ledger source.
+
+A trace file (any shape :mod:`replay_tui.formats.otel_load` reads) is read
+once and becomes one event per record, in time order:
+
+- ``span_start`` at a span's start (its payload: the whole span, so a
+  complete file's facts are all there; the rules still treat it as running
+  until its end is replayed);
+- ``span_event`` at each of its events' times (an exception, a message);
+- ``log`` at each log record's time (content the newer GenAI conventions
+  send as events, tied to a span by its ids);
+- ``span_end`` at its end (an end before its start is moved to the start
+  and said so: ``clamped``).
+
+The order is total and stable: time, then at one instant starts before
+events before logs before ends, then parents start before their children
+and children end before their parents (depth in the span forest, a loop in
+parent links broken at the earliest start), then the position in the file,
+then the event's index. seq is that position, 1-based; ``parent_seq`` names
+the record of the parent span's start (for a span start) or of the span's
+own start (for its events, logs and end), when that record came earlier.
+
+Like a Temporal history, the events are converted as the ledger is scanned
+into an unlinked temporary file (:class:`~replay_tui.formats.ledger.
+ConvertedLedger`): the trace file itself is never written, and
+``events_sha256`` is its digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay_tui.core.errors import CannotRun
+from replay_tui.core.supervision import expect_silence
+from replay_tui.formats.otel_load import OTLP_LINES, Loader, Log, Span, shape_of
+
+FORMAT = "otel"
+#: A trace file is one JSON document: a reader's limit, far above real ones.
+MAX_TRACE_BYTES = 2 << 30
+_HEAD_BYTES = 1 << 16
+_SHAPE = re.compile(
+    rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"(?:resourceSpans|resourceLogs|batches)"\s*:'
+    rb'|\A(?:\xef\xbb\xbf)?\s*\{\s*"data"\s*:\s*\[\s*\{\s*"(?:traceID|spans)"'
+)
+_RANK = {"span_start": 0, "span_event": 1, "log": 2, "span_end": 3}
+
+
+def looks_like_trace(path: Path) -> bool:
+    """Whether ``path`` starts as a trace export does (the shapes
+    :mod:`~replay_tui.formats.otel_load` reads), by its first bytes."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(_HEAD_BYTES)
+    except OSError:
+        return False
+    return bool(_SHAPE.match(head))
+
+
+def effective_parents(spans: dict[tuple[str, str], Span]) -> dict[tuple[str, str], Any]:
+    """Span key -> its parent's key, or None for a root: a parent not in
+    the file (a remote parent, a partial export) makes a local root; a loop
+    of parent links is broken at its member that starts first (then the
+    first in the file), which becomes a root."""
+    parent: dict[tuple[str, str], Any] = {}
+    for key, span in spans.items():
+        up = (span.trace_id, span.parent_id)
+        parent[key] = up if span.parent_id and up in spans and up != key else None
+    while True:
+        loop: list[tuple[str, str]] | None = None
+        walked: dict[tuple[str, str], object] = {}
+        for key in spans:
+            path: list[tuple[str, str]] = []
+            at = key
+            while at is not None and at not in walked:
+                walked[at] = key
+                path.append(at)
+                at = parent[at]
+            if at is not None and walked.get(at) == key:  # came back into this walk
+                loop = path[path.index(at) :]
+                break
+            for seen in path:
+                walked[seen] = "done"
+        if not loop:
+            return parent
+        root = min(loop, key=lambda k: (spans[k].start_ns, spans[k].copy))
+        parent[root] = None
+
+
+def loops_broken(spans: dict[tuple[str, str], Span]) -> list[str]:
+    """The span ids whose parent link :func:`effective_parents` cut to end a loop."""
+    parent = effective_parents(spans)
+    return [
+        key[1]
+        for key, span in spans.items()
+        if parent[key] is None
+        and span.parent_id
+        and (span.trace_id, span.parent_id) in spans
+        and (span.trace_id, span.parent_id) != key
+    ]
+
+
+@dataclass(slots=True)
+class _Record:
+    time_ns: int
+    kind: str
+    copy: int
+    sub: int
+    depth: int
+    span: Span | None = None
+    log: Log | None = None
+
+    def order(self) -> tuple[int, int, int, int, int]:
+        depth = -self.depth if self.kind == "span_end" else self.depth
+        return (self.time_ns, _RANK[self.kind], depth, self.copy, self.sub)
+
+
+def _iso(ns: int) -> str | None:
+    if ns <= 0:
+        return None
+    try:
+        moment = datetime.fromtimestamp(ns // 1_000_000_000, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    micros = (ns % 1_000_000_000) // 1000
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{micros:06d}Z"
+
+
+@dataclass
+class Trace:
+    """A trace file, read and put in order, not yet converted."""
+
+    records: list[_Record]
+    sha256: str
+    run_id: str
+    shape: str
+
+    def envelope_lines(self, batch: int = 2048) -> Iterator[bytes]:
+        """Envelope lines, ``batch`` records at a time (see the module)."""
+        started: dict[tuple[str, str, int], int] = {}  # (trace, span, copy) -> seq of its start
+        first: dict[tuple[str, str], int] = {}  # (trace, span) -> seq of its first copy's start
+        chunk: list[bytes] = []
+        records = self.records
+        for index in range(len(records)):
+            record, records[index] = records[index], None  # type: ignore[call-overload]
+            seq = index + 1
+            chunk.append(orjson.dumps(self._envelope(record, seq, started, first)))
+            if len(chunk) >= batch:
+                yield b"\n".join(chunk) + b"\n"
+                chunk = []
+        if chunk:
+            yield b"\n".join(chunk) + b"\n"
+        self.records = []
+
+    def _envelope(
+        self,
+        record: _Record,
+        seq: int,
+        started: dict[tuple[str, str, int], int],
+        first: dict[tuple[str, str], int],
+    ) -> dict[str, Any]:
+        line: dict[str, Any] = {"seq": seq, "run_id": self.run_id, "kind": record.kind}
+        ts = _iso(record.time_ns)
+        if ts is not None:
+            line["ts"] = ts
+        parent: int | None = None
+        if record.span is not None:
+            span = record.span
+            own = (span.trace_id, span.span_id, span.copy)
+            if record.kind == "span_start":
+                started[own] = seq
+                first.setdefault(span.key, seq)
+                parent = first.get((span.trace_id, span.parent_id)) if span.parent_id else None
+                line["payload"] = _start_payload(span)
+            else:
+                parent = started.get(own)
+                line["payload"] = _other_payload(record, span)
+        else:
+            assert record.log is not None
+            log = record.log
+            parent = first.get((log.trace_id, log.span_id)) if log.span_id else None
+            line["payload"] = _log_payload(log)
+        if parent is not None and parent < seq:
+            line["parent_seq"] = parent
+        return line
+
+
+def _start_payload(span: Span) -> dict[str, Any]:
+    return {
+        "trace_id": span.trace_id,
+        "span_id": span.span_id,
+        "parent_id": span.parent_id,
+        "name": span.name,
+        "kind": span.kind,
+        "start_ns": span.start_ns,
+        "end_ns": max(span.end_ns, span.start_ns),
+        "attributes": span.attributes,
+        "resource": span.resource,
+        "scope": span.scope,
+        "status": {"code": span.status_code, "message": span.status_message},
+        "flags": span.flags,
+        "copy": span.copy,
+        "events": [
+            {"name": e.name, "time_ns": e.time_ns, "attributes": e.attributes} for e in span.events
+        ],
+    }
+
+
+def _other_payload(record: _Record, span: Span) -> dict[str, Any]:
+    head = {"trace_id": span.trace_id, "span_id": span.span_id, "copy": span.copy}
+    if record.kind == "span_end":
+        return {
+            **head,
+            "name": span.name,
+            "end_ns": max(span.end_ns, span.start_ns),
+            "status": {"code": span.status_code, "message": span.status_message},
+            "clamped": span.end_ns < span.start_ns,
+        }
+    event = span.events[record.sub - 1]
+    return {
+        **head,
+        "index": record.sub,
+        "name": event.name,
+        "time_ns": event.time_ns,
+        "attributes": event.attributes,
+    }
+
+
+def _log_payload(log: Log) -> dict[str, Any]:
+    return {
+        "trace_id": log.trace_id,
+        "span_id": log.span_id,
+        "time_ns": log.time_ns,
+        "event_name": log.event_name,
+        "body": log.body,
+        "attributes": log.attributes,
+        "resource": log.resource,
+        "scope": log.scope,
+        "copy": log.copy,
+    }
+
+
+def _depths(spans: list[Span]) -> dict[tuple[str, str], int]:
+    """Each span's depth in the repaired forest (for ties at one instant)."""
+    winners: dict[tuple[str, str], Span] = {}
+    for span in sorted(spans, key=lambda s: s.copy):
+        winners.setdefault(span.key, span)
+    parent = effective_parents(winners)
+    depth: dict[tuple[str, str], int] = {}
+    for key in winners:
+        chain: list[tuple[str, str]] = []
+        at: Any = key
+        while at is not None and at not in depth:
+            chain.append(at)
+            at = parent[at]
+        base = depth[at] + 1 if at is not None else 0
+        for offset, k in enumerate(reversed(chain)):
+            depth[k] = base + offset
+    return depth
+
+
+def records_of(loader: Loader) -> list[_Record]:
+    """Every record of the file, in the order of the module."""
+    depth = _depths(loader.spans)
+    ends: dict[tuple[str, str], int] = {}
+    records: list[_Record] = []
+    for span in loader.spans:
+        end = max(span.end_ns, span.start_ns)
+        ends.setdefault(span.key, end)
+        d = depth.get(span.key, 0)
+        records.append(_Record(span.start_ns, "span_start", span.copy, 0, d, span=span))
+        for i, event in enumerate(span.events, start=1):
+            records.append(_Record(event.time_ns or end, "span_event", span.copy, i, d, span=span))
+        records.append(_Record(end, "span_end", span.copy, 0, d, span=span))
+    for log in loader.logs:
+        at = log.time_ns or ends.get((log.trace_id, log.span_id), 0)
+        records.append(_Record(at, "log", log.copy, 0, 0, log=log))
+    records.sort(key=_Record.order)
+    return records
+
+
+def _read(path: Path) -> bytes:
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise CannotRun(f"{path}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise CannotRun(f"{path}: not a regular file")
+        if st.st_size > MAX_TRACE_BYTES:
+            raise CannotRun(f"{path}: over 2 GiB, more than this reader takes")
+        chunks = []
+        while chunk := os.read(fd, 1 << 24):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise CannotRun(f"{path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def load_trace(path: Path) -> Trace:
+    """Read and order ``path`` once; raises :class:`CannotRun` with one line."""
+    raw = _read(path)
+    digest = hashlib.sha256(raw).hexdigest()
+    body = raw.removeprefix(b"\xef\xbb\xbf")
+    expect_silence(5 + 3 * len(body) / 100e6)
+    loader = Loader()
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        shape = OTLP_LINES  # several documents: the Collector's file exporter, one a line
+        _lines(path, body, loader)
+    else:
+        found = shape_of(doc)
+        if found is None:
+            raise CannotRun(
+                f"{path}: not an OpenTelemetry trace (no resourceSpans, "
+                "resourceLogs, batches or Jaeger data)"
+            )
+        shape = found
+        getattr(loader, found.replace("-", "_"))(doc)
+    del raw, body
+    if not loader.spans and not loader.logs:
+        raise CannotRun(f"{path}: an OpenTelemetry trace with no spans and no log records")
+    return Trace(records_of(loader), digest, path.stem or "trace", shape)
+
+
+def _lines(path: Path, body: bytes, loader: Loader) -> None:
+    """The Collector's JSON lines: each an export request. A last line
+    without its newline that does not parse is still being written: left
+    for later; any other line that does not parse is an error."""
+    lines = body.split(b"\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            doc = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            if number == len(lines):  # unterminated: being written
+                return
+            raise CannotRun(f"{path}: line {number} is not JSON ({exc})") from None
+        if shape_of(doc) is None:
+            raise CannotRun(f"{path}: line {number} is not an OTLP export request")
+        loader.otlp(doc)

@@ -1,0 +1,353 @@
+"""OpenTelemetry traces in the shapes they are exported in, as one normal form.
+
+The shapes, told apart by content (never by name):
+
+- an OTLP/JSON document: ``{"resourceSpans": [...], "resourceLogs": [...]}``
+  (an ``ExportTraceServiceRequest`` and/or ``ExportLogsServiceRequest``);
+- the OpenTelemetry Collector's file exporter: the same, one export request
+  a line (a file that grows);
+- a Grafana Tempo export: ``{"batches": [<ResourceSpans>, ...]}`` (old OTLP
+  names: ``instrumentationLibrarySpans``; times as JSON numbers);
+- a Jaeger JSON export: ``{"data": [{"traceID", "spans", "processes"}]}``
+  (times in microseconds, attributes as ``tags``, the OTLP span fields the
+  exporter folded into tags taken back out).
+
+The normal form (:class:`Span`, :class:`Log`): ids lower-case hex (base64
+decoded, Jaeger's dropped leading zeros put back, all zeros for none), times
+integer nanoseconds, attributes a flat dict of plain JSON values (OTLP's
+``AnyValue`` decoded all the way down), each span and log with its resource
+attributes, its instrumentation scope's name and its position in the file
+(``copy``: the last tie-break, and which of two copies of a span came first).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The shapes a trace comes in.
+OTLP, OTLP_LINES, TEMPO, JAEGER = "otlp", "otlp-lines", "tempo", "jaeger"
+
+_HEX = re.compile(r"[0-9a-fA-F]+\Z")
+_KINDS = {0: "UNSPECIFIED", 1: "INTERNAL", 2: "SERVER", 3: "CLIENT", 4: "PRODUCER", 5: "CONSUMER"}
+_CODES = {0: "UNSET", 1: "OK", 2: "ERROR"}
+
+
+@dataclass(slots=True)
+class SpanEvent:
+    name: str
+    time_ns: int
+    attributes: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Span:
+    trace_id: str
+    span_id: str
+    parent_id: str  # "" when the span names no parent
+    name: str
+    kind: str  # INTERNAL, SERVER, CLIENT, PRODUCER, CONSUMER or UNSPECIFIED
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any]
+    resource: dict[str, Any]
+    scope: str
+    status_code: str  # UNSET, OK or ERROR
+    status_message: str
+    events: list[SpanEvent] = field(default_factory=list)
+    flags: int = 0  # W3C flags: 0x100 parent remoteness known, 0x200 the parent is remote
+    copy: int = 0  # position in the file
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.trace_id, self.span_id
+
+
+@dataclass(slots=True)
+class Log:
+    trace_id: str
+    span_id: str  # "" when the record is tied to no span
+    time_ns: int  # timeUnixNano, else observedTimeUnixNano
+    event_name: str | None
+    body: Any
+    attributes: dict[str, Any]
+    resource: dict[str, Any]
+    scope: str
+    copy: int = 0
+
+
+def norm_id(value: Any) -> str:
+    """An id as lower-case hex: OTLP/JSON writes hex, protobuf JSON and some
+    Tempo versions base64, Jaeger may drop leading zeros; all zeros is none."""
+    if not value or not isinstance(value, str | int):
+        return ""
+    text = str(value).strip()
+    hexed = bool(_HEX.match(text))
+    if not hexed and len(text) in (12, 24):
+        with contextlib.suppress(binascii.Error, ValueError):
+            text = base64.b64decode(text, validate=True).hex()
+    elif hexed and len(text) < 32 and len(text) not in (16,):
+        text = text.zfill(16 if len(text) <= 16 else 32)
+    text = text.lower()
+    return "" if set(text) <= {"0"} else text
+
+
+def to_int(value: Any, default: int = 0) -> int:
+    """An int64 field: a JSON string in OTLP/JSON, a number in Tempo."""
+    if value is None or value == "" or isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        try:
+            return int(float(value))
+        except (TypeError, ValueError, OverflowError):
+            return default
+
+
+def any_value(value: Any) -> Any:
+    """OTLP's ``AnyValue`` as a plain JSON value (``{}``: null)."""
+    if not isinstance(value, dict):
+        return value
+    if "stringValue" in value:
+        return value["stringValue"]
+    if "intValue" in value:
+        return to_int(value["intValue"])
+    if "doubleValue" in value:
+        try:
+            return float(value["doubleValue"])
+        except (TypeError, ValueError):
+            return value["doubleValue"]
+    if "boolValue" in value:
+        return bool(value["boolValue"])
+    if "arrayValue" in value:
+        inner = value["arrayValue"] if isinstance(value["arrayValue"], dict) else {}
+        return [any_value(v) for v in inner.get("values") or []]
+    if "kvlistValue" in value:
+        inner = value["kvlistValue"] if isinstance(value["kvlistValue"], dict) else {}
+        return key_values(inner.get("values"))
+    if "bytesValue" in value:
+        return value["bytesValue"]  # base64 text, as it is
+    return None
+
+
+def key_values(items: Any) -> dict[str, Any]:
+    """``[{key, value}]`` as a dict (a later key overwrites an earlier one)."""
+    found: dict[str, Any] = {}
+    for item in items if isinstance(items, list) else ():
+        if isinstance(item, dict) and isinstance(item.get("key"), str):
+            found[item["key"]] = any_value(item.get("value"))
+    return found
+
+
+def jaeger_tags(tags: Any) -> dict[str, Any]:
+    """Jaeger's ``[{key, type, value}]`` as a dict."""
+    found: dict[str, Any] = {}
+    for tag in tags if isinstance(tags, list) else ():
+        if not isinstance(tag, dict) or not isinstance(tag.get("key"), str):
+            continue
+        kind = str(tag.get("type") or "string").lower()
+        value = tag.get("value")
+        if kind in ("int64", "int"):
+            value = to_int(value)
+        elif kind in ("float64", "float") and isinstance(value, int | float | str):
+            with contextlib.suppress(TypeError, ValueError):
+                value = float(value)
+        elif kind == "bool":
+            value = value if isinstance(value, bool) else str(value).lower() == "true"
+        found[tag["key"]] = value
+    return found
+
+
+def norm_kind(kind: Any) -> str:
+    if isinstance(kind, int) and not isinstance(kind, bool):
+        return _KINDS.get(kind, "UNSPECIFIED")
+    text = str(kind or "")
+    if text.isdigit():
+        return _KINDS.get(int(text), "UNSPECIFIED")
+    return text.upper().removeprefix("SPAN_KIND_") or "UNSPECIFIED"
+
+
+def norm_status(status: Any) -> tuple[str, str]:
+    status = status if isinstance(status, dict) else {}
+    code = status.get("code", 0)
+    if isinstance(code, int) and not isinstance(code, bool):
+        name = _CODES.get(code, "UNSET")
+    elif isinstance(code, str) and code.isdigit():
+        name = _CODES.get(int(code), "UNSET")
+    else:
+        name = str(code or "").upper().removeprefix("STATUS_CODE_") or "UNSET"
+    message = status.get("message")
+    return name, message if isinstance(message, str) else ""
+
+
+def _dicts(value: Any) -> Iterable[dict[str, Any]]:
+    return (v for v in (value if isinstance(value, list) else ()) if isinstance(v, dict))
+
+
+def _scope_name(holder: dict[str, Any]) -> str:
+    scope = holder.get("scope") or holder.get("instrumentationLibrary")
+    name = scope.get("name") if isinstance(scope, dict) else None
+    return name if isinstance(name, str) else ""
+
+
+class Loader:
+    """Spans and log records of one trace file, in the normal form, in file order."""
+
+    def __init__(self) -> None:
+        self.spans: list[Span] = []
+        self.logs: list[Log] = []
+        self._copies = 0
+
+    def _next(self) -> int:
+        self._copies += 1
+        return self._copies
+
+    def otlp(self, doc: dict[str, Any]) -> None:
+        """An OTLP/JSON export request (spans, logs, or both)."""
+        for rs in _dicts(doc.get("resourceSpans")):
+            self._resource_spans(rs)
+        for rl in _dicts(doc.get("resourceLogs")):
+            resource = rl.get("resource")
+            attrs = key_values(resource.get("attributes")) if isinstance(resource, dict) else {}
+            for sl in _dicts(rl.get("scopeLogs") or rl.get("instrumentationLibraryLogs")):
+                scope = _scope_name(sl)
+                for lr in _dicts(sl.get("logRecords")):
+                    self._log(lr, attrs, scope)
+
+    def _log(self, lr: dict[str, Any], resource: dict[str, Any], scope: str) -> None:
+        attrs = key_values(lr.get("attributes"))
+        name = lr.get("eventName") or attrs.get("event.name")
+        self.logs.append(
+            Log(
+                trace_id=norm_id(lr.get("traceId")),
+                span_id=norm_id(lr.get("spanId")),
+                time_ns=to_int(lr.get("timeUnixNano")) or to_int(lr.get("observedTimeUnixNano")),
+                event_name=name if isinstance(name, str) and name else None,
+                body=any_value(lr.get("body")),
+                attributes=attrs,
+                resource=resource,
+                scope=scope,
+                copy=self._next(),
+            )
+        )
+
+    def _resource_spans(self, rs: dict[str, Any]) -> None:
+        resource = rs.get("resource")
+        attrs = key_values(resource.get("attributes")) if isinstance(resource, dict) else {}
+        for ss in _dicts(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")):
+            scope = _scope_name(ss)
+            for sp in _dicts(ss.get("spans")):
+                code, message = norm_status(sp.get("status"))
+                name = sp.get("name")
+                self.spans.append(
+                    Span(
+                        trace_id=norm_id(sp.get("traceId")),
+                        span_id=norm_id(sp.get("spanId")),
+                        parent_id=norm_id(sp.get("parentSpanId")),
+                        name=name if isinstance(name, str) else "",
+                        kind=norm_kind(sp.get("kind")),
+                        start_ns=to_int(sp.get("startTimeUnixNano")),
+                        end_ns=to_int(sp.get("endTimeUnixNano")),
+                        attributes=key_values(sp.get("attributes")),
+                        resource=attrs,
+                        scope=scope,
+                        status_code=code,
+                        status_message=message,
+                        events=[
+                            SpanEvent(
+                                str(e.get("name") or ""),
+                                to_int(e.get("timeUnixNano")),
+                                key_values(e.get("attributes")),
+                            )
+                            for e in _dicts(sp.get("events"))
+                        ],
+                        flags=to_int(sp.get("flags")),
+                        copy=self._next(),
+                    )
+                )
+
+    def tempo(self, doc: dict[str, Any]) -> None:
+        """A Grafana Tempo export: ResourceSpans in ``batches``."""
+        for rs in _dicts(doc.get("batches")):
+            self._resource_spans(rs)
+
+    def jaeger(self, doc: dict[str, Any]) -> None:
+        """A Jaeger JSON export: traces in ``data``, each with its processes."""
+        for trace in _dicts(doc.get("data")):
+            processes: dict[str, dict[str, Any]] = {}
+            given = trace.get("processes")
+            for pid, process in given.items() if isinstance(given, dict) else ():
+                if isinstance(process, dict):
+                    attrs = jaeger_tags(process.get("tags"))
+                    attrs.setdefault("service.name", process.get("serviceName") or "")
+                    processes[str(pid)] = attrs
+            for sp in _dicts(trace.get("spans")):
+                self.spans.append(self._jaeger_span(sp, trace, processes))
+
+    def _jaeger_span(
+        self, sp: dict[str, Any], trace: dict[str, Any], processes: dict[str, dict[str, Any]]
+    ) -> Span:
+        tags = jaeger_tags(sp.get("tags"))
+        parent = ""
+        for ref in _dicts(sp.get("references")):
+            if (ref.get("refType") or "CHILD_OF") == "CHILD_OF":  # FOLLOWS_FROM is no parent
+                parent = norm_id(ref.get("spanID"))
+                break
+        # the exporter folded OTLP's span fields into tags: taken back out
+        scope = tags.pop("otel.scope.name", None) or tags.pop("otel.library.name", None) or ""
+        tags.pop("otel.scope.version", None)
+        tags.pop("otel.library.version", None)
+        kind = norm_kind(tags.pop("span.kind", ""))
+        code = str(tags.pop("otel.status_code", "") or "UNSET").upper()
+        message = tags.pop("otel.status_description", "") or ""
+        if tags.get("error") is True:
+            tags.pop("error")
+            code = "ERROR" if code == "UNSET" else code
+        start = to_int(sp.get("startTime")) * 1000  # microseconds
+        events = []
+        for log in _dicts(sp.get("logs")):
+            fields = jaeger_tags(log.get("fields"))
+            events.append(
+                SpanEvent(
+                    str(fields.pop("event", "") or ""), to_int(log.get("timestamp")) * 1000, fields
+                )
+            )
+        name = sp.get("operationName")
+        return Span(
+            trace_id=norm_id(sp.get("traceID") or trace.get("traceID")),
+            span_id=norm_id(sp.get("spanID")),
+            parent_id=parent,
+            name=name if isinstance(name, str) else "",
+            kind=kind,
+            start_ns=start,
+            end_ns=start + to_int(sp.get("duration")) * 1000,
+            attributes=tags,
+            resource=processes.get(str(sp.get("processID")), {}),
+            scope=str(scope),
+            status_code=code,
+            status_message=str(message),
+            events=events,
+            copy=self._next(),
+        )
+
+
+def shape_of(doc: Any) -> str | None:
+    """Which shape a parsed JSON document is (None: not a trace)."""
+    if not isinstance(doc, dict):
+        return None
+    if "resourceSpans" in doc or "resourceLogs" in doc:
+        return OTLP
+    if isinstance(doc.get("batches"), list):
+        return TEMPO
+    data = doc.get("data")
+    if isinstance(data, list) and (not data or (isinstance(data[0], dict) and "spans" in data[0])):
+        return JAEGER
+    return None
