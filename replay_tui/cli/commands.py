@@ -91,6 +91,7 @@ EPILOG = (
     "  replay-tui compare old_report.json new_report.json\n"
     "  replay-tui history.json   (a Temporal history: temporal workflow show "
     "--output json)\n"
+    "  replay-tui trace.json   (an OpenTelemetry trace of an agent: OTLP/JSON, Jaeger, Tempo)\n"
     "  replay-tui check ~/.claude/projects/my-project   (each Claude Code session in it)\n"
     "  replay-tui sessions   (the Claude Code sessions and Codex rollouts here, newest first)\n"
     "  replay-tui serve sample_runs/demo-001   (the app in a browser, on 127.0.0.1:8000)"

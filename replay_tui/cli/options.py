@@ -66,9 +66,10 @@ def format_option(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="what RUN is: a run folder / events.jsonl, a Temporal history export "
         "(temporal workflow show --output json), a Claude Code transcript or a Codex "
-        "rollout (read in place, the file is the ledger); default auto: a file that starts "
-        'like {"events": [ is a Temporal history, a file whose first records are Claude '
-        "Code's or Codex's is that session",
+        "rollout (read in place, the file is the ledger), an OpenTelemetry trace (OTLP/JSON, "
+        "the Collector's JSON lines, a Jaeger or Tempo export); default auto: a file that "
+        'starts like {"events": [ is a Temporal history, like {"resourceSpans": a trace, a '
+        "file whose first records are Claude Code's or Codex's is that session",
     )
 
 
