@@ -330,8 +330,9 @@ def load_trace(path: Path) -> Trace:
                 "resourceLogs, batches or Jaeger data)"
             )
         shape = found
-        getattr(loader, found.replace("-", "_"))(doc)
-    del raw, body
+        del raw, body
+        getattr(loader, found.replace("-", "_"))(doc)  # lets go of the document as it reads
+        del doc
     if not loader.spans and not loader.logs:
         raise CannotRun(f"{path}: an OpenTelemetry trace with no spans and no log records")
     return Trace(records_of(loader), digest, path.stem or "trace", shape)

@@ -26,7 +26,7 @@ import base64
 import binascii
 import contextlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -192,6 +192,17 @@ def _dicts(value: Any) -> Iterable[dict[str, Any]]:
     return (v for v in (value if isinstance(value, list) else ()) if isinstance(v, dict))
 
 
+def _taken(value: Any) -> Iterator[dict[str, Any]]:
+    """The dicts of a list, each let go of by the list once read: the parsed
+    document shrinks as the normal form grows, so both are never whole at once."""
+    if not isinstance(value, list):
+        return
+    for index in range(len(value)):
+        item, value[index] = value[index], None
+        if isinstance(item, dict):
+            yield item
+
+
 def _scope_name(holder: dict[str, Any]) -> str:
     scope = holder.get("scope") or holder.get("instrumentationLibrary")
     name = scope.get("name") if isinstance(scope, dict) else None
@@ -212,14 +223,14 @@ class Loader:
 
     def otlp(self, doc: dict[str, Any]) -> None:
         """An OTLP/JSON export request (spans, logs, or both)."""
-        for rs in _dicts(doc.get("resourceSpans")):
+        for rs in _taken(doc.get("resourceSpans")):
             self._resource_spans(rs)
-        for rl in _dicts(doc.get("resourceLogs")):
+        for rl in _taken(doc.get("resourceLogs")):
             resource = rl.get("resource")
             attrs = key_values(resource.get("attributes")) if isinstance(resource, dict) else {}
             for sl in _dicts(rl.get("scopeLogs") or rl.get("instrumentationLibraryLogs")):
                 scope = _scope_name(sl)
-                for lr in _dicts(sl.get("logRecords")):
+                for lr in _taken(sl.get("logRecords")):
                     self._log(lr, attrs, scope)
 
     def _log(self, lr: dict[str, Any], resource: dict[str, Any], scope: str) -> None:
@@ -244,7 +255,7 @@ class Loader:
         attrs = key_values(resource.get("attributes")) if isinstance(resource, dict) else {}
         for ss in _dicts(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")):
             scope = _scope_name(ss)
-            for sp in _dicts(ss.get("spans")):
+            for sp in _taken(ss.get("spans")):
                 code, message = norm_status(sp.get("status"))
                 name = sp.get("name")
                 self.spans.append(
@@ -276,7 +287,7 @@ class Loader:
 
     def tempo(self, doc: dict[str, Any]) -> None:
         """A Grafana Tempo export: ResourceSpans in ``batches``."""
-        for rs in _dicts(doc.get("batches")):
+        for rs in _taken(doc.get("batches")):
             self._resource_spans(rs)
 
     def jaeger(self, doc: dict[str, Any]) -> None:
@@ -289,7 +300,7 @@ class Loader:
                     attrs = jaeger_tags(process.get("tags"))
                     attrs.setdefault("service.name", process.get("serviceName") or "")
                     processes[str(pid)] = attrs
-            for sp in _dicts(trace.get("spans")):
+            for sp in _taken(trace.get("spans")):
                 self.spans.append(self._jaeger_span(sp, trace, processes))
 
     def _jaeger_span(
