@@ -45,7 +45,7 @@ def test_every_recording_is_found_by_content_and_ordered(path: Path) -> None:
     assert looks_like_trace(path) and locate_run(path).format == OTEL
     events = _events(path)
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
-    times = [e["payload"].get("start_ns") or e["payload"].get("end_ns") or e["payload"].get("time_ns")
+    times = [e["payload"]["start_ns" if e["kind"] == "span_start" else "end_ns"]
              for e in events if e["kind"] in ("span_start", "span_end")]  # fmt: skip
     assert times == sorted(times)
     started: dict[tuple[str, str, int], int] = {}
@@ -132,3 +132,21 @@ def test_what_is_not_a_trace_is_said_in_one_line(tmp_path: Path) -> None:
     assert not looks_like_trace(plain)
     with pytest.raises(CannotRun, match="not an OpenTelemetry trace"):
         load_trace(plain)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(TRACES)))
+def test_replay_tui_verifies_every_recording_to_its_truth(path: Path) -> None:
+    """The whole way a user goes: the file found, converted, replayed by the
+    rules its format names, and the final state its truth, field by field."""
+    from replay_tui.engine.open import open_replay
+    from tests.test_otel_rules import compare
+
+    replay, _ = open_replay(str(path))
+    try:
+        replay.verify()
+        assert replay.error is None, replay.error
+        assert replay.rules.reducer.name == "otel_genai"
+        truth = orjson.loads(path.with_name(path.stem + ".truth.json").read_bytes())
+        assert compare(truth, replay.final_state()) == []
+    finally:
+        replay.close()

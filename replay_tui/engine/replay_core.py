@@ -30,8 +30,8 @@ from replay_tui.formats import temporal
 from replay_tui.formats.budget import Budget, load_budget
 from replay_tui.formats.envelope import Event, LineError, SequenceChecker
 from replay_tui.formats.ledger import ConvertedLedger, GzipLedger, Ledger
-from replay_tui.formats.receipts import ReceiptStore
 from replay_tui.formats.otel import load_trace
+from replay_tui.formats.receipts import ReceiptStore
 from replay_tui.formats.run import JSONL, OTEL, RunPaths
 from replay_tui.formats.sessions import SESSION_FORMATS, lines_for
 from replay_tui.reducers import LoadedReducer

@@ -221,6 +221,7 @@ def _other_payload(record: _Record, span: Span) -> dict[str, Any]:
         return {
             **head,
             "name": span.name,
+            "start_ns": span.start_ns,
             "end_ns": max(span.end_ns, span.start_ns),
             "status": {"code": span.status_code, "message": span.status_message},
             "clamped": span.end_ns < span.start_ns,
@@ -312,6 +313,13 @@ def _read(path: Path) -> bytes:
 
 def load_trace(path: Path) -> Trace:
     """Read and order ``path`` once; raises :class:`CannotRun` with one line."""
+    loader, digest, shape = load_spans(path)
+    return Trace(records_of(loader), digest, path.stem or "trace", shape)
+
+
+def load_spans(path: Path) -> tuple[Loader, str, str]:
+    """``path``'s spans and log records in the normal form, the file's
+    sha256 and its shape; raises :class:`CannotRun` with one line."""
     raw = _read(path)
     digest = hashlib.sha256(raw).hexdigest()
     body = raw.removeprefix(b"\xef\xbb\xbf")
@@ -335,7 +343,7 @@ def load_trace(path: Path) -> Trace:
         del doc
     if not loader.spans and not loader.logs:
         raise CannotRun(f"{path}: an OpenTelemetry trace with no spans and no log records")
-    return Trace(records_of(loader), digest, path.stem or "trace", shape)
+    return loader, digest, shape
 
 
 def _lines(path: Path, body: bytes, loader: Loader) -> None:

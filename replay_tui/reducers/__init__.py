@@ -3,7 +3,7 @@
 ``--reducer`` accepts:
 
 - a name: ``agent_run`` (default), ``refund``, ``temporal``, ``claude_code``,
-  ``codex``, or any reducer an installed
+  ``codex``, ``otel_genai``, or any reducer an installed
   package offers through the entry-point group ``replay_tui.reducers``;
 - ``package.module:NAME`` (an importable module);
 - ``path/to/rules.py:NAME`` (a file, loaded as a fresh module each time, so
@@ -12,7 +12,8 @@
 Without ``--reducer``, :func:`rules_for_run` picks the rules by the first
 event's kind: ``agent_run`` if it knows that kind, else the one known reducer
 that does (``refund`` for a run that starts with ``requested``); a Temporal history
-gets ``temporal``, a Claude Code session ``claude_code`` and a Codex rollout ``codex``.
+gets ``temporal``, a Claude Code session ``claude_code``, a Codex rollout ``codex``
+and an OpenTelemetry GenAI trace ``otel_genai``.
 """
 
 from __future__ import annotations
@@ -39,9 +40,15 @@ _BUILTIN = {
     "temporal": "replay_tui.reducers.temporal:REDUCER",
     "claude_code": "replay_tui.reducers.claude_code:REDUCER",
     "codex": "replay_tui.reducers.codex:REDUCER",
+    "otel_genai": "replay_tui.reducers.otel_genai:REDUCER",
 }
 #: The rules a source that is not a ledger opens with.
-_FOR_FORMAT = {"temporal": "temporal", "claude-code": "claude_code", "codex": "codex"}
+_FOR_FORMAT = {
+    "temporal": "temporal",
+    "claude-code": "claude_code",
+    "codex": "codex",
+    "otel": "otel_genai",
+}
 
 
 class LoadedReducer:

@@ -1,0 +1,507 @@
+"""The ``otel_genai`` rules: an agent's turns from its OpenTelemetry GenAI trace.
+
+The trace source (:mod:`replay_tui.formats.otel`) turns a trace file (OTLP/JSON,
+Collector JSON lines, Jaeger, Tempo) into one record per span start, span
+event, log record and span end, in time order (design: ``span_start``,
+``span_event``, ``log``, ``span_end``; the whole span is in its start record).
+These rules fold the records into a store of spans and derive the turns from
+it as a pure function of the store, so the state after the last record does
+not depend on the order the records came in (reverse, shuffled, traces
+interleaved, logs first: all give the same turns).
+
+State:
+
+- ``turns``: one per user exchange, in order: ``user_text``, ``final_text``,
+  ``intermediate_texts``, ``agents``, ``tool_calls`` (``name``, ``args``,
+  ``result``, ``is_error``, ``error_type``, ``duration_s``, ``span``),
+  ``tokens`` (``input``, ``output``: each logical model call once),
+  ``llm_calls``; and ``trace``, ``anchor`` (the span the turn hangs from),
+  ``status`` (``running`` until its anchor span ends, then ``done`` or
+  ``failed``), ``conversation``;
+- ``tokens``: the totals; ``session``: the session key (``kind``:
+  ``session_name``, ``conversation`` or ``session_id``, ``value``, and where
+  it was found); ``content_captured``: whether any text, argument or result
+  was recorded;
+- ``open``: span id -> name, the spans started and not ended;
+- ``store``: trace id -> the spans' facts the derivation reads (see
+  :mod:`replay_tui.reducers.otel_spans`).
+
+A span's output, usage, tool result and failure count once its ``span_end``
+is applied, and a span event once its own record is: the state after a
+prefix knows only that prefix. Nothing stops replay: a span exported twice
+(the first copy wins), a loop in parent links (broken at its earliest span),
+an end before the start (clamped by the source), an agent span with nothing
+in it and a tool known only from message parts are warnings at the record
+where they are found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from replay_tui.reducers.base import CallFacts, Context, State
+from replay_tui.reducers.otel_messages import (
+    DETAILS,
+    LEGACY,
+    first,
+    legacy_message,
+    parse_json,
+    parse_messages,
+    text_of,
+    tool_calls_of,
+    tool_responses_of,
+)
+from replay_tui.reducers.otel_spans import (
+    INFERENCE,
+    add_end,
+    add_event,
+    add_log,
+    add_start,
+    classify,
+    is_open,
+    new_trace,
+)
+from replay_tui.reducers.otel_tools import Reuse
+from replay_tui.reducers.otel_turns import TraceResult, assemble, derive_trace, session_key
+from replay_tui.reducers.session_rules import one_line
+from replay_tui.state.persistent import DictDraft
+
+if TYPE_CHECKING:
+    from replay_tui.formats.envelope import Event
+
+SPAN_KINDS = frozenset({"span_start", "span_event", "span_end"})
+KINDS = frozenset({*SPAN_KINDS, "log"})
+_MEMO_KEY = "otel_genai"
+
+
+@dataclass(eq=False)
+class _Cache:
+    """Plain mirrors of the state's store and turns, and each trace's derived
+    turns: kept in ``ctx.memo`` (so a record costs its own trace), rebuilt
+    from the state whenever the state is another object."""
+
+    store: dict[str, Any]
+    results: dict[str, TraceResult] = field(default_factory=dict)
+    reuse: dict[str, Reuse] = field(default_factory=dict)
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    top: dict[str, Any] = field(default_factory=dict)
+
+
+def _plain(value: Any) -> Any:
+    """A plain copy of a JSON value, frozen or drafted or not."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _route_traceless(store: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Logs with no trace id: to the trace holding the span they name, else
+    to the only inference span of the file, else to the innermost one whose
+    time range holds them."""
+    routed: dict[str, list[dict[str, Any]]] = {}
+    traces = sorted(store)
+    for lg in store[""]["logs"]:
+        if lg["span"]:
+            tid = next((t for t in traces if lg["span"] in store[t]["spans"]), None)
+            if tid is not None:
+                routed.setdefault(tid, []).append(lg)
+            continue
+        cands = [
+            (t, sid, e["fact"])
+            for t in traces
+            for sid, e in store[t]["spans"].items()
+            if e["fact"] is not None and classify(e["fact"]) == INFERENCE
+        ]
+        if len(cands) > 1:
+            cands = [c for c in cands if c[2]["start"] <= lg["time"] <= c[2]["end"]]
+            cands.sort(key=lambda c: c[2]["start"], reverse=True)
+        if cands:
+            routed.setdefault(cands[0][0], []).append({**lg, "to": cands[0][1]})
+    return routed
+
+
+def _derive(cache: _Cache, dirty: set[str]) -> list[str]:
+    """Derive the dirty traces again; the warnings they newly give."""
+    store = cache.store
+    routed = _route_traceless(store) if store.get("", {}).get("logs") else {}
+    said: list[str] = []
+    for tid in sorted(dirty):
+        if tid not in store:
+            continue
+        old = cache.results.get(tid)
+        trace = store[tid] if tid else {"spans": store[tid]["spans"], "logs": []}
+        reuse = cache.reuse.setdefault(tid, Reuse())
+        new = derive_trace(tid, trace, routed.get(tid, []), reuse)
+        seen = set(old.warnings) if old is not None else set()
+        for w in new.warnings:
+            if w not in seen:
+                seen.add(w)
+                said.append(w)
+        cache.results[tid] = new
+    return said
+
+
+def _span_name(state: State, payload: Mapping[str, Any], kind: str) -> str:
+    """The span's name as ``state`` knows it (records after the start do not carry it)."""
+    name = payload.get("name")
+    if isinstance(name, str) and kind == "span_start":
+        return name
+    trace = state["store"].get(_text(payload.get("trace_id")))
+    entry = trace["spans"].get(_text(payload.get("span_id"))) if trace is not None else None
+    fact = entry.get("fact") if entry is not None else None
+    return str(fact["name"]) if fact is not None else f"span {payload.get('span_id')}"
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """A value in a few words for a row: a string as it is, else compact JSON."""
+    value = parse_json(value)
+    if value is None:
+        return ""
+    if isinstance(value, dict) and len(value) == 1:
+        value = next(iter(value.values()))
+    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    return one_line(text, limit)
+
+
+def _seconds(start: Any, end: Any) -> str:
+    """``0.21 s``, ``1.2 s``, ``0.6 ms``: how long a span took."""
+    if type(start) is not int or type(end) is not int:
+        return ""
+    took = (end - start) / 1e9
+    if took >= 1:
+        return f"{took:.1f} s"
+    return f"{took:.2f} s" if took >= 0.01 else f"{took * 1000:.1f} ms"
+
+
+def _msg_words(msgs: list[dict[str, Any]]) -> str:
+    """Messages in a few words: their text, else the tools asked for or answered."""
+    text = text_of(msgs)
+    if text:
+        return one_line(text, 120)
+    calls = [f"{c['name']} {_short(c['arguments'], 40)}".strip() for c in tool_calls_of(msgs)]
+    if calls:
+        return one_line("; ".join(calls), 120)
+    return "; ".join(_short(r["response"], 60) for r in tool_responses_of(msgs))
+
+
+def _status_word(status: Any) -> str:
+    code = status.get("code") if isinstance(status, Mapping) else None
+    return "error" if code == "ERROR" else "ok"
+
+
+def _span_words(p: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
+    """(what the span is, its tool or operation, a short argument) from a span_start."""
+    name = _text(p.get("name"))
+    attrs = p.get("attributes")
+    attrs = attrs if isinstance(attrs, Mapping) else {}
+    tool = attrs.get("gen_ai.tool.name")
+    op = _text(attrs.get("gen_ai.operation.name")) or name.split(" ", 1)[0]
+    model = first([attrs.get("gen_ai.request.model"), attrs.get("gen_ai.response.model")])
+    if isinstance(tool, str) and tool and tool != "(merged tools)":
+        arg = _short(
+            first(
+                [
+                    attrs.get("gen_ai.tool.call.arguments"),
+                    attrs.get("gcp.vertex.agent.tool_call_args"),
+                ]
+            )
+        )
+        return name, tool, arg or None
+    if model is not None and str(model) not in name:
+        return f"{name} {model}", op or name, str(model)
+    agent = attrs.get("gen_ai.agent.name")
+    return name, op or name, str(model or agent) if (model or agent) else None
+
+
+def _update(target: Any, old: Any, new: Any) -> None:
+    """Make ``target`` (which equals ``old``) equal ``new``, writing only
+    what differs: a draft then records, and a diff shows, what changed.
+    What is written is a copy: the state never shares a container with the
+    rules' memo, so changing it in place later cannot change the memo."""
+    if isinstance(new, dict):
+        for key, value in new.items():
+            if key not in old:
+                target[key] = _plain(value)
+            elif old[key] is not value and old[key] != value:
+                _put(target, key, old[key], value)
+        for key in [k for k in old if k not in new]:
+            del target[key]
+        return
+    for i, value in enumerate(new):
+        if i >= len(old):
+            target.append(_plain(value))
+        elif old[i] is not value and old[i] != value:
+            _put(target, i, old[i], value)
+    if len(old) > len(new):
+        del target[len(new) :]
+
+
+def _put(target: Any, key: Any, old: Any, new: Any) -> None:
+    if isinstance(new, dict | list) and type(old) is type(new):
+        _update(target[key], old, new)
+    else:
+        target[key] = _plain(new)
+
+
+def _tool_changes(old: Sequence[Any], new: Sequence[Any]) -> list[str]:
+    """Tool calls added, failed or answered between two versions of a turn."""
+    said = [f"tool call {t['name']}" for t in new[len(old) :]]
+    for was, now in zip(old, new, strict=False):
+        if was["name"] != now["name"]:
+            continue
+        if now["is_error"] and not was["is_error"]:
+            said.append(f"tool {now['name']} failed ({now['error_type']})")
+        elif now["result"] is not None and was["result"] is None:
+            said.append(f"tool {now['name']} returned {_short(now['result'], 40)}")
+    return said
+
+
+class OtelGenAIRules:
+    name = "otel_genai"
+    version = "1.0.0"
+    kinds = KINDS
+    #: The source these rules are for: never chosen for an events.jsonl by its first kind.
+    source_format = "otel"
+    #: A row says what the rules say of its record, not the record's JSON.
+    row_summary_only = True
+
+    def initial_state(self) -> State:
+        return {
+            "turns": [],
+            "tokens": {"input": 0, "output": 0},
+            "session": None,
+            "content_captured": False,
+            "open": {},
+            "store": {},
+        }
+
+    # -- rules ------------------------------------------------------------
+    def apply(self, state: State, event: Event, ctx: Context) -> State:
+        cache = self._cache(state, ctx)
+        p = event.payload
+        tid = _text(p.get("trace_id"))
+        sid = _text(p.get("span_id"))
+        trace = cache.store.get(tid) or new_trace()
+        dirty: set[str] = set()
+        if event.kind in SPAN_KINDS:
+            if self._span_record(state, event, ctx, trace, tid, sid):
+                revs = cache.reuse.setdefault(tid, Reuse()).revs
+                revs[sid] = revs.get(sid, 0) + 1
+                dirty.add(tid)
+        elif event.kind == "log":
+            kept = add_log(trace, p)
+            if kept is not None:
+                self._write_log(state, tid, kept[1], kept[0])
+                dirty.add(tid)
+        if tid in dirty:
+            cache.store[tid] = trace
+        if dirty and cache.store.get("", {}).get("logs"):
+            dirty = set(cache.store)  # logs with no trace id may move with any span
+        if dirty:
+            for warning in _derive(cache, dirty):
+                ctx.warn(warning)
+            self._write_turns(state, cache)
+        return state
+
+    def _span_record(
+        self, state: State, event: Event, ctx: Context, trace: dict[str, Any], tid: str, sid: str
+    ) -> bool:
+        """Fold a span's record into the store; whether the store changed."""
+        p = event.payload
+        if event.kind == "span_start":
+            entry, changed, twice = add_start(trace, sid, p)
+        elif event.kind == "span_end":
+            entry, changed, twice = add_end(trace, sid, p)
+            if p.get("clamped") is True:
+                ctx.warn(f"span {sid} ends before it starts; end clamped to start")
+        else:
+            entry, changed, twice = add_event(trace, sid, p)
+        if twice:
+            ctx.warn(f"span {sid} exported more than once; first copy kept")
+        if not changed:
+            return False
+        store = state["store"]
+        if tid not in store:
+            store[tid] = {"spans": {sid: entry}, "logs": []}
+        else:
+            store[tid]["spans"][sid] = entry
+        opened = state["open"]
+        if is_open(entry):
+            if opened.get(sid) != entry["fact"]["name"]:
+                opened[sid] = entry["fact"]["name"]
+        elif sid in opened:
+            del opened[sid]
+        return True
+
+    @staticmethod
+    def _write_log(state: State, tid: str, at: int, fact: dict[str, Any]) -> None:
+        store = state["store"]
+        if tid not in store:
+            store[tid] = {"spans": {}, "logs": [fact]}
+            return
+        logs = store[tid]["logs"]
+        if at == len(logs):
+            logs.append(fact)
+        else:
+            logs.insert(at, fact)
+
+    @staticmethod
+    def _cache(state: State, ctx: Context) -> _Cache:
+        memo = ctx.memo(state)
+        cache = memo.get(_MEMO_KEY)
+        if isinstance(cache, _Cache):
+            return cache
+        source: Mapping[str, Any] = state.base if isinstance(state, DictDraft) else state
+        cache = _Cache(store=_plain(source["store"]))
+        _derive(cache, set(cache.store))
+        cache.turns = _plain(source["turns"])
+        cache.top = {k: _plain(source[k]) for k in ("tokens", "session", "content_captured")}
+        memo[_MEMO_KEY] = cache
+        return cache
+
+    @staticmethod
+    def _write_turns(state: State, cache: _Cache) -> None:
+        """Write what changed of the assembled turns and totals."""
+        turns = assemble(cache.results)
+        public = [t.public for t in turns]
+        if public != cache.turns:
+            _update(state["turns"], cache.turns, public)
+            cache.turns = list(public)
+        top = {
+            "tokens": {
+                "input": sum(t.tokens[0] for t in turns),
+                "output": sum(t.tokens[1] for t in turns),
+            },
+            "session": session_key(cache.results),
+            "content_captured": any(t.content for t in turns),
+        }
+        for key, value in top.items():
+            if cache.top.get(key) != value:
+                state[key] = value
+                cache.top[key] = _plain(value)
+
+    # -- prose ------------------------------------------------------------
+    def summary(self, state: State) -> str:
+        if state["open"]:
+            return "running"
+        turns = state["turns"]
+        if turns:
+            return str(turns[-1]["status"])
+        return "done" if state["store"] else "new"
+
+    def still_open(self, state: State) -> list[str]:
+        """Spans started and not ended."""
+        return [f"span {sid} {name}: started, not ended" for sid, name in state["open"].items()]
+
+    def explain(self, before: State, event: Event, after: State) -> str:
+        p = event.payload
+        kind = event.kind
+        if kind == "log":
+            head = f"log {p.get('event_name') or '(no event name)'}"
+        else:
+            head = f"{kind} {_span_name(after, p, kind)}"
+            if kind == "span_end":
+                fact = self._fact(after, p)
+                took = _seconds(fact.get("start"), p.get("end_ns")) if fact else ""
+                head += f" {_status_word(p.get('status'))}" + (f" {took}" if took else "")
+            elif kind == "span_event":
+                head += f" event {self.row_summary(event)}"
+        said = self._changes(before, after)
+        return f"{head}: {'; '.join(said)}" if said else head
+
+    @staticmethod
+    def _fact(state: State, p: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        trace = state["store"].get(_text(p.get("trace_id")))
+        entry = trace["spans"].get(_text(p.get("span_id"))) if trace is not None else None
+        return entry.get("fact") if entry is not None else None
+
+    @staticmethod
+    def _changes(before: State, after: State) -> list[str]:
+        said: list[str] = []
+        old, new = before["turns"], after["turns"]
+        if len(new) > len(old):
+            said += [f"turn {i + 1} starts" for i in range(len(old), len(new))]
+        elif len(new) < len(old):
+            said.append(f"{len(old) - len(new)} turn(s) withdrawn")
+        if new and len(old) >= len(new):
+            last_old, last_new = old[len(new) - 1], new[-1]
+            if last_new["status"] != last_old["status"]:
+                said.append(f"turn {len(new)} {last_new['status']}")
+            if last_new["final_text"] != last_old["final_text"] and last_new["final_text"]:
+                said.append(f"turn {len(new)} says {one_line(last_new['final_text'], 60)!r}")
+            said += _tool_changes(last_old["tool_calls"], last_new["tool_calls"])
+        di = after["tokens"]["input"] - before["tokens"]["input"]
+        do = after["tokens"]["output"] - before["tokens"]["output"]
+        if di or do:
+            said.append(f"{di:+d} input, {do:+d} output tokens")
+        if after["session"] != before["session"] and after["session"] is not None:
+            said.append(f"session {after['session']['kind']} {after['session']['value']}")
+        return said
+
+    def row_summary(self, event: Event) -> str | None:
+        """The record in GenAI words, from the record alone."""
+        p = event.payload
+        kind = event.kind
+        if kind == "span_start":
+            words, _, arg = _span_words(p)
+            if arg and arg not in words:
+                words += f" {arg}"
+            return one_line(words, 200)
+        if kind == "span_end":
+            name = _text(p.get("name"))
+            took = _seconds(p.get("start_ns"), p.get("end_ns"))
+            status = _status_word(p.get("status"))
+            message = _text((p.get("status") or {}).get("message"))
+            words = " ".join(w for w in (name or "end", status, took) if w)
+            return one_line(f"{words}: {message}" if message else words, 200)
+        if kind == "span_event":
+            attrs: Mapping[str, Any] = p.get("attributes") or {}
+            extra = first([attrs.get("exception.type"), attrs.get("exception.message")])
+            return one_line(f"{p.get('name')} {extra or ''}".strip(), 200)
+        if kind == "log":
+            return one_line(f"{p.get('event_name') or 'log'} {self._log_text(p)}".strip(), 200)
+        return None
+
+    @staticmethod
+    def _log_text(p: Mapping[str, Any]) -> str:
+        name = _text(p.get("event_name"))
+        body = p.get("body")
+        attrs = p.get("attributes")
+        attrs = attrs if isinstance(attrs, Mapping) else {}
+        if name == DETAILS:
+            source = {**body, **attrs} if isinstance(body, Mapping) else attrs
+            out = parse_messages(source.get("gen_ai.output.messages"))
+            return _msg_words(out or parse_messages(source.get("gen_ai.input.messages")))
+        if name in LEGACY:
+            _, msg = legacy_message(name, body)
+            return _msg_words([msg]) if msg else ""
+        return _short(body, 120)
+
+    def call_of(self, event: Event) -> str | None:
+        """Every record of a span, and the logs tied to it: trace_id:span_id."""
+        p = event.payload
+        sid = p.get("span_id")
+        if not isinstance(sid, str) or not sid:
+            return None
+        return f"{_text(p.get('trace_id'))}:{sid}"
+
+    def call_facts(self, event: Event) -> CallFacts | None:
+        if event.kind == "span_start":
+            _, tool, arg = _span_words(event.payload)
+            return CallFacts(tool=tool, arg=arg)
+        if event.kind == "span_end":
+            return CallFacts(status=_status_word(event.payload.get("status")))
+        return None
+
+
+REDUCER = OtelGenAIRules()

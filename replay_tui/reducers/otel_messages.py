@@ -1,0 +1,467 @@
+"""Messages of every GenAI convention, reduced to what the ``otel_genai`` rules read.
+
+Every message source (v2 span attributes, the inference-details event or log,
+ADK's ``gcp.vertex.agent.llm_request/llm_response`` JSON, OpenLLMetry's
+indexed ``gen_ai.prompt.N.*`` attributes, the legacy per-message events) is
+first turned into one shape, ``[{"role", "parts": [...]}]`` with parts
+``{"type": "text", "content"}``, ``{"type": "tool_call", "id", "name",
+"arguments"}`` and ``{"type": "tool_call_response", "id", "name",
+"response"}``, then *summarised* to what deriving turns needs (design.md
+§4.5-§4.6), so the store keeps summaries, not whole requests:
+
+- an input summary ``{"user", "text", "responses", "ends_tool"}``: the text of
+  the trailing user messages, the text of all of them (only when there is no
+  user text), the tool responses it carries and whether it ends with one;
+- an output summary ``{"text", "calls"}``: the text and the requested tools.
+
+A message list with no content (placeholders only) has no summary (None).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import orjson
+
+Msg = dict[str, Any]
+Summary = dict[str, Any]
+
+#: Values that mean "not captured" (design.md §4.5).
+PLACEHOLDERS = frozenset({"<elided>", "<REDACTED>", "", "<not specified>", "N/A", "(merged tools)"})
+#: The event (or log) of the newer convention that carries one model call's messages.
+DETAILS = "gen_ai.client.inference.operation.details"
+#: Legacy per-message events (OpenAI v2 contrib, older semconv) -> the role of their message.
+LEGACY_INPUT = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+}
+LEGACY = frozenset({*LEGACY_INPUT, "gen_ai.choice"})
+#: Deprecated attribute name -> current name (copied only when the current is absent).
+ALIASES = {
+    "gen_ai.system": "gen_ai.provider.name",
+    "gen_ai.usage.prompt_tokens": "gen_ai.usage.input_tokens",
+    "gen_ai.usage.completion_tokens": "gen_ai.usage.output_tokens",
+    "llm.usage.prompt_tokens": "gen_ai.usage.input_tokens",
+    "llm.usage.completion_tokens": "gen_ai.usage.output_tokens",
+}
+#: ``gen_ai.system`` values that name a framework, not a provider.
+FRAMEWORK_SYSTEMS = frozenset({"gcp.vertex.agent"})
+_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+_TOOL_CALL_KEY = re.compile(r"tool_calls\.(\d+)\.(\w+)$")
+
+
+def is_placeholder(value: Any) -> bool:
+    return isinstance(value, str) and value.strip() in PLACEHOLDERS
+
+
+def first(values: Iterable[Any]) -> Any:
+    """The first value that is neither None nor a placeholder."""
+    return next((v for v in values if v is not None and not is_placeholder(v)), None)
+
+
+def to_int(value: Any, default: int = 0) -> int:
+    if value is None or value == "" or isinstance(value, bool):
+        return default
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        try:
+            return int(float(value))
+        except (TypeError, ValueError, OverflowError):
+            return default
+
+
+def parse_json(value: Any) -> Any:
+    """JSON text -> value; anything else (or text that is not JSON) as it is."""
+    if isinstance(value, str):
+        text = value.strip()
+        if (
+            text[:1] in ("{", "[", '"')
+            or text in ("null", "true", "false")
+            or _NUMBER.fullmatch(text or "x")
+        ):
+            try:
+                return orjson.loads(text)
+            except orjson.JSONDecodeError:
+                return value
+    return value
+
+
+def unwrap_result(value: Any) -> Any:
+    """ADK wraps a result that is not an object as ``{"result": X}``;
+    placeholders mean "not captured"."""
+    value = parse_json(value)
+    if isinstance(value, dict) and set(value) == {"result"}:
+        value = value["result"]
+    return None if is_placeholder(value) else value
+
+
+def overlay(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """Attributes with deprecated names copied to their current names."""
+    out = dict(attrs)
+    for old, new in ALIASES.items():
+        if old in attrs and new not in out:
+            value = attrs[old]
+            if old == "gen_ai.system" and value in FRAMEWORK_SYSTEMS:
+                continue
+            out[new] = value
+    return out
+
+
+def usage_of(attrs: Mapping[str, Any]) -> list[int] | None:
+    """``[input, output]`` tokens from (overlaid) attributes, or None."""
+    inp, out = attrs.get("gen_ai.usage.input_tokens"), attrs.get("gen_ai.usage.output_tokens")
+    if inp is None and out is None:
+        return None
+    return [max(0, to_int(inp)), max(0, to_int(out))]
+
+
+def adk_usage(attrs: Mapping[str, Any]) -> list[int] | None:
+    """ADK's ``llm_response.usage_metadata`` token counts, or None."""
+    resp = parse_json(attrs.get("gcp.vertex.agent.llm_response"))
+    meta = resp.get("usage_metadata") if isinstance(resp, dict) else None
+    if isinstance(meta, dict) and (
+        "prompt_token_count" in meta or "candidates_token_count" in meta
+    ):
+        return [to_int(meta.get("prompt_token_count")), to_int(meta.get("candidates_token_count"))]
+    return None
+
+
+# -- one shape for every convention -------------------------------------------------
+def _text_part(text: Any) -> dict[str, Any]:
+    return {"type": "text", "content": text}
+
+
+def content_to_parts(content: Any) -> list[dict[str, Any]]:
+    if content is None or is_placeholder(content):
+        return []
+    if isinstance(content, str):
+        return [_text_part(content)]
+    if isinstance(content, dict):
+        if isinstance(content.get("parts"), list):
+            return google_parts(content["parts"])
+        return [_text_part(json.dumps(content, sort_keys=True))]
+    if isinstance(content, list):
+        out: list[dict[str, Any]] = []
+        for item in content:
+            if isinstance(item, str):
+                out.append(_text_part(item))
+            elif isinstance(item, dict):
+                if item.get("type") == "text" and "content" in item:
+                    out.append(dict(item))
+                elif item.get("type") == "text" or "text" in item:
+                    out.append(_text_part(item.get("text")))
+                elif isinstance(item.get("type"), str):
+                    out.append(dict(item))
+        return out
+    return [_text_part(str(content))]
+
+
+def openai_tool_calls(calls: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for call in calls if isinstance(calls, list) else []:
+        if not isinstance(call, dict):
+            continue
+        fn: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else call
+        if isinstance(fn.get("name"), str):
+            out.append(
+                {
+                    "type": "tool_call",
+                    "id": call.get("id"),
+                    "name": fn["name"],
+                    "arguments": parse_json(fn.get("arguments")),
+                }
+            )
+    return out
+
+
+def google_parts(parts: Any) -> list[dict[str, Any]]:
+    """Google Content parts (ADK's llm_request / llm_response), snake or camel case."""
+    out: list[dict[str, Any]] = []
+    for part in parts if isinstance(parts, list) else []:
+        if not isinstance(part, dict):
+            continue
+        call = part.get("function_call") or part.get("functionCall")
+        resp = part.get("function_response") or part.get("functionResponse")
+        if part.get("text") is not None:
+            kind = "reasoning" if part.get("thought") else "text"
+            out.append({"type": kind, "content": part["text"]})
+        elif isinstance(call, dict):
+            out.append(
+                {
+                    "type": "tool_call",
+                    "id": call.get("id"),
+                    "name": call.get("name"),
+                    "arguments": call.get("args"),
+                }
+            )
+        elif isinstance(resp, dict):
+            out.append(
+                {
+                    "type": "tool_call_response",
+                    "id": resp.get("id"),
+                    "name": resp.get("name"),
+                    "response": resp.get("response"),
+                }
+            )
+    return out
+
+
+def google_message(content: Any) -> Msg | None:
+    if not isinstance(content, dict):
+        return None
+    parts = google_parts(content.get("parts"))
+    role = content.get("role") or "user"
+    role = "assistant" if role == "model" else role
+    if parts and all(p["type"] == "tool_call_response" for p in parts):
+        role = "tool"
+    return {"role": role, "parts": parts}
+
+
+def normalize_message(raw: Any) -> Msg | None:
+    if not isinstance(raw, dict):
+        return None
+    role = raw.get("role") if isinstance(raw.get("role"), str) and raw.get("role") else "user"
+    parts = raw.get("parts")
+    if not isinstance(parts, list):
+        parts = content_to_parts(raw.get("content")) + openai_tool_calls(raw.get("tool_calls"))
+    parts = [dict(p) for p in parts if isinstance(p, dict)]
+    for part in parts:  # arguments and responses may be JSON text
+        if part.get("type") == "tool_call":
+            part["arguments"] = parse_json(part.get("arguments"))
+        if part.get("type") == "tool_call_response":
+            part["response"] = parse_json(part.get("response", part.get("result")))
+    return {"role": "assistant" if role == "model" else role, "parts": parts}
+
+
+def parse_messages(value: Any) -> list[Msg]:
+    """``gen_ai.input.messages`` / ``gen_ai.output.messages``: a list, JSON
+    text of one, or one message; [] when it holds no content."""
+    if value is None or is_placeholder(value):
+        return []
+    data = parse_json(value) if isinstance(value, str) else value
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list):
+        return []
+    msgs = [m for m in (normalize_message(x) for x in data) if m]
+    return msgs if has_content(msgs) else []
+
+
+def has_content(msgs: Iterable[Msg] | None) -> bool:
+    for msg in msgs or []:
+        for part in msg.get("parts", []):
+            if part.get("type") == "text":
+                content = part.get("content")
+                if content not in (None, "") and not is_placeholder(content):
+                    return True
+            elif part.get("type"):
+                return True
+    return False
+
+
+def text_of(msgs: Iterable[Msg] | None) -> str | None:
+    """Text parts (not reasoning) joined with "" (design.md §10.1)."""
+    chunks: list[str] = []
+    for msg in msgs or []:
+        for part in msg.get("parts", []):
+            if part.get("type") == "text" and not is_placeholder(part.get("content")):
+                content = part.get("content")
+                if not isinstance(content, str):
+                    content = json.dumps(content, sort_keys=True) if content is not None else None
+                if content:
+                    chunks.append(content)
+    return "".join(chunks) or None
+
+
+def _id(value: Any) -> str | None:
+    """A part's call id as text (None when it has none)."""
+    if not value:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def tool_calls_of(msgs: Iterable[Msg] | None) -> list[dict[str, Any]]:
+    return [
+        {"id": _id(p.get("id")), "name": p["name"], "arguments": parse_json(p.get("arguments"))}
+        for m in msgs or []
+        for p in m.get("parts", [])
+        if p.get("type") == "tool_call" and isinstance(p.get("name"), str) and p.get("name")
+    ]
+
+
+def tool_responses_of(msgs: Iterable[Msg] | None) -> list[dict[str, Any]]:
+    return [
+        {"id": _id(p.get("id")), "name": p.get("name"), "response": parse_json(p.get("response"))}
+        for m in msgs or []
+        for p in m.get("parts", [])
+        if p.get("type") == "tool_call_response"
+    ]
+
+
+def user_turn_messages(msgs: list[Msg]) -> list[Msg]:
+    """The trailing run of user messages that carry text (tool responses do not count)."""
+    out: list[Msg] = []
+    for msg in reversed(msgs):
+        if msg.get("role") == "user" and text_of([msg]):
+            out.append(msg)
+        elif out:
+            break
+    return list(reversed(out))
+
+
+# -- summaries: what deriving turns reads of a message list --------------------------
+def summarize_in(msgs: list[Msg]) -> Summary | None:
+    """An input's user text, all text, tool responses and whether it ends
+    with a tool's answer; None when it has no content."""
+    if not has_content(msgs):
+        return None
+    last = msgs[-1]
+    ends_tool = last.get("role") == "tool" or all(
+        p.get("type") == "tool_call_response" for p in last.get("parts", [])
+    )
+    user = text_of(user_turn_messages(msgs))
+    return {
+        "user": user,
+        "text": text_of(msgs) if user is None else None,  # read only when there is no user text
+        "responses": tool_responses_of(msgs),
+        "ends_tool": ends_tool,
+    }
+
+
+def summarize_out(msgs: list[Msg]) -> Summary | None:
+    """An output's text and the tools it requests; None when it has no content."""
+    if not has_content(msgs):
+        return None
+    return {"text": text_of(msgs), "calls": tool_calls_of(msgs)}
+
+
+def pair(inp: list[Msg], out: list[Msg]) -> list[Summary | None] | None:
+    """``[input summary, output summary]``, or None when both are empty."""
+    got = [summarize_in(inp), summarize_out(out)]
+    return got if got != [None, None] else None
+
+
+# -- the sources, per convention -----------------------------------------------------
+def _adk_pair(attrs: Mapping[str, Any]) -> list[Summary | None] | None:
+    req = parse_json(attrs.get("gcp.vertex.agent.llm_request"))
+    resp = parse_json(attrs.get("gcp.vertex.agent.llm_response"))
+    contents = (req.get("contents") or []) if isinstance(req, dict) else []
+    adk_in = [m for m in (google_message(c) for c in contents) if m]
+    adk_out = (
+        [m for m in [google_message(resp.get("content"))] if m] if isinstance(resp, dict) else []
+    )
+    return pair(adk_in, adk_out)
+
+
+def _indexed_row(role: str, row: dict[str, Any]) -> Msg:
+    parts: list[dict[str, Any]] = []
+    content = row.get("content")
+    if content is not None:
+        if role == "tool":
+            parts.append(
+                {
+                    "type": "tool_call_response",
+                    "id": row.get("tool_call_id"),
+                    "name": None,
+                    "response": parse_json(content),
+                }
+            )
+        else:
+            text = parse_json(content) if str(content).lstrip()[:1] == "[" else content
+            parts += content_to_parts(text)
+    calls: dict[int, dict[str, Any]] = {}
+    for key, value in row.items():
+        found = _TOOL_CALL_KEY.match(key)
+        if found:
+            calls.setdefault(int(found.group(1)), {})[found.group(2)] = value
+    for j in sorted(calls):
+        call = calls[j]
+        parts.append(
+            {
+                "type": "tool_call",
+                "id": call.get("id"),
+                "name": call.get("name"),
+                "arguments": parse_json(call.get("arguments")),
+            }
+        )
+    return {"role": role, "parts": parts}
+
+
+def indexed_messages(attrs: Mapping[str, Any], prefix: str) -> list[Msg]:
+    """OpenLLMetry: ``gen_ai.prompt.N.role/content/tool_calls.M.*/tool_call_id``."""
+    pattern = re.compile(re.escape(prefix) + r"\.(\d+)\.(.+)$")
+    rows: dict[int, dict[str, Any]] = {}
+    for key, value in attrs.items():
+        found = pattern.match(key)
+        if found:
+            rows.setdefault(int(found.group(1)), {})[found.group(2)] = value
+    msgs: list[Msg] = []
+    for i in sorted(rows):
+        row = rows[i]
+        role = row.get("role") or ("assistant" if prefix.endswith("completion") else "user")
+        msgs.append(_indexed_row(str(role), row))
+    return msgs if has_content(msgs) else []
+
+
+def attr_sources(attrs: Mapping[str, Any]) -> dict[str, list[Summary | None]]:
+    """The message sources a span's own attributes hold: ``v2``
+    (``gen_ai.input/output.messages``), ``adk`` (ADK JSON), ``indexed``
+    (OpenLLMetry); each ``[input summary, output summary]``, absent if empty."""
+    out: dict[str, list[Summary | None]] = {}
+    v2 = pair(
+        parse_messages(attrs.get("gen_ai.input.messages")),
+        parse_messages(attrs.get("gen_ai.output.messages")),
+    )
+    if v2 is not None:
+        out["v2"] = v2
+    adk = _adk_pair(attrs)
+    if adk is not None:
+        out["adk"] = adk
+    if any(k.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for k in attrs):
+        indexed = pair(
+            indexed_messages(attrs, "gen_ai.prompt"), indexed_messages(attrs, "gen_ai.completion")
+        )
+        if indexed is not None:
+            out["indexed"] = indexed
+    return out
+
+
+def details_fact(attrs: Mapping[str, Any], body: Any = None) -> dict[str, Any]:
+    """An inference-details event or log: its messages and usage."""
+    source = {**body, **attrs} if isinstance(body, dict) else attrs
+    return {
+        "pair": pair(
+            parse_messages(source.get("gen_ai.input.messages")),
+            parse_messages(source.get("gen_ai.output.messages")),
+        ),
+        "usage": usage_of(overlay(attrs)),
+    }
+
+
+def legacy_message(name: str, body: Any) -> tuple[str, Msg | None]:
+    """``("input" | "output", message)`` from one legacy event's body."""
+    body = body if isinstance(body, dict) else ({"content": body} if body is not None else {})
+    if name == "gen_ai.choice":
+        msg = body.get("message") if isinstance(body.get("message"), dict) else body
+        parts = content_to_parts(msg.get("content")) + openai_tool_calls(msg.get("tool_calls"))
+        return "output", {"role": "assistant", "parts": parts}
+    role = LEGACY_INPUT[name]
+    if role == "tool":
+        resp = body.get("content")
+        if resp is None or is_placeholder(resp):
+            return "input", {"role": "tool", "parts": []}
+        part = {
+            "type": "tool_call_response",
+            "id": body.get("id"),
+            "name": None,
+            "response": parse_json(resp),
+        }
+        return "input", {"role": "tool", "parts": [part]}
+    parts = content_to_parts(body.get("content")) + openai_tool_calls(body.get("tool_calls"))
+    return "input", {"role": body.get("role") or role, "parts": parts}

@@ -1,0 +1,49 @@
+"""A trace file as the rules receive it, through the source itself
+(:mod:`replay_tui.formats.otel`), with a way to change the normal form on
+the way (a span's end moved before its start, logs cut from their span)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay_tui.formats.envelope import Event, parse_line
+from replay_tui.formats.otel import Trace, load_spans, records_of
+from replay_tui.formats.otel_load import Loader
+
+Record = tuple[str, dict[str, Any], str | None]
+
+
+def load_file(path: Path) -> Loader:
+    """The file's spans and logs in the normal form."""
+    return load_spans(path)[0]
+
+
+def records(loader: Loader) -> list[Record]:
+    """(kind, payload, ts) of each record, in the source's order."""
+    lines = b"".join(Trace(records_of(loader), "", "trace", "otlp").envelope_lines())
+    found = [orjson.loads(line) for line in lines.splitlines()]
+    return [(r["kind"], r["payload"], r.get("ts")) for r in found]
+
+
+def to_events(recs: list[Record], run_id: str = "trace") -> list[Event]:
+    """Envelope v1 events, seq 1.. in the order given, parsed as a ledger line is."""
+    out: list[Event] = []
+    offset = 0
+    for n, (kind, payload, ts) in enumerate(recs, 1):
+        line: dict[str, Any] = {"seq": n, "run_id": run_id, "kind": kind, "payload": payload}
+        if ts is not None:
+            line["ts"] = ts
+        raw = orjson.dumps(line)
+        event = parse_line(raw, n, offset)
+        assert isinstance(event, Event), event
+        out.append(event)
+        offset += len(raw) + 1
+    return out
+
+
+def file_events(path: Path) -> list[Event]:
+    """The events ``replay-tui`` makes of ``path``."""
+    return to_events(records(load_file(path)), path.stem)

@@ -1,0 +1,366 @@
+"""The otel_genai rules against every truth file of the OpenTelemetry corpus.
+
+tests/fixtures/otel-traces/ is the agentevals corpus, copied unchanged: each
+trace file beside a NAME.truth.json saying which turns a correct reader finds.
+The files become envelope events here (tests/helpers/otel_records.py, the
+reference loader, until the trace source exists), go through the real rules
+one at a time, and the final state is compared field by field.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from replay_tui.formats.budget import Budget
+from replay_tui.formats.envelope import Event
+from replay_tui.formats.receipts import ReceiptStore
+from replay_tui.reducers import _FOR_FORMAT, load_reducer, rules_for_run
+from replay_tui.reducers.base import Context, State
+from replay_tui.reducers.otel_genai import REDUCER
+from replay_tui.reducers.otel_messages import parse_json
+from replay_tui.state import canonical
+from replay_tui.state.persistent import DictDraft, apply_changes, freeze, thaw
+from tests.conftest import ROOT
+from tests.helpers.otel_records import file_events, load_file, records, to_events
+
+CORPUS = ROOT / "tests" / "fixtures" / "otel-traces"
+TRUTHS = sorted(CORPUS.rglob("*.truth.json"))
+TRACES = [t.with_name(t.name.replace(".truth.json", ".json")) for t in TRUTHS]
+#: Files with several traces: the orders where traces interleave differ.
+MULTI_TRACE = [p for p in TRACES if p.stem == "S3"] + [
+    CORPUS / "hand" / "three_trace_conversation.json",
+    CORPUS / "hand" / "two_span_cycle.json",
+]
+_EVENTS: dict[Path, list[Event]] = {}
+
+
+def _name(path: Path) -> str:
+    return str(path.relative_to(CORPUS).with_suffix(""))
+
+
+def events_of(path: Path) -> list[Event]:
+    if path not in _EVENTS:
+        _EVENTS[path] = file_events(path)
+    return _EVENTS[path]
+
+
+def new_ctx() -> Context:
+    return Context(Budget(), ReceiptStore(ROOT, enabled=False))
+
+
+def run(
+    events: list[Event], state: State | None = None, ctx: Context | None = None
+) -> tuple[State, list[tuple[int, str]]]:
+    """The state after ``events``, and what the rules warned of, by seq."""
+    ctx = ctx or new_ctx()
+    state = REDUCER.initial_state() if state is None else state
+    said: list[tuple[int, str]] = []
+    for event in events:
+        ctx.warnings = []
+        state = REDUCER.apply(state, event, ctx)
+        said += [(event.seq, w) for w in ctx.warnings]
+    return state, said
+
+
+# -- the comparison of extract.py's compare() ----------------------------------------
+def cmp_norm(value: Any) -> Any:
+    """Results compare after JSON parsing and after unwrapping ADK's {"result": X}."""
+    value = parse_json(value)
+    if isinstance(value, dict) and set(value) == {"result"}:
+        value = parse_json(value["result"])
+    return value
+
+
+def _compare_turn(i: int, tt: dict[str, Any], g: dict[str, Any]) -> list[str]:
+    diffs = [
+        f"turn {i} {f}: {g[f]!r} != {tt[f]!r}"
+        for f in ("user_text", "final_text", "intermediate_texts", "tokens")
+        if tt[f] != g[f]
+    ]
+    if sorted(tt["agents"]) != sorted(g["agents"]):
+        diffs.append(f"turn {i} agents: {g['agents']} != {tt['agents']}")
+    if "llm_calls" in tt and tt["llm_calls"] != g["llm_calls"]:
+        diffs.append(f"turn {i} llm_calls: {g['llm_calls']} != {tt['llm_calls']}")
+    if len(tt["tool_calls"]) != len(g["tool_calls"]):
+        diffs.append(f"turn {i} tool calls {len(g['tool_calls'])} != {len(tt['tool_calls'])}")
+    for j, (tc, gc) in enumerate(zip(tt["tool_calls"], g["tool_calls"], strict=False)):
+        for f in ("name", "is_error", "error_type"):
+            if tc[f] != gc[f]:
+                diffs.append(f"turn {i} tool {j} {f}: {gc[f]!r} != {tc[f]!r}")
+        for f in ("args", "result"):
+            if cmp_norm(tc[f]) != cmp_norm(gc[f]):
+                diffs.append(f"turn {i} tool {j} {f}: {gc[f]!r} != {tc[f]!r}")
+    return diffs
+
+
+def compare(truth: dict[str, Any], got: State) -> list[str]:
+    diffs: list[str] = []
+    tturns, gturns = truth["turns"], got["turns"]
+    if truth.get("extra_turns_allowed"):
+        pairs = []
+        for i, tt in enumerate(tturns):
+            g = next((g for g in gturns if g["user_text"] == tt["user_text"]), None)
+            if g is None:
+                diffs.append(f"turn {i}: no turn with user_text {tt['user_text']!r}")
+            else:
+                pairs.append((i, tt, g))
+    else:
+        if len(tturns) != len(gturns):
+            diffs.append(f"turn count {len(gturns)} != {len(tturns)}")
+        pairs = [(i, tt, g) for i, (tt, g) in enumerate(zip(tturns, gturns, strict=False))]
+    for i, tt, g in pairs:
+        diffs += _compare_turn(i, tt, g)
+    if truth["tokens"] != got["tokens"]:
+        diffs.append(f"tokens {got['tokens']} != {truth['tokens']}")
+    if truth.get("content_captured", True) != got["content_captured"]:
+        diffs.append(f"content_captured {got['content_captured']} != {truth['content_captured']}")
+    if "session_key" in truth:
+        key = got["session"]
+        said = {"kind": key["kind"], "value": key["value"]} if key else None
+        if truth["session_key"] != said:
+            diffs.append(f"session_key {said} != {truth['session_key']}")
+    return diffs
+
+
+# -- every truth file ---------------------------------------------------------------
+def test_the_corpus_is_here_unchanged_in_shape() -> None:
+    assert len(TRUTHS) == 47
+    assert (CORPUS / "README.md").is_file() and (CORPUS / "LICENSE").is_file()
+    assert all(p.is_file() for p in TRACES)
+
+
+@pytest.mark.parametrize("path", TRACES, ids=_name)
+def test_truth_file_matches(path: Path) -> None:
+    truth = orjson.loads(path.with_name(path.stem + ".truth.json").read_bytes())
+    state, _ = run(events_of(path))
+    assert compare(truth, state) == []
+    assert set(state) == {"turns", "tokens", "session", "content_captured", "open", "store"}
+    assert state["open"] == {}
+    assert REDUCER.summary(state) in ("done", "failed")
+
+
+# -- order ---------------------------------------------------------------------------
+def _final(state: State) -> dict[str, Any]:
+    return orjson.loads(orjson.dumps(state, option=orjson.OPT_SORT_KEYS))  # type: ignore[no-any-return]
+
+
+def _renumbered(events: list[Event]) -> list[Event]:
+    recs = [(e.kind, e.payload, e.ts) for e in events]
+    return to_events(recs)
+
+
+@pytest.mark.parametrize("path", TRACES, ids=_name)
+def test_same_final_state_in_any_order(path: Path) -> None:
+    """The state is a function of the set of records (design.md §0): reverse
+    order (ends before starts) and shuffles end in the very same state."""
+    events = events_of(path)
+    want = _final(run(events)[0])
+    rng = random.Random(path.stem)
+    orders = [list(reversed(events))] + [rng.sample(events, len(events)) for _ in range(2)]
+    for order in orders:
+        assert _final(run(_renumbered(order))[0]) == want
+
+
+def _interleaved(events: list[Event], rnd: random.Random) -> list[Event]:
+    """The records of each trace in their order, the traces interleaved at random."""
+    by_trace: dict[str, list[Event]] = {}
+    for e in events:
+        by_trace.setdefault(e.payload["trace_id"], []).append(e)
+    queues = [list(reversed(q)) for q in by_trace.values()]
+    out: list[Event] = []
+    while queues:
+        q = rnd.choice(queues)
+        out.append(q.pop())
+        if not q:
+            queues.remove(q)
+    return out
+
+
+@pytest.mark.parametrize("path", MULTI_TRACE, ids=_name)
+@given(rnd=st.randoms(use_true_random=False))
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_traces_interleaved_give_the_same_state(path: Path, rnd: random.Random) -> None:
+    events = events_of(path)
+    want = _final(run(events)[0])
+    assert _final(run(_renumbered(_interleaved(events, rnd)))[0]) == want
+
+
+# -- the state: JSON, checkpoints, drafts ---------------------------------------------
+@pytest.mark.parametrize("path", TRACES, ids=_name)
+def test_state_is_json_and_a_copy_goes_on_alike(path: Path) -> None:
+    """Every intermediate state is JSON; a copy of it (a checkpoint read back,
+    with no memo) applied further ends where the original does."""
+    events = events_of(path)
+    ctx = new_ctx()
+    state = REDUCER.initial_state()
+    copies: list[tuple[int, Any]] = []
+    step = max(1, len(events) // 4)
+    for i, event in enumerate(events):
+        state = REDUCER.apply(state, event, ctx)
+        raw = canonical.dumps(state)  # raises TypeError for anything not JSON
+        if i % step == 0:
+            copies.append((i + 1, orjson.loads(raw)))
+    want = _final(state)
+    for at, saved in copies:
+        assert _final(run(events[at:], copy.deepcopy(saved))[0]) == want
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in TRACES if p.parent.name in ("hand", "samples", "kagent")], ids=_name
+)
+def test_rules_take_drafts_as_the_app_gives_them(path: Path) -> None:
+    """In the app each event changes a draft of the frozen state; the patches
+    recorded rebuild the next state, and the end is the plain run's."""
+    events = events_of(path)
+    ctx = new_ctx()
+    head = freeze(REDUCER.initial_state())
+    for event in events:
+        draft = DictDraft(head)
+        ctx.carry_memo(head, draft)
+        new = REDUCER.apply(draft, event, ctx)  # type: ignore[arg-type]
+        assert new is draft
+        patches: list[Any] = []
+        frozen = draft.commit(patches)
+        assert apply_changes(head, patches) == frozen
+        ctx.carry_memo(draft, frozen)
+        head = frozen
+    assert _final(thaw(head)) == _final(run(events)[0])
+
+
+def test_rules_leave_events_as_they_are() -> None:
+    events = events_of(CORPUS / "samples" / "helm.json")
+    before = [orjson.dumps(e.fields) for e in events]
+    run(events)
+    assert [orjson.dumps(e.fields) for e in events] == before
+
+
+# -- defects and warnings -------------------------------------------------------------
+def test_a_span_exported_twice_is_said_once_and_counted_once() -> None:
+    state, said = run(events_of(CORPUS / "hand" / "duplicate_span_ids.json"))
+    twice = [w for _, w in said if "exported more than once" in w]
+    assert twice == ["span 23a6bb157382841e exported more than once; first copy kept"]
+    assert state["tokens"] == {"input": 12, "output": 3}
+    assert state["store"]  # the store keeps both copies' positions
+    entry = next(iter(state["store"].values()))["spans"]["23a6bb157382841e"]
+    assert len(entry["copies"]) == 2
+
+
+def test_a_parent_loop_is_broken_with_a_warning() -> None:
+    _, said = run(events_of(CORPUS / "hand" / "two_span_cycle.json"))
+    loops = [w for _, w in said if "parent loop broken" in w]
+    assert loops == ["parent loop broken at span e922e2f6beb12376 (earliest start becomes root)"]
+
+
+def test_an_empty_agent_span_is_no_turn_once_it_ends() -> None:
+    events = events_of(CORPUS / "samples" / "tempo_export_with_batches.json")
+    state, said = run(events)
+    empty = [(seq, w) for seq, w in said if "not a turn" in w]
+    assert [w for _, w in empty] == [
+        "agent span 79f1c6b28f13ea1c has no model call, tool or message: not a turn"
+    ]
+    ender = events[empty[0][0] - 1]
+    assert ender.kind == "span_end" and ender.payload["span_id"] == "79f1c6b28f13ea1c"
+    assert len(state["turns"]) == 1
+
+
+def test_an_end_before_the_start_is_clamped_and_said() -> None:
+    ld = load_file(CORPUS / "hand" / "mcp_tool_call.json")
+    client = next(s for s in ld.spans if s.kind == "CLIENT")
+    client.end_ns = client.start_ns - 5
+    events = to_events(records(ld))
+    state, said = run(events)
+    assert [w for _, w in said if "clamped" in w] == [
+        f"span {client.span_id} ends before it starts; end clamped to start"
+    ]
+    truth = orjson.loads((CORPUS / "hand" / "mcp_tool_call.truth.json").read_bytes())
+    assert compare(truth, state) == []
+
+
+@pytest.mark.parametrize("strip", ["span_id", "both"])
+def test_logs_not_tied_to_a_span_still_find_their_call(strip: str) -> None:
+    path = CORPUS / "hand" / "openai_v2_logs_span_id.json"
+    ld = load_file(path)
+    for lg in ld.logs:
+        lg.span_id = ""
+        if strip == "both":
+            lg.trace_id = ""
+    state, _ = run(to_events(records(ld)))
+    truth = orjson.loads(path.with_name(path.stem + ".truth.json").read_bytes())
+    assert compare(truth, state) == []
+
+
+# -- a prefix knows only that prefix --------------------------------------------------
+def test_output_and_usage_count_once_the_span_ends() -> None:
+    events = events_of(CORPUS / "adk_py" / "v2_span_only" / "S2.json")
+    ctx = new_ctx()
+    state = REDUCER.initial_state()
+    first_end = next(i for i, e in enumerate(events) if e.kind == "span_end")
+    for event in events[:first_end]:
+        state = REDUCER.apply(state, event, ctx)
+    assert len(state["turns"]) == 1 and state["turns"][0]["status"] == "running"
+    assert state["turns"][0]["user_text"] == "What is the weather and local time in Paris?"
+    assert state["tokens"] == {"input": 0, "output": 0}
+    assert state["turns"][0]["final_text"] is None
+    assert REDUCER.summary(state) == "running"
+    assert all("started, not ended" in line for line in REDUCER.still_open(state))
+    assert len(REDUCER.still_open(state)) == len(state["open"]) > 0
+
+
+# -- words --------------------------------------------------------------------------
+def _explained(path: Path) -> list[tuple[Event, str]]:
+    ctx = new_ctx()
+    state = REDUCER.initial_state()
+    out = []
+    for event in events_of(path):
+        before = copy.deepcopy(state)
+        state = REDUCER.apply(state, event, ctx)
+        out.append((event, REDUCER.explain(before, event, state)))
+    return out
+
+
+def test_explain_says_what_each_record_did() -> None:
+    said = _explained(CORPUS / "hand" / "strands_span_events.json")
+    words = [w for _, w in said]
+    assert words[0] == "span_start invoke_agent weather_agent: turn 1 starts"
+    tool_end = next(w for e, w in said if e.kind == "span_end" and "execute_tool" in w)
+    assert tool_end.startswith("span_end execute_tool get_weather ok ")
+    assert any(w.startswith("span_end chat ") and "+" in w and "input" in w for w in words)
+    assert words[-1].startswith("span_end invoke_agent weather_agent ok")
+    assert "turn 1 done" in words[-1]
+
+
+def test_rows_calls_and_facts_read_the_record_alone() -> None:
+    events = events_of(CORPUS / "adk_py" / "v1_default" / "S2.json")
+    starts = [e for e in events if e.kind == "span_start"]
+    tool = next(e for e in starts if e.payload["name"] == "execute_tool get_weather")
+    assert REDUCER.row_summary(tool) == "execute_tool get_weather Paris"
+    facts = REDUCER.call_facts(tool)
+    assert facts is not None and facts.tool == "get_weather" and facts.arg == "Paris"
+    key = REDUCER.call_of(tool)
+    assert key == f"{tool.payload['trace_id']}:{tool.payload['span_id']}"
+    same = [e for e in events if REDUCER.call_of(e) == key]
+    assert {e.kind for e in same} == {"span_start", "span_end"}
+    end = next(e for e in same if e.kind == "span_end")
+    assert REDUCER.row_summary(end) == "execute_tool get_weather ok 0.6 ms"
+    assert REDUCER.call_facts(end).status == "ok"  # type: ignore[union-attr]
+    llm = next(e for e in starts if e.payload["name"] == "call_llm")
+    assert REDUCER.row_summary(llm) == "call_llm gemini-2.5-flash"
+    logs = [e for e in events if e.kind == "log"]
+    assert logs and all(REDUCER.row_summary(e) for e in logs)
+    assert all(REDUCER.call_of(e) is not None for e in logs)
+
+
+def test_the_rules_are_found_by_name_and_by_format() -> None:
+    assert load_reducer("otel_genai").reducer is REDUCER
+    assert _FOR_FORMAT["otel"] == "otel_genai"
+    assert rules_for_run(None, ROOT / "nothing.jsonl", "otel").reducer is REDUCER
+    assert REDUCER.kinds == frozenset({"span_start", "span_event", "span_end", "log"})
+    assert REDUCER.source_format == "otel"
