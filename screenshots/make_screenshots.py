@@ -185,6 +185,14 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
         "m at the end: only the records claude --resume would load, back to the break",
     ),
     (
+        "otel-trace.svg",
+        SAMPLES.parent / "tests" / "fixtures" / "otel-traces" / "adk_py" / "v1_default" / "S2.json",
+        (140, 40),
+        ["colon", *"21", "enter"],
+        "an ADK agent's OpenTelemetry trace at its second tool's end: the turn's tool calls, "
+        "their arguments and results, tokens and model calls",
+    ),
+    (
         "codex-rollout.svg",
         SAMPLES / "agent-sessions" / "codex-rollout.jsonl",
         (140, 40),
