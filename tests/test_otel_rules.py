@@ -364,3 +364,26 @@ def test_the_rules_are_found_by_name_and_by_format() -> None:
     assert rules_for_run(None, ROOT / "nothing.jsonl", "otel").reducer is REDUCER
     assert REDUCER.kinds == frozenset({"span_start", "span_event", "span_end", "log"})
     assert REDUCER.source_format == "otel"
+
+
+@pytest.mark.parametrize("path", TRACES, ids=_name)
+def test_the_ordered_turns_kept_as_traces_change_are_the_sorted_ones(path: Path) -> None:
+    """After every record, the turns, totals and session key kept in order
+    as each trace changes (otel_order) equal those sorted from every trace
+    again (otel_turns.assemble, session_key): the plain way, as the oracle."""
+    from replay_tui.reducers.otel_genai import _MEMO_KEY
+    from replay_tui.reducers.otel_turns import assemble, session_key
+
+    ctx = new_ctx()
+    state = REDUCER.initial_state()
+    for event in events_of(path):
+        state = REDUCER.apply(state, event, ctx)
+        cache = ctx.memo(state)[_MEMO_KEY]
+        turns = assemble(cache.results)
+        assert state["turns"] == [t.public for t in turns], event.seq
+        assert state["session"] == session_key(cache.results), event.seq
+        assert state["tokens"] == {
+            "input": sum(t.tokens[0] for t in turns),
+            "output": sum(t.tokens[1] for t in turns),
+        }
+        assert state["content_captured"] == any(t.content for t in turns)

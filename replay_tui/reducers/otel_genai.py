@@ -55,6 +55,7 @@ from replay_tui.reducers.otel_messages import (
     tool_calls_of,
     tool_responses_of,
 )
+from replay_tui.reducers.otel_order import TurnOrder
 from replay_tui.reducers.otel_spans import (
     INFERENCE,
     add_end,
@@ -66,7 +67,7 @@ from replay_tui.reducers.otel_spans import (
     new_trace,
 )
 from replay_tui.reducers.otel_tools import Reuse
-from replay_tui.reducers.otel_turns import TraceResult, assemble, derive_trace, session_key
+from replay_tui.reducers.otel_turns import TraceResult, derive_trace
 from replay_tui.reducers.session_rules import one_line
 from replay_tui.state.persistent import DictDraft
 
@@ -89,6 +90,7 @@ class _Cache:
     reuse: dict[str, Reuse] = field(default_factory=dict)
     turns: list[dict[str, Any]] = field(default_factory=list)
     top: dict[str, Any] = field(default_factory=dict)
+    order: TurnOrder = field(default_factory=TurnOrder)
 
 
 def _plain(value: Any) -> Any:
@@ -246,6 +248,18 @@ def _update(target: Any, old: Any, new: Any) -> None:
         del target[len(new) :]
 
 
+def _update_from(target: list[Any], old: list[Any], new: list[Any], first: int) -> None:
+    """:func:`_update` of a list from position ``first`` on (the rest is equal)."""
+    for j, value in enumerate(new):
+        i = first + j
+        if i >= len(old):
+            target.append(_plain(value))
+        elif old[i] is not value and old[i] != value:
+            _put(target, i, old[i], value)
+    if len(old) > first + len(new):
+        del target[first + len(new) :]
+
+
 def _put(target: Any, key: Any, old: Any, new: Any) -> None:
     if isinstance(new, dict | list) and type(old) is type(new):
         _update(target[key], old, new)
@@ -310,7 +324,7 @@ class OtelGenAIRules:
         if dirty:
             for warning in _derive(cache, dirty):
                 ctx.warn(warning)
-            self._write_turns(state, cache)
+            self._write_turns(state, cache, dirty)
         return state
 
     def _span_record(
@@ -370,20 +384,19 @@ class OtelGenAIRules:
         return cache
 
     @staticmethod
-    def _write_turns(state: State, cache: _Cache) -> None:
-        """Write what changed of the assembled turns and totals."""
-        turns = assemble(cache.results)
-        public = [t.public for t in turns]
-        if public != cache.turns:
-            _update(state["turns"], cache.turns, public)
-            cache.turns = list(public)
+    def _write_turns(state: State, cache: _Cache, dirty: set[str]) -> None:
+        """Write what changed of the ordered turns and totals: from the
+        first position the changed traces moved (:mod:`otel_order`) on."""
+        order = cache.order
+        turns, first = order.joined(order.update(cache.results, sorted(dirty)))
+        public = [t.public for t in turns[first:]]
+        if public != cache.turns[first:]:
+            _update_from(state["turns"], cache.turns, public, first)
+            cache.turns[first:] = public
         top = {
-            "tokens": {
-                "input": sum(t.tokens[0] for t in turns),
-                "output": sum(t.tokens[1] for t in turns),
-            },
-            "session": session_key(cache.results),
-            "content_captured": any(t.content for t in turns),
+            "tokens": {"input": order.tokens[0], "output": order.tokens[1]},
+            "session": order.session_key(),
+            "content_captured": order.content > 0,
         }
         for key, value in top.items():
             if cache.top.get(key) != value:

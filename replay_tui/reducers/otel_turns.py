@@ -314,6 +314,11 @@ def assemble(results: Mapping[str, TraceResult]) -> list[Turn]:
     turns = sorted(
         (t for r in results.values() for t in r.turns), key=lambda t: (t.start, t.anchor)
     )
+    return join_turns(turns)
+
+
+def join_turns(turns: list[Turn]) -> list[Turn]:
+    """Turns in order, each joined to the one before it that it continues."""
     out: list[Turn] = []
     for t in turns:
         if out and _continues(out[-1], t):
