@@ -15,8 +15,11 @@ REFUND = SAMPLES / "refund-180"
 
 
 async def compared(app: ReplayApp, pilot: Pilot[int]) -> None:
+    """B is replayed, compared, and its side drawn (on a loaded machine the
+    pane says "B is being replayed…" for a while after the rows part)."""
     await settle(app, pilot)
     await until(pilot, lambda: app.main.compare.differs is not None)
+    await until(pilot, lambda: "B is being replayed" not in pane_text(app, "state"))
     await pilot.pause()
 
 
