@@ -29,9 +29,7 @@ ConvertedLedger`): the trace file itself is never written, and
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -42,11 +40,10 @@ import orjson
 
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.supervision import expect_silence
-from replay_tui.formats.otel_load import OTLP_LINES, Loader, Log, Span, shape_of
+from replay_tui.formats.otel_load import OTLP_LINES, Loader, Log, Span, break_loops, shape_of
+from replay_tui.formats.whole_file import read_whole
 
 FORMAT = "otel"
-#: A trace file is one JSON document: a reader's limit, far above real ones.
-MAX_TRACE_BYTES = 2 << 30
 _HEAD_BYTES = 1 << 16
 _SHAPE = re.compile(
     rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"(?:resourceSpans|resourceLogs|batches)"\s*:'
@@ -69,44 +66,13 @@ def looks_like_trace(path: Path) -> bool:
 def effective_parents(spans: dict[tuple[str, str], Span]) -> dict[tuple[str, str], Any]:
     """Span key -> its parent's key, or None for a root: a parent not in
     the file (a remote parent, a partial export) makes a local root; a loop
-    of parent links is broken at its member that starts first (then the
-    first in the file), which becomes a root."""
+    of parent links is broken as :func:`~replay_tui.formats.otel_load.break_loops` says."""
     parent: dict[tuple[str, str], Any] = {}
     for key, span in spans.items():
         up = (span.trace_id, span.parent_id)
         parent[key] = up if span.parent_id and up in spans and up != key else None
-    while True:
-        loop: list[tuple[str, str]] | None = None
-        walked: dict[tuple[str, str], object] = {}
-        for key in spans:
-            path: list[tuple[str, str]] = []
-            at = key
-            while at is not None and at not in walked:
-                walked[at] = key
-                path.append(at)
-                at = parent[at]
-            if at is not None and walked.get(at) == key:  # came back into this walk
-                loop = path[path.index(at) :]
-                break
-            for seen in path:
-                walked[seen] = "done"
-        if not loop:
-            return parent
-        root = min(loop, key=lambda k: (spans[k].start_ns, spans[k].copy))
-        parent[root] = None
-
-
-def loops_broken(spans: dict[tuple[str, str], Span]) -> list[str]:
-    """The span ids whose parent link :func:`effective_parents` cut to end a loop."""
-    parent = effective_parents(spans)
-    return [
-        key[1]
-        for key, span in spans.items()
-        if parent[key] is None
-        and span.parent_id
-        and (span.trace_id, span.parent_id) in spans
-        and (span.trace_id, span.parent_id) != key
-    ]
+    break_loops(parent, lambda k: (spans[k].start_ns, spans[k].copy))
+    return parent
 
 
 @dataclass(slots=True)
@@ -194,6 +160,10 @@ class Trace:
         return line
 
 
+def _status(span: Span) -> dict[str, str]:
+    return {"code": span.status_code, "message": span.status_message}
+
+
 def _start_payload(span: Span) -> dict[str, Any]:
     return {
         "trace_id": span.trace_id,
@@ -206,7 +176,7 @@ def _start_payload(span: Span) -> dict[str, Any]:
         "attributes": span.attributes,
         "resource": span.resource,
         "scope": span.scope,
-        "status": {"code": span.status_code, "message": span.status_message},
+        "status": _status(span),
         "flags": span.flags,
         "copy": span.copy,
         "events": [
@@ -223,7 +193,7 @@ def _other_payload(record: _Record, span: Span) -> dict[str, Any]:
             "name": span.name,
             "start_ns": span.start_ns,
             "end_ns": max(span.end_ns, span.start_ns),
-            "status": {"code": span.status_code, "message": span.status_message},
+            "status": _status(span),
             "clamped": span.end_ns < span.start_ns,
         }
     event = span.events[record.sub - 1]
@@ -289,28 +259,6 @@ def records_of(loader: Loader) -> list[_Record]:
     return records
 
 
-def _read(path: Path) -> bytes:
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise CannotRun(f"{path}: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise CannotRun(f"{path}: not a regular file")
-        if st.st_size > MAX_TRACE_BYTES:
-            raise CannotRun(f"{path}: over 2 GiB, more than this reader takes")
-        chunks = []
-        while chunk := os.read(fd, 1 << 24):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
-        raise CannotRun(f"{path}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-
-
 def load_trace(path: Path) -> Trace:
     """Read and order ``path`` once; raises :class:`CannotRun` with one line."""
     loader, digest, shape = load_spans(path)
@@ -320,7 +268,7 @@ def load_trace(path: Path) -> Trace:
 def load_spans(path: Path) -> tuple[Loader, str, str]:
     """``path``'s spans and log records in the normal form, the file's
     sha256 and its shape; raises :class:`CannotRun` with one line."""
-    raw = _read(path)
+    raw = read_whole(path)
     digest = hashlib.sha256(raw).hexdigest()
     body = raw.removeprefix(b"\xef\xbb\xbf")
     expect_silence(5 + 3 * len(body) / 100e6)

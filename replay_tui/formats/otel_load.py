@@ -26,9 +26,9 @@ import base64
 import binascii
 import contextlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 #: The shapes a trace comes in.
 OTLP, OTLP_LINES, TEMPO, JAEGER = "otlp", "otlp-lines", "tempo", "jaeger"
@@ -36,6 +36,7 @@ OTLP, OTLP_LINES, TEMPO, JAEGER = "otlp", "otlp-lines", "tempo", "jaeger"
 _HEX = re.compile(r"[0-9a-fA-F]+\Z")
 _KINDS = {0: "UNSPECIFIED", 1: "INTERNAL", 2: "SERVER", 3: "CLIENT", 4: "PRODUCER", 5: "CONSUMER"}
 _CODES = {0: "UNSET", 1: "OK", 2: "ERROR"}
+K = TypeVar("K", bound=Hashable)
 
 
 @dataclass(slots=True)
@@ -348,6 +349,36 @@ class Loader:
             events=events,
             copy=self._next(),
         )
+
+
+def break_loops(parent: dict[K, K | None], first: Callable[[K], Any]) -> list[K]:
+    """Cut every loop of ``parent`` links (key -> its parent, None: a root) at
+    the member ``first`` orders first (a span's start, then its place in the
+    file), which becomes a root; the keys cut, in order."""
+    cut: list[K] = []
+    while True:
+        loop = _loop(parent)
+        if not loop:
+            return cut
+        root = min(loop, key=first)
+        parent[root] = None
+        cut.append(root)
+
+
+def _loop(parent: dict[K, K | None]) -> list[K] | None:
+    done: set[K] = set()
+    for key in parent:
+        path: list[K] = []
+        walk: set[K] = set()
+        at: K | None = key
+        while at is not None and at not in done and at not in walk:
+            walk.add(at)
+            path.append(at)
+            at = parent[at]
+        if at is not None and at in walk:  # came back into this walk: a loop
+            return path[path.index(at) :]
+        done.update(path)
+    return None
 
 
 def shape_of(doc: Any) -> str | None:

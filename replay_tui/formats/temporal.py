@@ -33,9 +33,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import os
 import re
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +44,7 @@ import orjson
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.strict_json import doubt
 from replay_tui.core.supervision import expect_silence
+from replay_tui.formats.whole_file import MAX_DOCUMENT_BYTES, read_whole
 
 FORMAT = "temporal"
 _SHAPE = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"events"\s*:\s*\[')
@@ -58,7 +57,7 @@ _PARENT_FIELDS = (
     "workflowTaskCompletedEventId",
 )
 #: Histories are single JSON documents: a reader's limit, far above real ones.
-MAX_HISTORY_BYTES = 2 << 30
+MAX_HISTORY_BYTES = MAX_DOCUMENT_BYTES
 
 
 def looks_like_history(path: Path) -> bool:
@@ -243,25 +242,7 @@ def load_history(path: Path) -> History:
     the ledger is scanned: the app shows the first events while the rest are
     still being converted.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise CannotRun(f"{path}: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise CannotRun(f"{path}: not a regular file")
-        if st.st_size > MAX_HISTORY_BYTES:
-            raise CannotRun(f"{path}: over 2 GiB, more than this reader takes")
-        chunks = []
-        while chunk := os.read(fd, 1 << 24):
-            chunks.append(chunk)
-        raw = b"".join(chunks)
-    except OSError as exc:
-        raise CannotRun(f"{path}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
+    raw = read_whole(path, MAX_HISTORY_BYTES)
     digest = hashlib.sha256(raw).hexdigest()
     body = raw.removeprefix(b"\xef\xbb\xbf")
     # one C call over the whole document: at 2 GiB, half a minute without the GIL

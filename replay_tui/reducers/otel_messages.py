@@ -26,6 +26,8 @@ from typing import Any
 
 import orjson
 
+from replay_tui.formats.otel_load import to_int
+
 Msg = dict[str, Any]
 Summary = dict[str, Any]
 
@@ -62,18 +64,6 @@ def is_placeholder(value: Any) -> bool:
 def first(values: Iterable[Any]) -> Any:
     """The first value that is neither None nor a placeholder."""
     return next((v for v in values if v is not None and not is_placeholder(v)), None)
-
-
-def to_int(value: Any, default: int = 0) -> int:
-    if value is None or value == "" or isinstance(value, bool):
-        return default
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        try:
-            return int(float(value))
-        except (TypeError, ValueError, OverflowError):
-            return default
 
 
 def parse_json(value: Any) -> Any:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from replay_tui.reducers.otel_spans import SESSION_SOURCES
-from replay_tui.reducers.otel_turns import SessionHit, TraceResult, Turn, join_turns
+from replay_tui.reducers.otel_turns import SessionHit, TraceResult, Turn, join_turns, session_found
 
 _Key = tuple[int, str, int, int]
 
@@ -103,19 +103,10 @@ class TurnOrder:
 
     def session_key(self) -> dict[str, Any] | None:
         """As :func:`~replay_tui.reducers.otel_turns.session_key` says it."""
-        for (kind, attr, on_res), best in zip(SESSION_SOURCES, self._best, strict=True):
-            if best is None:
-                continue
-            (_, _, value, sid), tid = best
-            if not value:
-                continue
-            return {
-                "kind": kind,
-                "value": str(value),
-                "span": sid,
-                "trace": tid,
-                "field": f"{'resource ' if on_res else ''}{attr}",
-            }
+        for i, best in enumerate(self._best):
+            found = session_found(i, *best) if best is not None else None
+            if found is not None:
+                return found
         return None
 
 

@@ -29,6 +29,7 @@ import bisect
 from collections.abc import Mapping
 from typing import Any
 
+from replay_tui.formats.otel_load import break_loops
 from replay_tui.reducers.otel_messages import (
     DETAILS,
     LEGACY,
@@ -310,30 +311,8 @@ def effective_parents(spans: Mapping[str, Fact]) -> tuple[dict[str, str | None],
     for sid, fact in spans.items():
         pid = fact["parent"]
         parent[sid] = pid if pid and pid in spans and pid != sid else None
-    broken: list[str] = []
-    while True:
-        cycle = _find_cycle(parent)
-        if not cycle:
-            return parent, broken
-        root = min(cycle, key=lambda s: (spans[s]["start"], spans[s]["copy"]))
-        parent[root] = None
-        broken.append(root)
-
-
-def _find_cycle(parent: Mapping[str, str | None]) -> list[str] | None:
-    done: set[str] = set()
-    for sid in parent:
-        path: list[str] = []
-        walk: set[str] = set()
-        cur: str | None = sid
-        while cur is not None and cur not in done and cur not in walk:
-            walk.add(cur)
-            path.append(cur)
-            cur = parent[cur]
-        if cur is not None and cur in walk:  # came back into this walk: a loop
-            return path[path.index(cur) :]
-        done.update(path)
-    return None
+    broken = break_loops(parent, lambda s: (spans[s]["start"], spans[s]["copy"]))
+    return parent, broken
 
 
 def classify(fact: Fact, children_kinds: frozenset[str] = frozenset()) -> str:

@@ -381,18 +381,27 @@ def session_key(results: Mapping[str, TraceResult]) -> dict[str, Any] | None:
     """The first source with a hit wins: resource ``agentevals.session_name``,
     then ``gen_ai.conversation.id`` (span, then resource), then ``session.id``;
     within a source, the earliest span by (start, file position)."""
-    for i, (kind, attr, on_res) in enumerate(SESSION_SOURCES):
+    for i in range(len(SESSION_SOURCES)):
         hits = [(*hit, tid) for tid, r in results.items() if (hit := r.session[i]) is not None]
         if not hits:
             continue
-        _, _, value, sid, tid = min(hits, key=lambda h: (h[0], h[1]))
-        if not value:
-            continue
-        return {
-            "kind": kind,
-            "value": str(value),
-            "span": sid,
-            "trace": tid,
-            "field": f"{'resource ' if on_res else ''}{attr}",
-        }
+        start, copy, value, sid, tid = min(hits, key=lambda h: (h[0], h[1]))
+        found = session_found(i, (start, copy, value, sid), tid)
+        if found is not None:
+            return found
     return None
+
+
+def session_found(i: int, hit: SessionHit, tid: str) -> dict[str, Any] | None:
+    """The session key that source ``i``'s earliest hit says (None: its value is empty)."""
+    kind, attr, on_res = SESSION_SOURCES[i]
+    _, _, value, sid = hit
+    if not value:
+        return None
+    return {
+        "kind": kind,
+        "value": str(value),
+        "span": sid,
+        "trace": tid,
+        "field": f"{'resource ' if on_res else ''}{attr}",
+    }
