@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from replay_tui.core.errors import CannotRun
+from replay_tui.engine.replay_core import open_ledger
 from replay_tui.formats.otel import load_trace, looks_like_trace
 from replay_tui.formats.run import OTEL, locate_run
 
@@ -19,7 +20,12 @@ FILES = sorted(p for p in TRACES.rglob("*.json") if not p.name.endswith(".truth.
 
 
 def _events(path: Path) -> list[dict[str, Any]]:
-    return [orjson.loads(line) for line in b"".join(load_trace(path).envelope_lines()).splitlines()]
+    """The events of ``path`` as the ledger a user opens gives them."""
+    ledger = open_ledger(locate_run(path))
+    try:
+        return [orjson.loads(raw) for _, raw in ledger.scan()]
+    finally:
+        ledger.close()
 
 
 def _order(events: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
@@ -96,28 +102,19 @@ def test_json_lines_and_tempo_give_the_same_records_as_the_document(
         got = _events(copy)
         if shape == "tempo":  # Tempo exports spans only
             assert _order(got) == [r for r in want if r[0] != "log"]
-        else:
-            assert _order(got) == want
-        starts = [e["payload"] for e in got if e["kind"] == "span_start"]
-        originals = [e["payload"] for e in _events(source) if e["kind"] == "span_start"]
-        for a, b in zip(starts, originals, strict=True):
+        else:  # in the order of export, each request's records in time order
+            assert sorted(_order(got)) == sorted(want)
+
+        def starts(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            found = [e["payload"] for e in events if e["kind"] == "span_start"]
+            return sorted(found, key=lambda p: (p["trace_id"], p["span_id"], p["start_ns"]))
+
+        for a, b in zip(starts(got), starts(_events(source)), strict=True):
             assert (a["attributes"], a["name"], a["status"]) == (
                 b["attributes"],
                 b["name"],
                 b["status"],
             )
-
-
-def test_a_line_being_written_waits_and_a_broken_one_is_said(tmp_path: Path) -> None:
-    doc = orjson.loads((TRACES / "adk_py/v1_default/S1.json").read_bytes())
-    lines = _as_lines(doc)
-    growing = tmp_path / "growing.jsonl"
-    growing.write_bytes(lines + b'{"resourceSpans": [{"scopeSp')  # the exporter is writing
-    assert _order(_events(growing)) == _order(_events(TRACES / "adk_py/v1_default/S1.json"))
-    broken = tmp_path / "broken.jsonl"
-    broken.write_bytes(b'{"resourceSpans": [\n' + lines)
-    with pytest.raises(CannotRun, match="line 1 is not JSON"):
-        load_trace(broken)
 
 
 def test_what_is_not_a_trace_is_said_in_one_line(tmp_path: Path) -> None:

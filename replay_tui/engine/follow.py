@@ -22,6 +22,7 @@ class Following(ReplayCore):
         """From now on the ledger is judged as complete: strict rules again."""
         self.following = False
         self.ctx.following = False
+        self.ledger.stop_growing()
         if self.pending is not None:
             self.receipts.forget(self.pending.call_id)
             self.pending = None

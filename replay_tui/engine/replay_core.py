@@ -30,7 +30,7 @@ from replay_tui.formats import temporal
 from replay_tui.formats.budget import Budget, load_budget
 from replay_tui.formats.envelope import Event, LineError, SequenceChecker
 from replay_tui.formats.ledger import ConvertedLedger, GzipLedger, Ledger
-from replay_tui.formats.otel import load_trace
+from replay_tui.formats.otel_lines import TraceLedger, TraceLinesLedger, collector_lines
 from replay_tui.formats.receipts import ReceiptStore
 from replay_tui.formats.run import JSONL, OTEL, RunPaths
 from replay_tui.formats.sessions import SESSION_FORMATS, lines_for
@@ -67,7 +67,12 @@ def why_not_follow(paths: RunPaths) -> str | None:
     if paths.compressed:
         return "a compressed ledger is read once, complete: following is for a growing ledger"
     if paths.format == OTEL:
-        return "a trace file is read once, complete, for now: following is for a growing ledger"
+        if collector_lines(paths.events):
+            return None
+        return (
+            "a trace document is read once, complete: following is for the Collector's "
+            "JSON lines (one export request a line)"
+        )
     if paths.format != JSONL and paths.format not in SESSION_FORMATS:
         return "a Temporal history is read once, complete: following is for a growing ledger"
     return None
@@ -86,10 +91,9 @@ def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
         # the session file is the ledger: indexed in place, never converted
         return Ledger(paths.events, mapping=lines_for(paths.format, paths.events))
     if paths.format == OTEL:
-        trace = load_trace(paths.events)
-        return ConvertedLedger(
-            paths.events, trace.envelope_lines(), trace.sha256, total=len(trace.records)
-        )
+        if collector_lines(paths.events):
+            return TraceLinesLedger(paths.events)
+        return TraceLedger(paths.events)
     history = temporal.load_history(paths.events)
     return ConvertedLedger(
         paths.events, history.envelope_lines(), history.sha256, total=len(history.events)

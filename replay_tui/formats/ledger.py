@@ -430,6 +430,10 @@ class Ledger:
             n = min(64, end)
             self._guard = os.pread(self._fd, n, end - n)
 
+    def stop_growing(self) -> None:
+        """From now on the file is judged complete (a converted ledger of a
+        growing source reads the source's unterminated last line then)."""
+
     def accept_tail(self) -> None:
         """Index an unterminated last line as a line (the file is complete).
 

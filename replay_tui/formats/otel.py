@@ -40,7 +40,7 @@ import orjson
 
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.supervision import expect_silence
-from replay_tui.formats.otel_load import OTLP_LINES, Loader, Log, Span, break_loops, shape_of
+from replay_tui.formats.otel_load import Loader, Log, Span, break_loops, shape_of
 from replay_tui.formats.whole_file import read_whole
 
 FORMAT = "otel"
@@ -101,6 +101,60 @@ def _iso(ns: int) -> str | None:
     return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{micros:06d}Z"
 
 
+class Envelopes:
+    """Records made envelope lines, seq after seq: what a record's parent
+    was and where each span started, remembered across calls (a growing
+    file is converted a line at a time; see :mod:`~replay_tui.formats.otel_lines`)."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.seq = 0  # the last seq given
+        self._started: dict[tuple[str, str, int], int] = {}  # (trace, span, copy) -> its start
+        self._first: dict[tuple[str, str], int] = {}  # (trace, span) -> its first copy's start
+
+    def lines(self, records: list[_Record], batch: int = 2048) -> Iterator[bytes]:
+        """``records`` (in order) as envelope lines, ``batch`` at a time; each
+        record is let go of as it is written."""
+        chunk: list[bytes] = []
+        for index in range(len(records)):
+            record, records[index] = records[index], None  # type: ignore[call-overload]
+            self.seq += 1
+            chunk.append(orjson.dumps(self._envelope(record, self.seq)))
+            if len(chunk) >= batch:
+                yield b"\n".join(chunk) + b"\n"
+                chunk = []
+        if chunk:
+            yield b"\n".join(chunk) + b"\n"
+
+    def _envelope(self, record: _Record, seq: int) -> dict[str, Any]:
+        line: dict[str, Any] = {"seq": seq, "run_id": self.run_id, "kind": record.kind}
+        ts = _iso(record.time_ns)
+        if ts is not None:
+            line["ts"] = ts
+        parent: int | None = None
+        if record.span is not None:
+            span = record.span
+            own = (span.trace_id, span.span_id, span.copy)
+            if record.kind == "span_start":
+                self._started[own] = seq
+                self._first.setdefault(span.key, seq)
+                parent = (
+                    self._first.get((span.trace_id, span.parent_id)) if span.parent_id else None
+                )
+                line["payload"] = _start_payload(span)
+            else:
+                parent = self._started.get(own)
+                line["payload"] = _other_payload(record, span)
+        else:
+            assert record.log is not None
+            log = record.log
+            parent = self._first.get((log.trace_id, log.span_id)) if log.span_id else None
+            line["payload"] = _log_payload(log)
+        if parent is not None and parent < seq:
+            line["parent_seq"] = parent
+        return line
+
+
 @dataclass
 class Trace:
     """A trace file, read and put in order, not yet converted."""
@@ -112,52 +166,8 @@ class Trace:
 
     def envelope_lines(self, batch: int = 2048) -> Iterator[bytes]:
         """Envelope lines, ``batch`` records at a time (see the module)."""
-        started: dict[tuple[str, str, int], int] = {}  # (trace, span, copy) -> seq of its start
-        first: dict[tuple[str, str], int] = {}  # (trace, span) -> seq of its first copy's start
-        chunk: list[bytes] = []
-        records = self.records
-        for index in range(len(records)):
-            record, records[index] = records[index], None  # type: ignore[call-overload]
-            seq = index + 1
-            chunk.append(orjson.dumps(self._envelope(record, seq, started, first)))
-            if len(chunk) >= batch:
-                yield b"\n".join(chunk) + b"\n"
-                chunk = []
-        if chunk:
-            yield b"\n".join(chunk) + b"\n"
+        yield from Envelopes(self.run_id).lines(self.records, batch)
         self.records = []
-
-    def _envelope(
-        self,
-        record: _Record,
-        seq: int,
-        started: dict[tuple[str, str, int], int],
-        first: dict[tuple[str, str], int],
-    ) -> dict[str, Any]:
-        line: dict[str, Any] = {"seq": seq, "run_id": self.run_id, "kind": record.kind}
-        ts = _iso(record.time_ns)
-        if ts is not None:
-            line["ts"] = ts
-        parent: int | None = None
-        if record.span is not None:
-            span = record.span
-            own = (span.trace_id, span.span_id, span.copy)
-            if record.kind == "span_start":
-                started[own] = seq
-                first.setdefault(span.key, seq)
-                parent = first.get((span.trace_id, span.parent_id)) if span.parent_id else None
-                line["payload"] = _start_payload(span)
-            else:
-                parent = started.get(own)
-                line["payload"] = _other_payload(record, span)
-        else:
-            assert record.log is not None
-            log = record.log
-            parent = first.get((log.trace_id, log.span_id)) if log.span_id else None
-            line["payload"] = _log_payload(log)
-        if parent is not None and parent < seq:
-            line["parent_seq"] = parent
-        return line
 
 
 def _status(span: Span) -> dict[str, str]:
@@ -241,10 +251,16 @@ def _depths(spans: list[Span]) -> dict[tuple[str, str], int]:
 
 def records_of(loader: Loader) -> list[_Record]:
     """Every record of the file, in the order of the module."""
-    depth = _depths(loader.spans)
+    return ordered(loader.spans, loader.logs)
+
+
+def ordered(spans: list[Span], logs: list[Log]) -> list[_Record]:
+    """The records of ``spans`` and ``logs``, in the order of the module
+    (depth as the forest of these spans says)."""
+    depth = _depths(spans)
     ends: dict[tuple[str, str], int] = {}
     records: list[_Record] = []
-    for span in loader.spans:
+    for span in spans:
         end = max(span.end_ns, span.start_ns)
         ends.setdefault(span.key, end)
         d = depth.get(span.key, 0)
@@ -252,7 +268,7 @@ def records_of(loader: Loader) -> list[_Record]:
         for i, event in enumerate(span.events, start=1):
             records.append(_Record(event.time_ns or end, "span_event", span.copy, i, d, span=span))
         records.append(_Record(end, "span_end", span.copy, 0, d, span=span))
-    for log in loader.logs:
+    for log in logs:
         at = log.time_ns or ends.get((log.trace_id, log.span_id), 0)
         records.append(_Record(at, "log", log.copy, 0, 0, log=log))
     records.sort(key=_Record.order)
@@ -275,39 +291,20 @@ def load_spans(path: Path) -> tuple[Loader, str, str]:
     loader = Loader()
     try:
         doc = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        shape = OTLP_LINES  # several documents: the Collector's file exporter, one a line
-        _lines(path, body, loader)
-    else:
-        found = shape_of(doc)
-        if found is None:
-            raise CannotRun(
-                f"{path}: not an OpenTelemetry trace (no resourceSpans, "
-                "resourceLogs, batches or Jaeger data)"
-            )
-        shape = found
-        del raw, body
-        getattr(loader, found.replace("-", "_"))(doc)  # lets go of the document as it reads
-        del doc
+    except orjson.JSONDecodeError as exc:
+        raise CannotRun(
+            f"{path}: not one JSON document ({exc}); the Collector's JSON lines "
+            "start with an export request on the first line"
+        ) from None
+    shape = shape_of(doc)
+    if shape is None:
+        raise CannotRun(
+            f"{path}: not an OpenTelemetry trace (no resourceSpans, "
+            "resourceLogs, batches or Jaeger data)"
+        )
+    del raw, body
+    getattr(loader, shape.replace("-", "_"))(doc)  # lets go of the document as it reads
+    del doc
     if not loader.spans and not loader.logs:
         raise CannotRun(f"{path}: an OpenTelemetry trace with no spans and no log records")
     return loader, digest, shape
-
-
-def _lines(path: Path, body: bytes, loader: Loader) -> None:
-    """The Collector's JSON lines: each an export request. A last line
-    without its newline that does not parse is still being written: left
-    for later; any other line that does not parse is an error."""
-    lines = body.split(b"\n")
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            doc = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            if number == len(lines):  # unterminated: being written
-                return
-            raise CannotRun(f"{path}: line {number} is not JSON ({exc})") from None
-        if shape_of(doc) is None:
-            raise CannotRun(f"{path}: line {number} is not an OTLP export request")
-        loader.otlp(doc)

@@ -70,6 +70,8 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
             return RunPaths(path, path / EVENTS)
         if not path.exists() and path.name == EVENTS and path.parent.is_dir():
             return RunPaths(path.parent, path)
+        if not path.exists() and fmt == OTEL and path.parent.is_dir():
+            return RunPaths(path.parent, path, OTEL)  # the Collector's lines, to come
     if not path.exists():
         raise CannotRun(f"{arg}: no such file or folder")
     if fmt not in FORMATS:

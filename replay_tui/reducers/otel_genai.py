@@ -286,6 +286,10 @@ class OtelGenAIRules:
     kinds = KINDS
     #: The source these rules are for: never chosen for an events.jsonl by its first kind.
     source_format = "otel"
+    #: The Collector's lines come in the order of export: a span is sent when
+    #: it ends, so a parent's start (and what happened in it) comes after
+    #: records of later times, and rightly so.
+    late_ts_kinds = KINDS
     #: A row says what the rules say of its record, not the record's JSON.
     row_summary_only = True
 
