@@ -25,6 +25,7 @@ from replay_tui.engine.replay import LedgerChanged, RecordedResult, Replay, Step
 from replay_tui.formats.chain import ChainIndex
 from replay_tui.formats.envelope import Event, LineError
 from replay_tui.formats.receipts import Receipt, ReceiptProblem, ReceiptStore, call_id_problem
+from replay_tui.formats.run import OTEL
 from replay_tui.formats.sessions import CLAUDE_CODE
 from replay_tui.reducers.base import CallFacts, call_facts
 from replay_tui.state import canonical
@@ -32,6 +33,7 @@ from replay_tui.views.calls import CallRow, call_row
 from replay_tui.views.messages import message_record
 from replay_tui.views.resume_rail import ResumeRail, resume_query, resume_rows
 from replay_tui.views.rows import Row, make_row
+from replay_tui.views.span_receipt import span_record
 from replay_tui.views.subagents import SubAgents, meta_words
 
 #: A receipt's pin status in words (the receipt pane and the report say the same).
@@ -477,7 +479,13 @@ class RunView:
         """The rules' record for ``event`` (``record_for``, if they have it)
         as known after events 1..n, and, if the run went on to change it (an
         activity's result), the record at the end of the valid prefix. In
-        an agent's session: the call's result as recorded (see ``result``)."""
+        an agent's session: the call's result as recorded (see ``result``).
+        In a trace: the span as known after 1..n (never what only a later
+        record says: see :mod:`~replay_tui.views.span_receipt`)."""
+        if self.replay.paths.format == OTEL:
+            span = span_record(self.replay, event, n)
+            if span is not None:
+                return {"record": span}
         if self.replay.ledger.mapping is not None:
             return self._recorded(event, n)
         now = self.record_for(event, n)
