@@ -8,6 +8,15 @@ each line belongs to and the next line of the same call (a linked list, so
 a call's events are walked without a list per call), and per call its first
 and last line and how many it has. The rows a folded timeline shows are
 appended as they come: a line in no call, or the first line of a call.
+
+Calls can nest (spans in a trace), where the rules say so (their optional
+``calls_nest = True``: a ``parent_seq`` that names another call's line means
+"inside it", as a span's start names its parent span's start; a Claude Code
+record's names the record before it, which is no container). A call's
+*parent* is then the call of the line its first line's ``parent_seq`` names,
+noted as the call starts (4 bytes a call, and how many children each has),
+so the folded timeline draws a tree without reading a line again. A
+``parent_seq`` naming a line in no call, or not yet noted, gives no parent.
 """
 
 from __future__ import annotations
@@ -27,8 +36,14 @@ class CallIndex:
         self,
         call_of: Callable[[Event], str | None],
         failed: Callable[[Event], bool] | None = None,
+        *,
+        nests: bool | None = None,
     ) -> None:
         self._call_of = call_of
+        if nests is None:  # the rules whose call_of this is say (built-in rules)
+            nests = getattr(getattr(call_of, "__self__", None), "calls_nest", False) is True
+        #: Calls nest: a call's parent is the call its first line's parent_seq names.
+        self.nests = nests
         self._failed = failed
         #: The lines that end a call in failure, in order (``e`` stops there),
         #: where the rules say how calls end (``failed``).
@@ -46,6 +61,11 @@ class CallIndex:
         self.count = array("i")
         #: The rows of the folded timeline, in ledger order.
         self.rows = array("i")
+        #: Per call: its parent call (NO_CALL: a root), and how many children it has.
+        self.parent = array("i")
+        self.children = array("i")
+        #: Calls with a parent (0: a flat list, drawn as ever).
+        self.nested = 0
 
     def __len__(self) -> int:
         """Lines noted so far (validated lines, in order)."""
@@ -74,6 +94,7 @@ class CallIndex:
             self.last.append(index)
             self.count.append(1)
             self.rows.append(index)
+            self._note_parent(number, index, event)
         else:
             last = self.last
             self._next[last[number]] = index
@@ -83,6 +104,20 @@ class CallIndex:
         self._next.append(NO_CALL)
         if self._failed is not None and self._failed(event):
             self.failed.append(index)
+
+    def _note_parent(self, number: int, index: int, event: Event) -> None:
+        """Call ``number`` starts at line ``index``: where calls nest, the
+        call of the line its ``parent_seq`` names is its parent (seq n is
+        line n-1 once validated)."""
+        parent = NO_CALL
+        seq = getattr(event, "parent_seq", None) if self.nests else None
+        if isinstance(seq, int) and not isinstance(seq, bool) and 0 < seq <= index:
+            parent = self.call[seq - 1]
+        self.parent.append(parent)
+        self.children.append(0)
+        if parent != NO_CALL:
+            self.children[parent] += 1
+            self.nested += 1
 
     def _alone(self, index: int) -> None:
         self.call.append(NO_CALL)

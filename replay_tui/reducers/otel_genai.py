@@ -292,6 +292,9 @@ class OtelGenAIRules:
     late_ts_kinds = KINDS
     #: A row says what the rules say of its record, not the record's JSON.
     row_summary_only = True
+    #: Spans nest: a span_start's parent_seq names its parent span's start, so
+    #: calls folded (``v``) are drawn as a span tree.
+    calls_nest = True
 
     def initial_state(self) -> State:
         return {

@@ -51,7 +51,8 @@ KEYS: list[Key] = [
     Key(
         "v",
         "fold_calls",
-        "Calls folded: one row per call (its tool, status, duration, cost), or every event",
+        "Calls folded: one row per call (its tool, status, duration, cost), or every event; "
+        "in a trace, a span tree with each span's bar over the run's time",
         "v",
         "Calls",
     ),
@@ -142,7 +143,10 @@ KEYS: list[Key] = [
     Key(
         "enter,right",
         "unfold(1)",
-        "In the timeline, calls folded: unfold the call at the cursor into its events",
+        "In the timeline, calls folded: unfold the call at the cursor into its events / "
+        "fold it. In a span tree: → opens a folded span (▸) one level, then unfolds its "
+        "events; ← folds its events, then its whole subtree into its row, then goes to "
+        "its parent",
         "Enter / → , ←",
         "Unfold",
         target="timeline",

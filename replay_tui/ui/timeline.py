@@ -4,11 +4,14 @@ No widget per event: :meth:`Timeline.render_line` builds only the rows on
 screen, from a bounded LRU of rendered strips, so a million rows scroll like
 fourteen. The cursor row is the current prefix; rows after it are dimmed
 ("not yet happened"), the failing row is red, rows after it "not replayed".
+Calls folded (``v``) are one row each; spans (calls that nest) a tree, each
+row with its bar over the run's time (:mod:`replay_tui.ui.span_rows`).
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from array import array
 from collections.abc import Callable
 from typing import ClassVar, Protocol
@@ -25,13 +28,13 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
-from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
 from replay_tui.engine.calls import CallIndex
 from replay_tui.engine.clock import EventClock
 from replay_tui.ui.call_rows import call_row_text
 from replay_tui.ui.keys import bindings_for
 from replay_tui.ui.playback import Playback
+from replay_tui.ui.span_rows import kind_columns, span_bar, span_label_for, track_width
 from replay_tui.ui.tail import TailRider
 from replay_tui.views.calls import CallRow, Folding
 from replay_tui.views.rows import Row, format_offset
@@ -181,6 +184,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         if self.folding is not None and current is not None:
             current = self.folding.row_of(current)
         self.shown_rows = shown
+        self._subtitle()
         self.rows_changed()
         if current is not None:
             pos = self.position_of(current)
@@ -200,13 +204,22 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self.folding = Folding(index) if self.folding is None else None
         self._show(self._folded(self._filtered), current)
         if self.folding is None:
-            self.border_subtitle = ""
             return "every event has its row again"
-        self.border_subtitle = "calls folded · Enter/→ unfolds · ← folds · v: every event"
-        return f"{plural(index.calls, 'call', sep=True)} folded into one row each"
+        folded = f"{plural(index.calls, 'call', sep=True)} folded into one row each"
+        return folded + (", as a span tree" if self.folding.tree else "")
+
+    def _subtitle(self) -> None:
+        """Say how the rows are folded, and the keys that fold them."""
+        if self.folding is None:
+            self.border_subtitle = ""
+        elif self.folding.tree:
+            self.border_subtitle = "span tree · Enter/→ opens, then unfolds · ← folds · v: all"
+        else:
+            self.border_subtitle = "calls folded · Enter/→ unfolds · ← folds · v: every event"
 
     def action_unfold(self, unfold: int) -> None:
-        """Enter / → unfold the call at the cursor; ← folds it again."""
+        """Enter / → unfold the call at the cursor; ← folds it again (in a
+        span tree: see :meth:`Folding.toggle`)."""
         if self.folding is None or not self.row_count:
             return
         here = self.index_at(self.cursor)
@@ -319,6 +332,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         cursor's row did not move and may itself have changed."""
         if self.folding is not None:  # calls grew, and new lines came
             self.shown_rows = self._folded(self._filtered)
+            self._subtitle()  # spans may have come to nest
         self.rows_changed()
         ride = self.tail.rows_grew(
             cursor=self.cursor, following=self.following, rows=self.source.row_count()
@@ -394,7 +408,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         """Select ledger line ``index`` if it is visible (inside a folded
         call: the call is unfolded to show it)."""
         if self.folding is not None and self.folding.row_of(index) != index:
-            self.folding.toggle(index, unfold=True)
+            self.folding.reveal(index)
             self._show(self._folded(self._filtered))
         pos = self.position_of(index)
         if pos is None:
@@ -458,12 +472,42 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             self._cache[key] = strip
         return strip
 
-    def _call(self, index: int, error_index: int | None) -> CallRow | None:
+    def _call(self, index: int, error_index: int | None) -> int | None:
         """The folded call whose row ``index`` is (not the error's own row)."""
         if self.folding is None or index == error_index:
             return None
-        number = self.folding.folded_call(index)
-        return None if number is None else self.source.call_row(number)
+        return self.folding.folded_call(index)
+
+    def _columns(self, text: Text, row: Row, call: CallRow | None, style: Style) -> None:
+        """The kind and call_id columns (see :func:`kind_columns`)."""
+        text.append_text(kind_columns(row, call, self.folding, self.source.columns(), style))
+
+    def _span_cells(
+        self, text: Text, number: int, call: CallRow, row: Row, style: Style, width: int
+    ) -> None:
+        """A span's row in a tree: its name indented by its depth (▾ / ▸ if it
+        has children), then its bar over the run's time range."""
+        assert self.folding is not None
+        kind_width = self.source.columns()[0]
+        label = span_label_for(self.folding, number, call, row, width - text.cell_len, kind_width)
+        label.stylize(style)
+        text.append_text(label)
+        text.append(" ")
+        track = track_width(width - text.cell_len)
+        if track:
+            first, run = self._run_range()
+            text.append_text(span_bar(call, first, run, track))
+            text.append(" ")
+
+    def _run_range(self) -> tuple[float | None, float | None]:
+        """The run's first ``ts`` and the seconds to its last noted line's
+        (the bars' scale): two rows read, whatever the run's length."""
+        first = self.source.first_ts()
+        index = self.folding.index if self.folding is not None else None
+        if first is None or index is None or not len(index):
+            return first, None
+        last = self.source.row(len(index) - 1).ts
+        return first, (last - first if last is not None else None)
 
     def _build(self, index: int, relation: int, width: int) -> Strip:
         row = self.source.row(index)
@@ -517,17 +561,14 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         text.append(f"{seq:>{seq_width}} ", style=get("timeline--seq"))
         text.append(f"{offset:>10} ", style=get("timeline--offset"))
         kind_style = FAMILY_STYLES.get(row.family, FAMILY_STYLES["other"])
-        kind_width, call_width = self.source.columns()
-        kind = (self.folding.sign(index) if self.folding else "") + (row.kind or "—")
-        call = self._call(index, error_index)
-        if call is not None:
-            kind = "▸ " + (escape_controls(call.tool) if call.tool else row.kind or "—")
-        kind = kind if len(kind) <= kind_width else kind[: kind_width - 1] + "…"
-        text.append(f"{kind:<{kind_width}} ", style=kind_style)
-        if call_width:
-            cid = row.call_id
-            cid = cid if len(cid) <= call_width else cid[: call_width - 1] + "…"
-            text.append(f"{cid:<{call_width}} ", style=kind_style + Style(bold=False))
+        number = self._call(index, error_index)
+        call = None if number is None else self.source.call_row(number)
+        tree = call is not None and self.folding is not None and self.folding.tree
+        if number is not None and call is not None and tree:
+            self._span_cells(text, number, call, row, kind_style, width)
+            call = dataclasses.replace(call, arg=None)  # the name says it
+        else:
+            self._columns(text, row, call, kind_style)
         if in_row:
             text.append(f"{in_row} ", style=get("timeline--error") if is_error else None)
         if is_error:
@@ -542,7 +583,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         if index == self.source.difference_index:
             text.append("rules differ from here  ", style=get("timeline--warning"))
         if call is not None:
-            text.append_text(call_row_text(call, get("timeline--summary"), name=not call_width))
+            name = not tree and not self.source.columns()[1]
+            text.append_text(call_row_text(call, get("timeline--summary"), name=name))
         else:
             text.append(row.summary, style=get("timeline--summary"))
         text.truncate(width, overflow="ellipsis", pad=True)

@@ -5,11 +5,20 @@ is folded into the row of its first event, and that row stands for the
 prefix through its last event so far; unfolding a call shows its events
 again, in ledger order among the others. Kept out of the UI so it is
 testable without a terminal.
+
+Where calls nest (spans: see :class:`CallIndex`), the rows are a span tree
+in ledger (start) order: each call's row indented by its depth. A span can
+be *closed*: its whole subtree folded into its row, which then stands for
+the prefix through the subtree's last event so far. Which calls a closed
+span covers is worked out once per change of rows (one pass over the calls
+after the first closed one), never per row drawn. :func:`bar_cells` places a
+span's bar over the run's time range (the waterfall of a trace viewer).
 """
 
 from __future__ import annotations
 
 import bisect
+import math
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +29,8 @@ from replay_tui.views.rows import Row
 
 #: A call's events read to word its row (its count is known whatever its length).
 FACTS_READ = 64
+#: Depths counted for a span's indent (a deeper one is drawn at this depth).
+MAX_DEPTH = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +48,8 @@ class CallRow:
     cost: float | None = None
     first_seq: int | None = None
     last_seq: int | None = None
+    #: The ``ts`` of its first event (None: none).
+    start_ts: float | None = None
 
 
 def call_row(
@@ -71,7 +84,21 @@ def call_row(
         cost=cost,
         first_seq=first.seq,
         last_seq=last.seq,
+        start_ts=first.ts,
     )
+
+
+def bar_cells(start: float, end: float, width: int) -> tuple[int, int]:
+    """The cells ``[a, b)`` of a bar from ``start`` to ``end`` (fractions of
+    the run's time range, 0 to 1) in a track ``width`` cells wide: every cell
+    the span touches, at least one, clamped to the track. Monotone, so the
+    bar of a span inside another lies inside the other's bar."""
+    if width <= 0:
+        return 0, 0
+    end = max(start, end)
+    a = min(width - 1, max(0, math.floor(start * width)))
+    b = min(width - 1, max(0, math.floor(end * width))) + 1
+    return a, max(a + 1, b)
 
 
 class Folding:
@@ -81,6 +108,62 @@ class Folding:
         self.index = index
         #: Calls the person unfolded (call numbers).
         self.unfolded: set[int] = set()
+        #: Spans whose whole subtree the person folded into their row (←).
+        self.closed: set[int] = set()
+        #: Per call, as of the last :meth:`rows`: the closed span whose row
+        #: shows it (NO_CALL: none; empty: nothing closed).
+        self._cover = array("i")
+        #: Per closed span shown: its subtree's last line so far.
+        self._reach: dict[int, int] = {}
+
+    @property
+    def tree(self) -> bool:
+        """Calls nest (some call has a parent): rows are a span tree."""
+        return self.index.nested > 0
+
+    def depth(self, number: int) -> int:
+        """How many spans call ``number`` is inside (at most MAX_DEPTH)."""
+        parent, depth = self.index.parent, 0
+        up = parent[number]
+        while up != NO_CALL and depth < MAX_DEPTH:
+            depth += 1
+            up = parent[up]
+        return depth
+
+    def has_children(self, number: int) -> bool:
+        return self.tree and self.index.children[number] > 0
+
+    def is_closed(self, number: int) -> bool:
+        """Span ``number``'s subtree is folded into its row."""
+        return number in self.closed
+
+    def _covered(self, number: int) -> int:
+        cover = self._cover
+        return cover[number] if 0 <= number < len(cover) else NO_CALL
+
+    def _cover_calls(self) -> None:
+        """Which closed span's row shows each call inside one (its outermost),
+        and how far each such subtree reaches; calls are numbered as they
+        start, so a parent's number is below its children's."""
+        index, closed = self.index, self.closed
+        self._reach = reach = dict[int, int]()
+        if not closed or not self.tree:
+            self._cover = array("i")
+            return
+        total = index.calls
+        cover = array("i", [NO_CALL]) * total
+        parent, last = index.parent, index.last
+        for number in range(min(closed) + 1, total):
+            up = parent[number]
+            if up == NO_CALL:
+                continue
+            top = cover[up]
+            if top == NO_CALL and up in closed:
+                top = up
+            if top != NO_CALL:
+                cover[number] = top
+                reach[top] = max(reach.get(top, last[top]), last[number])
+        self._cover = cover
 
     def folded_call(self, line: int) -> int | None:
         """The call whose folded row line ``line`` is (None: an event's row)."""
@@ -90,50 +173,114 @@ class Folding:
         return number
 
     def target(self, line: int) -> int:
-        """The line a row stands for: a folded call's last event so far."""
+        """The line a row stands for: a folded call's last event so far (a
+        closed span's: its subtree's)."""
         number = self.folded_call(line)
-        return line if number is None else self.index.last[number]
+        if number is None:
+            return line
+        return self._reach.get(number, self.index.last[number])
 
     def row_of(self, line: int) -> int:
-        """The row that shows line ``line``: its call's, if folded."""
+        """The row that shows line ``line``: its call's, if folded (the closed
+        span's it is inside, if any)."""
         number = self.index.call_at(line)
-        if number == NO_CALL or number in self.unfolded:
+        if number == NO_CALL:
             return line
-        return self.index.first[number]
+        top = self._covered(number)
+        if top != NO_CALL:
+            return self.index.first[top]
+        return line if number in self.unfolded else self.index.first[number]
 
     def rows(self, total: int, only: array[int] | None = None) -> array[int]:
         """The rows among ``total`` ledger lines (or among ``only``, a filter's):
-        folded calls as one row, unfolded calls' events, lines not yet noted."""
+        folded calls as one row, unfolded calls' events, lines not yet noted;
+        none for a call inside a closed span."""
+        self._cover_calls()
         noted = len(self.index)
         if only is not None:
             return array("i", sorted({self.row_of(line) for line in only}))
         out = array("i", self.index.rows)
         for number in self.unfolded:  # a few: each line put in place (a memmove)
+            if self._covered(number) != NO_CALL:
+                continue
             for line in self.index.lines(number):
                 at = bisect.bisect_left(out, line)
                 if at == len(out) or out[at] != line:
                     out.insert(at, line)
+        if self._reach:
+            call, cover = self.index.call, self._cover
+            out = array("i", [r for r in out if call[r] == NO_CALL or cover[call[r]] == NO_CALL])
         out.extend(range(noted, total))
         return out
 
     def toggle(self, line: int, unfold: bool) -> int | None:
         """Unfold (or fold) the call line ``line`` is part of; the line of the
-        row the cursor should then be on, or None if nothing changed."""
-        number = self.index.call_at(line)
+        row the cursor should then be on, or None if nothing changed.
+
+        In a span tree, → on a closed span opens it one level (its children,
+        each closed if it has children), else unfolds its events; ← folds
+        its events if unfolded, else closes it if it has children shown
+        (its whole subtree into its row), else goes to its parent's row."""
+        index = self.index
+        number = index.call_at(line)
         if number == NO_CALL:
             return None
-        if unfold and number not in self.unfolded:
-            self.unfolded.add(number)
-            return line
-        if not unfold and number in self.unfolded:
+        if unfold:
+            if number in self.closed and self.folded_call(line) is not None:
+                self.closed.discard(number)
+                return line
+            if number not in self.unfolded:
+                self.unfolded.add(number)
+                return line
+            return None
+        if number in self.unfolded:
             self.unfolded.discard(number)
-            return self.index.first[number]
-        return None
+            return index.first[number]
+        if not self.tree:
+            return None
+        if self.has_children(number) and number not in self.closed:
+            self.close(number)
+            return index.first[number]
+        parent = index.parent[number]
+        return None if parent == NO_CALL else self.row_of(index.first[parent])
+
+    def close(self, number: int) -> None:
+        """Fold span ``number``'s whole subtree into its row: it and every span
+        inside it with children closed, their events folded."""
+        index = self.index
+        inside = {number}
+        self.closed.add(number)
+        self.unfolded.discard(number)
+        parent, children = index.parent, index.children
+        for later in range(number + 1, index.calls):
+            if parent[later] in inside:
+                inside.add(later)
+                self.unfolded.discard(later)
+                if children[later]:
+                    self.closed.add(later)
+
+    def reveal(self, line: int) -> None:
+        """Show line ``line`` as its own row: the spans it is inside opened,
+        its call unfolded (going to a seq inside a folded call)."""
+        number = self.index.call_at(line)
+        if number == NO_CALL:
+            return
+        up = self.index.parent[number] if self.tree else NO_CALL
+        while up != NO_CALL:
+            self.closed.discard(up)
+            up = self.index.parent[up]
+        self._cover_calls()
+        if self.row_of(line) != line:
+            self.unfolded.add(number)
 
     def holds(self, row: int, line: int) -> bool:
-        """Row ``row`` is a folded call, and line ``line`` (the error's) is in it."""
+        """Row ``row`` is a folded call, and line ``line`` (the error's) is in
+        it (or in a span its closed row covers)."""
         number = self.folded_call(row)
-        return number is not None and self.index.call_at(line) == number
+        if number is None:
+            return False
+        call = self.index.call_at(line)
+        return call != NO_CALL and (call == number or self._covered(call) == number)
 
     def sign(self, line: int) -> str:
         """An unfolded call's first event is marked ▾, its other events │."""
