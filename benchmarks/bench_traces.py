@@ -10,8 +10,12 @@ trace id) a minute after the one before. The baseline, in the same run, is
 a generated agent run (``formats/synth``) whose events.jsonl has about the
 same bytes.
 
-Prints, for both: bytes, records (events), spans, ``check`` seconds and peak
-RSS (whole process, median of --repeat), and the ratio.
+The same traces are also written as the Collector's file exporter writes
+them (``trace.jsonl``: one export request a line, here a trace a line),
+which is read a line at a time.
+
+Prints, for each: bytes, records (events), spans, ``check`` seconds and peak
+RSS (whole process, median of --repeat), and the ratios.
 """
 
 from __future__ import annotations
@@ -59,20 +63,23 @@ def _spans(doc: dict[str, Any]) -> int:
     )
 
 
-def trace(dest: Path, source: Path, spans: int) -> tuple[int, int]:
-    """Write the repeated trace; (bytes, spans)."""
+def trace(dest: Path, lines: Path, source: Path, spans: int) -> tuple[int, int, int]:
+    """Write the repeated trace as one document and as JSON lines;
+    (document bytes, lines bytes, spans)."""
     doc = orjson.loads(source.read_bytes())
     per = _spans(doc)
     reps = max(1, -(-spans // per))
     out: dict[str, list[Any]] = {"resourceSpans": [], "resourceLogs": []}
-    for rep in range(reps):
-        one = copy.deepcopy(doc)
-        _shift(one, f"{rep + 1:032x}", rep * 60_000_000_000)
-        out["resourceSpans"] += one.get("resourceSpans", [])
-        out["resourceLogs"] += one.get("resourceLogs", [])
+    with lines.open("wb") as each:
+        for rep in range(reps):
+            one = copy.deepcopy(doc)
+            _shift(one, f"{rep + 1:032x}", rep * 60_000_000_000)
+            out["resourceSpans"] += one.get("resourceSpans", [])
+            out["resourceLogs"] += one.get("resourceLogs", [])
+            each.write(orjson.dumps(one) + b"\n")
     data = orjson.dumps(out)
     dest.write_bytes(data)
-    return len(data), reps * per
+    return len(data), lines.stat().st_size, reps * per
 
 
 def main() -> None:
@@ -84,14 +91,15 @@ def main() -> None:
     args = ap.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="replay-bench-traces-"))
     work.mkdir(parents=True, exist_ok=True)
-    path = work / "trace.json"
-    t_bytes, t_spans = trace(path, args.source, args.spans)
+    path, jsonl = work / "trace.json", work / "trace.jsonl"
+    t_bytes, j_bytes, t_spans = trace(path, jsonl, args.source, args.spans)
     run = work / "run"
     l_bytes, _ = ledger(run, t_bytes)
     rows = []
     for name, target, size, spans in (
         ("events.jsonl", run, l_bytes, 0),
         ("otel trace", path, t_bytes, t_spans),
+        ("otel lines", jsonl, j_bytes, t_spans),
     ):
         seconds, rss, out = median_run([PY, "-m", "replay_tui", "check", str(target)], args.repeat)
         verdict = out.splitlines()[0] if out else "?"
@@ -106,11 +114,12 @@ def main() -> None:
             f"{name:<14} {size / 1e6:7.1f} {events:9,} {spans:8,} {seconds:8.2f} "
             f"{seconds / events * 1e6:9.1f} {rss:8.0f}"
         )
-    (_, _, le, _, ls, _), (_, _, te, _, ts, _) = rows
-    print(
-        f"trace / ledger: check {ts / ls:.2f}x for the same bytes "
-        f"({(ts / te) / (ls / le):.2f}x per event)"
-    )
+    (_, _, le, _, ls, _), *traces = rows
+    for name, _, te, _, ts, _ in traces:
+        print(
+            f"{name} / ledger: check {ts / ls:.2f}x for the same bytes "
+            f"({(ts / te) / (ls / le):.2f}x per event)"
+        )
 
 
 if __name__ == "__main__":

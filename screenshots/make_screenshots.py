@@ -193,6 +193,14 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
         "their arguments and results, tokens and model calls",
     ),
     (
+        "otel-span-tree.svg",
+        SAMPLES.parent / "tests" / "fixtures" / "otel-traces" / "hand" / "openai_agents_handoff.json",
+        (140, 40),
+        ["v", "down", "down", "down", "down", "down"],
+        "an OpenAI Agents SDK handoff as a span tree (v): each span under its parent with its "
+        "bar over the run's time; the refund tool's span is its own receipt",
+    ),
+    (
         "codex-rollout.svg",
         SAMPLES / "agent-sessions" / "codex-rollout.jsonl",
         (140, 40),
