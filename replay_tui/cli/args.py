@@ -55,3 +55,26 @@ def port_number(text: str) -> int:
     if not 1 <= n <= 65535:
         raise argparse.ArgumentTypeError(f"{n}: ports are 1 to 65535")
     return n
+
+
+def port_or_any(text: str) -> int:
+    """``receive --port N``: a TCP port, 1 to 65535, or 0 for any free one."""
+    n = _whole(text)
+    if not 0 <= n <= 65535:
+        raise argparse.ArgumentTypeError(f"{n}: ports are 1 to 65535 (0: any free one)")
+    return n
+
+
+#: ``--max-bytes``' units: KiB, MiB, GiB.
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def byte_count(text: str) -> int:
+    """``--max-bytes N``: bytes, 1 or more; ``32M`` is 32 MiB (K, M, G)."""
+    number, unit = text.strip(), ""
+    if number[-1:].lower() in _UNITS:
+        number, unit = number[:-1], number[-1].lower()
+    n = _whole(number) * _UNITS[unit] if number.isdigit() else 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give bytes, 1 or more (or with K, M, G)")
+    return n

@@ -1,6 +1,7 @@
 """Command line: ``replay-tui [RUN]`` opens the app; ``check``, ``state``,
 ``when``, ``history`` and ``compare`` answer from the shell; ``sessions``
-lists the agent sessions on this machine; ``serve`` puts the app in a browser.
+lists the agent sessions on this machine; ``serve`` puts the app in a browser;
+``receive`` takes an agent's OTLP/HTTP into a trace file the app follows.
 
 Each command's module adds its own parser (``add_parser``) and names its
 handler; this module assembles them, in ``--help``'s order, and dispatches.
@@ -23,6 +24,7 @@ from replay_tui.cli import app as cli_app
 from replay_tui.cli import check as cli_check
 from replay_tui.cli import compare as cli_compare
 from replay_tui.cli import diff as cli_diff
+from replay_tui.cli import receive as cli_receive
 from replay_tui.cli import report as cli_report
 from replay_tui.cli import serve as cli_serve
 from replay_tui.cli import sessions as cli_sessions
@@ -53,6 +55,7 @@ SUBCOMMANDS = (
     "sessions",
     "usage",
     "serve",
+    "receive",
 )
 
 #: Each adds its command's parser, in ``--help``'s order (across: when, then history).
@@ -67,6 +70,7 @@ ADD_PARSERS: tuple[Callable[[Subparsers], None], ...] = (
     cli_sessions.add_parser,
     cli_usage.add_parser,
     cli_serve.add_parser,
+    cli_receive.add_parser,
 )
 
 DESCRIPTION = (
@@ -94,7 +98,9 @@ EPILOG = (
     "  replay-tui trace.json   (an OpenTelemetry trace of an agent: OTLP/JSON, Jaeger, Tempo)\n"
     "  replay-tui check ~/.claude/projects/my-project   (each Claude Code session in it)\n"
     "  replay-tui sessions   (the Claude Code sessions and Codex rollouts here, newest first)\n"
-    "  replay-tui serve sample_runs/demo-001   (the app in a browser, on 127.0.0.1:8000)"
+    "  replay-tui serve sample_runs/demo-001   (the app in a browser, on 127.0.0.1:8000)\n"
+    "  replay-tui receive traces.jsonl   (an agent's OTLP/HTTP on 127.0.0.1:4318, into a file "
+    "to --follow)"
 )
 
 
