@@ -194,7 +194,12 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
     ),
     (
         "otel-span-tree.svg",
-        SAMPLES.parent / "tests" / "fixtures" / "otel-traces" / "hand" / "openai_agents_handoff.json",  # noqa: E501
+        SAMPLES.parent
+        / "tests"
+        / "fixtures"
+        / "otel-traces"
+        / "hand"
+        / "openai_agents_handoff.json",  # noqa: E501
         (140, 40),
         ["v", "down", "down", "down", "down", "down"],
         "an OpenAI Agents SDK handoff as a span tree (v): each span under its parent with its "
