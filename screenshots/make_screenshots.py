@@ -199,7 +199,7 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
         / "fixtures"
         / "otel-traces"
         / "hand"
-        / "openai_agents_handoff.json",  # noqa: E501
+        / "openai_agents_handoff.json",
         (140, 40),
         ["v", "down", "down", "down", "down", "down"],
         "an OpenAI Agents SDK handoff as a span tree (v): each span under its parent with its "
