@@ -10,7 +10,9 @@ trace id) a minute after the one before. The baseline, in the same run, is
 a generated agent run (``formats/synth``) whose events.jsonl has about the
 same bytes.
 
-The same traces are also written as the Collector's file exporter writes
+With --one-trace, the repetitions are one trace (span ids made unique), as
+a long agent run's single trace is. The same traces are also written as
+the Collector's file exporter writes
 them (``trace.jsonl``: one export request a line, here a trace a line),
 which is read a line at a time.
 
@@ -40,19 +42,22 @@ SOURCE = ROOT / "tests" / "fixtures" / "otel-traces" / "adk_py" / "v2_event_only
 _TIME_KEYS = ("startTimeUnixNano", "endTimeUnixNano", "timeUnixNano", "observedTimeUnixNano")
 
 
-def _shift(node: Any, trace_id: str, by_ns: int) -> None:
-    """Move every time in ``node`` by ``by_ns`` and give it ``trace_id``."""
+def _shift(node: Any, trace_id: str, by_ns: int, span_tag: str = "") -> None:
+    """Move every time in ``node`` by ``by_ns`` and give it ``trace_id``
+    (and, with ``span_tag``, span ids of their own)."""
     if isinstance(node, dict):
         for key, value in node.items():
             if key in _TIME_KEYS and value:
                 node[key] = str(int(value) + by_ns)
             elif key == "traceId" and value:
                 node[key] = trace_id
+            elif key in ("spanId", "parentSpanId") and value and span_tag:
+                node[key] = span_tag + value[len(span_tag) :]
             else:
-                _shift(value, trace_id, by_ns)
+                _shift(value, trace_id, by_ns, span_tag)
     elif isinstance(node, list):
         for item in node:
-            _shift(item, trace_id, by_ns)
+            _shift(item, trace_id, by_ns, span_tag)
 
 
 def _spans(doc: dict[str, Any]) -> int:
@@ -63,9 +68,12 @@ def _spans(doc: dict[str, Any]) -> int:
     )
 
 
-def trace(dest: Path, lines: Path, source: Path, spans: int) -> tuple[int, int, int]:
+def trace(
+    dest: Path, lines: Path, source: Path, spans: int, one_trace: bool = False
+) -> tuple[int, int, int]:
     """Write the repeated trace as one document and as JSON lines;
-    (document bytes, lines bytes, spans)."""
+    (document bytes, lines bytes, spans). With ``one_trace``, every
+    repetition is part of one trace (a long agent run's)."""
     doc = orjson.loads(source.read_bytes())
     per = _spans(doc)
     reps = max(1, -(-spans // per))
@@ -73,7 +81,10 @@ def trace(dest: Path, lines: Path, source: Path, spans: int) -> tuple[int, int, 
     with lines.open("wb") as each:
         for rep in range(reps):
             one = copy.deepcopy(doc)
-            _shift(one, f"{rep + 1:032x}", rep * 60_000_000_000)
+            if one_trace:
+                _shift(one, "ab" * 16, rep * 60_000_000_000, f"{rep:08x}")
+            else:
+                _shift(one, f"{rep + 1:032x}", rep * 60_000_000_000)
             out["resourceSpans"] += one.get("resourceSpans", [])
             out["resourceLogs"] += one.get("resourceLogs", [])
             each.write(orjson.dumps(one) + b"\n")
@@ -87,12 +98,15 @@ def main() -> None:
     ap.add_argument("--spans", type=int, default=100_000, help="spans in the trace, at least")
     ap.add_argument("--repeat", type=int, default=3, help="check runs per source (median)")
     ap.add_argument("--source", type=Path, default=SOURCE, help="an OTLP/JSON trace to repeat")
+    ap.add_argument(
+        "--one-trace", action="store_true", help="every repetition in one trace, not one each"
+    )
     ap.add_argument("--workdir", type=Path, default=None)
     args = ap.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="replay-bench-traces-"))
     work.mkdir(parents=True, exist_ok=True)
     path, jsonl = work / "trace.json", work / "trace.jsonl"
-    t_bytes, j_bytes, t_spans = trace(path, jsonl, args.source, args.spans)
+    t_bytes, j_bytes, t_spans = trace(path, jsonl, args.source, args.spans, args.one_trace)
     run = work / "run"
     l_bytes, _ = ledger(run, t_bytes)
     rows = []
@@ -106,7 +120,8 @@ def main() -> None:
         assert ": verified:" in verdict, verdict
         events = int(verdict.split(": verified: ")[1].split(" events")[0])
         rows.append((name, size, events, spans, seconds, rss))
-    print(f"{t_spans:,} spans (median of {args.repeat} check runs), in {work}")
+    shape = "in one trace" if args.one_trace else "a trace per repetition"
+    print(f"{t_spans:,} spans, {shape} (median of {args.repeat} check runs), in {work}")
     head = ("MB", 7), ("events", 9), ("spans", 8), ("check s", 8), ("µs/event", 9), ("RSS MiB", 8)
     print(f"{'source':<14} " + " ".join(f"{name:>{width}}" for name, width in head))
     for name, size, events, spans, seconds, rss in rows:

@@ -67,7 +67,7 @@ from replay_tui.reducers.otel_spans import (
     new_trace,
 )
 from replay_tui.reducers.otel_tools import Reuse
-from replay_tui.reducers.otel_turns import TraceResult, derive_trace
+from replay_tui.reducers.otel_turns import Touched, TraceResult, derive_trace
 from replay_tui.reducers.session_rules import one_line
 from replay_tui.state.persistent import DictDraft
 
@@ -132,8 +132,10 @@ def _route_traceless(store: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]
     return routed
 
 
-def _derive(cache: _Cache, dirty: set[str]) -> list[str]:
-    """Derive the dirty traces again; the warnings they newly give."""
+def _derive(cache: _Cache, dirty: set[str], touched: Touched | None = None) -> list[str]:
+    """Derive the dirty traces again; the warnings they newly give. With
+    ``touched`` (the record that changed the one dirty trace), its trace may
+    be derived by that change only."""
     store = cache.store
     routed = _route_traceless(store) if store.get("", {}).get("logs") else {}
     said: list[str] = []
@@ -143,7 +145,7 @@ def _derive(cache: _Cache, dirty: set[str]) -> list[str]:
         old = cache.results.get(tid)
         trace = store[tid] if tid else {"spans": store[tid]["spans"], "logs": []}
         reuse = cache.reuse.setdefault(tid, Reuse())
-        new = derive_trace(tid, trace, routed.get(tid, []), reuse)
+        new = derive_trace(tid, trace, routed.get(tid, []), reuse, touched)
         seen = set(old.warnings) if old is not None else set()
         for w in new.warnings:
             if w not in seen:
@@ -314,22 +316,26 @@ class OtelGenAIRules:
         sid = _text(p.get("span_id"))
         trace = cache.store.get(tid) or new_trace()
         dirty: set[str] = set()
+        touched: Touched | None = None
         if event.kind in SPAN_KINDS:
             if self._span_record(state, event, ctx, trace, tid, sid):
                 revs = cache.reuse.setdefault(tid, Reuse()).revs
                 revs[sid] = revs.get(sid, 0) + 1
                 dirty.add(tid)
+                touched = (event.kind, sid, None)
         elif event.kind == "log":
             kept = add_log(trace, p)
             if kept is not None:
                 self._write_log(state, tid, kept[1], kept[0])
                 dirty.add(tid)
+                touched = ("log", sid, kept[0])
         if tid in dirty:
             cache.store[tid] = trace
         if dirty and cache.store.get("", {}).get("logs"):
             dirty = set(cache.store)  # logs with no trace id may move with any span
+            touched = None
         if dirty:
-            for warning in _derive(cache, dirty):
+            for warning in _derive(cache, dirty, touched):
                 ctx.warn(warning)
             self._write_turns(state, cache, dirty)
         return state

@@ -282,15 +282,18 @@ def add_event(trace: TraceStore, sid: str, p: Mapping[str, Any]) -> Applied:
     return entry, changed, twice
 
 
+def _copy_of(fact: Mapping[str, Any]) -> Any:
+    return fact["copy"]
+
+
 def add_log(trace: TraceStore, p: Mapping[str, Any]) -> tuple[dict[str, Any], int] | None:
     """Apply a ``log``: the kept log and its place (None: not read, or had already)."""
     fact = log_fact(p)
     if fact is None:
         return None
     logs = trace["logs"]
-    copies = [lg["copy"] for lg in logs]
-    at = bisect.bisect_left(copies, fact["copy"])
-    if at < len(copies) and copies[at] == fact["copy"]:
+    at = bisect.bisect_left(logs, fact["copy"], key=_copy_of)
+    if at < len(logs) and logs[at]["copy"] == fact["copy"]:
         return None
     logs.insert(at, fact)
     return fact, at

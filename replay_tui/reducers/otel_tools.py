@@ -173,6 +173,8 @@ class Reuse:
     old_views: dict[str, tuple[int, list[dict[str, Any]], View]] = field(default_factory=dict)
     old_calls: dict[tuple[str, ...], tuple[tuple[Any, ...], Call]] = field(default_factory=dict)
     old_tools: dict[tuple[str, ...], tuple[tuple[Any, ...], ToolCall]] = field(default_factory=dict)
+    #: The trace's last derivation (``otel_turns._Tree``), to follow the next record by its change.
+    derived: Any = None
 
     def begin(self) -> None:
         """A derivation starts: what the last one built may be taken again."""
