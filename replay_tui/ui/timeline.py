@@ -148,6 +148,9 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         """Where ledger line ``index`` is among the visible rows (None if hidden)."""
         if self.shown_rows is None:
             return index if 0 <= index < self.source.row_count() else None
+        order = self.folding.order if self.folding is not None else None
+        if order is not None:  # a span tree: depth first
+            return order.get(index)
         pos = bisect.bisect_left(self.shown_rows, index)
         return pos if pos < len(self.shown_rows) and self.shown_rows[pos] == index else None
 
@@ -189,7 +192,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         if current is not None:
             pos = self.position_of(current)
             if pos is None and shown is not None and len(shown):
-                pos = min(bisect.bisect_left(shown, current), len(shown) - 1)
+                pos = self._nearest(shown, current)
             self.move_to(pos or 0, force=True)
             # the new virtual size is applied on the next layout: scroll after it
             self.call_after_refresh(self._scroll_cursor_visible)
@@ -323,7 +326,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
     def ride_tail(self) -> None:
         """``End``: the last row, riding the tail while following."""
         self.tail.riding = True
-        self.move_to(self.row_count - 1)
+        self.move_to(self.last_position())
         self.tail.ride(self.cursor)
 
     def rows_grew(self, *, shown: bool) -> bool:
@@ -338,7 +341,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             cursor=self.cursor, following=self.following, rows=self.source.row_count()
         )
         if ride and self.row_count:
-            last = self.row_count - 1
+            last = self.last_position()
             self.tail.will_move(last, self.index_at(last), self.cursor)
             stays = last == self.cursor
             self.move_to(last)
@@ -401,8 +404,26 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
     def move_to_nearest(self, index: int) -> None:
         """The first shown row at or after ledger line ``index`` (else the last)."""
         shown = self.shown_rows
-        pos = index if shown is None else bisect.bisect_left(shown, index)
+        pos = index if shown is None else self._nearest(shown, index)
         self.move_to(min(pos, self.row_count - 1), force=True)
+
+    def _nearest(self, shown: array[int], index: int) -> int:
+        """The first shown row at or after line ``index`` (else the last)."""
+        after = self.folding.position_after(index) if self.folding is not None else None
+        if after is None:
+            after = bisect.bisect_left(shown, index)
+            if self.folding is not None and self.folding.order is not None:
+                after = len(shown)  # a span tree, and no row after it
+        return min(after, len(shown) - 1)
+
+    def last_position(self) -> int:
+        """The row of the last line (in a span tree, not the last row)."""
+        order = self.folding.order if self.folding is not None else None
+        total = self.source.row_count()
+        if order is None or not total or self.folding is None:
+            return self.row_count - 1
+        found = order.get(self.folding.row_of(total - 1))
+        return self.row_count - 1 if found is None else found
 
     def move_to_index(self, index: int) -> bool:
         """Select ledger line ``index`` if it is visible (inside a folded

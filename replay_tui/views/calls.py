@@ -115,6 +115,10 @@ class Folding:
         self._cover = array("i")
         #: Per closed span shown: its subtree's last line so far.
         self._reach: dict[int, int] = {}
+        #: In a span tree, as of the last :meth:`rows`: each row's line ->
+        #: its position (the rows are depth first, not in ledger order);
+        #: None when the rows are in ledger order.
+        self.order: dict[int, int] | None = None
 
     @property
     def tree(self) -> bool:
@@ -197,8 +201,14 @@ class Folding:
         none for a call inside a closed span."""
         self._cover_calls()
         noted = len(self.index)
+        self.order = None
         if only is not None:
             return array("i", sorted({self.row_of(line) for line in only}))
+        if self.tree:
+            out = self._tree_rows()
+            out.extend(range(noted, total))
+            self.order = {line: position for position, line in enumerate(out)}
+            return out
         out = array("i", self.index.rows)
         for number in self.unfolded:  # a few: each line put in place (a memmove)
             if self._covered(number) != NO_CALL:
@@ -212,6 +222,47 @@ class Folding:
             out = array("i", [r for r in out if call[r] == NO_CALL or cover[call[r]] == NO_CALL])
         out.extend(range(noted, total))
         return out
+
+    def _tree_rows(self) -> array[int]:
+        """The rows of a span tree, depth first as trace viewers draw it:
+        each span's row, then its children's rows in the order they started
+        (and its events among them, by line, if it is unfolded; none inside
+        a closed span); lines in no span and the roots in ledger order."""
+        index = self.index
+        parent, first = index.parent, index.first
+        kids: dict[int, list[int]] = {}
+        for number in range(index.calls):  # numbered as they start: kids in order
+            up = parent[number]
+            if up != NO_CALL:
+                kids.setdefault(up, []).append(number)
+        out = array("i")
+        for line in index.rows:
+            number = index.call[line]
+            if number == NO_CALL:
+                out.append(line)
+                continue
+            if parent[number] != NO_CALL:
+                continue  # drawn under its parent
+            stack: list[tuple[int, int]] = [(first[number], number)]  # (line, call or NO_CALL)
+            while stack:
+                line_at, at = stack.pop()
+                out.append(line_at)
+                if at == NO_CALL:
+                    continue
+                below = [] if at in self.closed else [(first[c], c) for c in kids.get(at, [])]
+                if at in self.unfolded:  # its events among its children's rows, by line
+                    below += [(n, NO_CALL) for n in index.lines(at) if n != line_at]
+                    below.sort()
+                stack.extend(reversed(below))
+        return out
+
+    def position_after(self, line: int) -> int | None:
+        """In a span tree: the position of the row with the first line at or
+        after ``line`` (None: none, or rows in ledger order)."""
+        if self.order is None:
+            return None
+        after = [(at, position) for at, position in self.order.items() if at >= line]
+        return min(after)[1] if after else None
 
     def toggle(self, line: int, unfold: bool) -> int | None:
         """Unfold (or fold) the call line ``line`` is part of; the line of the
