@@ -31,6 +31,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replay_tui.cli.commands import main
+from replay_tui.cli.otlp_server import Receiver
 from replay_tui.engine.open import open_replay
 from replay_tui.formats.otel_load import Loader
 from replay_tui.formats.otlp_proto import (
@@ -40,7 +41,6 @@ from replay_tui.formats.otlp_proto import (
     decode_traces,
     encode_status,
 )
-from replay_tui.formats.otlp_receiver import Receiver
 from tests.conftest import ROOT
 from tests.helpers import otlp_encode as enc
 from tests.test_otel_rules import compare
