@@ -59,7 +59,7 @@ def test_a_call_s_parent_is_the_call_its_first_line_names() -> None:
 def test_calls_nest_only_where_the_rules_say_so() -> None:
     lines = [_Line("a"), _Line("b", 1)]
     assert _index(lines, nests=False).nested == 0
-    # no nests given: the rules' own ``calls_nest`` (a lambda has no rules)
+    # no nests given: flat (the replay passes the rules' own ``calls_nest``)
     plain = CallIndex(lambda line: line.key)  # type: ignore[attr-defined]
     for at, line in enumerate(lines):
         plain.note(at, line)  # type: ignore[arg-type]

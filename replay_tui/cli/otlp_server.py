@@ -39,6 +39,7 @@ import orjson
 from replay_tui.core.net import is_loopback
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
+from replay_tui.formats.otel_load import dicts_of
 from replay_tui.formats.otlp_proto import ProtoError, decode_logs, decode_traces, encode_status
 
 #: The OTLP/HTTP paths: what each request holds, how protobuf is read, what is counted.
@@ -81,7 +82,6 @@ class LineFile:
 
     def __init__(self, path: Path) -> None:
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
-        self.path = path
         self._fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
         self._lock = threading.Lock()
         self._broken = False
@@ -212,14 +212,10 @@ def decode(path: str, content_type: str, body: bytes) -> tuple[bytes, int]:
         raise Refused(400, f"cannot be written as one JSON line: {exc}") from None
     count = 0
     for resourced in request[key]:
-        for scope in _dicts(resourced.get(scoped) if isinstance(resourced, dict) else None):
+        for scope in dicts_of(resourced.get(scoped) if isinstance(resourced, dict) else None):
             found = scope.get(records)
             count += len(found) if isinstance(found, list) else 0
     return line, count
-
-
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 # -- the server -----------------------------------------------------------------------

@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING
 from replay_tui.cli.args import byte_count, port_or_any
 from replay_tui.cli.options import out
 from replay_tui.cli.otlp_server import DEFAULT_MAX_BYTES, CannotOpen, Receiver
-from replay_tui.cli.serve import WILDCARDS, bind_failure, url_host
+from replay_tui.cli.serve import WILDCARDS, bind_failure, exposed_at, url_host
 from replay_tui.core.errors import CannotRun
-from replay_tui.core.net import is_loopback
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
 from replay_tui.formats.otel_lines import collector_lines
@@ -122,13 +121,9 @@ def check_file(path: Path) -> None:
 
 def exposure_warning(host: str, port: int, file: str) -> str | None:
     """What ``--host`` exposes, said on start; None on a loopback address."""
-    if is_loopback(host):
+    where = exposed_at(host, port)
+    if where is None:
         return None
-    where = (
-        f"every address of this machine, port {port}"
-        if host in WILDCARDS
-        else f"{url_host(host)}:{port}"
-    )
     return f"warning: listening on {where}: anyone who can reach it can append to {file}"
 
 
@@ -153,7 +148,7 @@ def cmd_receive(args: argparse.Namespace) -> int:
     port = server.port
     warning = exposure_warning(host, port, args.file)
     if warning is not None:
-        sys.stderr.write(f"replay-tui receive: {escape_controls(warning)}\n")
+        _say(escape_controls(warning))
     here = "127.0.0.1" if host in WILDCARDS else url_host(host)
     out(
         f"replay-tui receive: listening on http://{here}:{port} (OTLP/HTTP, JSON and "

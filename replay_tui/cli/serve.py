@@ -96,15 +96,23 @@ def url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def exposure_warning(host: str, port: int, run: str) -> str | None:
-    """What ``--host`` exposes, said on start; None on a loopback address."""
+def exposed_at(host: str, port: int) -> str | None:
+    """Where a server on ``host:port`` can be reached from, in words; None
+    on a loopback address (this machine only)."""
     if is_loopback(host):
         return None
-    where = (
+    return (
         f"every address of this machine, port {port}"
         if host in WILDCARDS
         else f"{url_host(host)}:{port}"
     )
+
+
+def exposure_warning(host: str, port: int, run: str) -> str | None:
+    """What ``--host`` exposes, said on start; None on a loopback address."""
+    where = exposed_at(host, port)
+    if where is None:
+        return None
     return (
         f"warning: listening on {where}: anyone who can reach it can read {run} (its events, "
         "receipts and state, secrets in them too: r reveals masked values) and drive the app"

@@ -37,11 +37,9 @@ class CallIndex:
         call_of: Callable[[Event], str | None],
         failed: Callable[[Event], bool] | None = None,
         *,
-        nests: bool | None = None,
+        nests: bool = False,
     ) -> None:
         self._call_of = call_of
-        if nests is None:  # the rules whose call_of this is say (built-in rules)
-            nests = getattr(getattr(call_of, "__self__", None), "calls_nest", False) is True
         #: Calls nest: a call's parent is the call its first line's parent_seq names.
         self.nests = nests
         self._failed = failed

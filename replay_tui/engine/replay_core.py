@@ -170,7 +170,11 @@ class ReplayCore:
         #: Which events make one call, where the rules say (the app's ``v``).
         call_of = self.rules_call.call_of() if history else None
         self.calls: CallIndex | None = (
-            CallIndex(call_of, None if self.guarded else self._call_failed)
+            CallIndex(
+                call_of,
+                None if self.guarded else self._call_failed,
+                nests=not self.guarded and getattr(self.reducer, "calls_nest", False) is True,
+            )
             if call_of is not None
             else None
         )

@@ -515,10 +515,14 @@ class ConvertedLedger(Ledger):
             if chunk is None:
                 self._lines = None
                 return False
-            os.pwrite(self._fd, chunk, self._written)
-            self._written += len(chunk)
-            self._converted += chunk.count(b"\n")
+            self._write(chunk)
             return True
+
+    def _write(self, chunk: bytes) -> None:
+        """Append converted lines (under the convert lock)."""
+        os.pwrite(self._fd, chunk, self._written)
+        self._written += len(chunk)
+        self._converted += chunk.count(b"\n")
 
     @property
     def converting(self) -> bool:

@@ -24,7 +24,6 @@ read once, complete (:class:`TraceLedger`). Both name the file, the line
 
 from __future__ import annotations
 
-import os
 import re
 from array import array
 from bisect import bisect_right
@@ -128,7 +127,7 @@ class TraceLinesLedger(ConvertedLedger):
         except orjson.JSONDecodeError:
             self._firsts.append(self._envelopes.seq + 1)
             self._envelopes.seq += 1
-            self._append(tail.replace(b"\n", b" "))
+            self._append(tail)  # no newline: the forward pass's own last-line judgement
             return
         self._append(self._convert(number, tail, doc))
         yield from Ledger.scan(self)
@@ -164,9 +163,7 @@ class TraceLinesLedger(ConvertedLedger):
         if not chunk:
             return False
         with self._convert_lock:
-            os.pwrite(self._fd, chunk, self._written)
-            self._written += len(chunk)
-            self._converted += chunk.count(b"\n")
+            self._write(chunk)
         return True
 
     def stop_growing(self) -> None:

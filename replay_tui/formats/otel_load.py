@@ -189,7 +189,8 @@ def norm_status(status: Any) -> tuple[str, str]:
     return name, message if isinstance(message, str) else ""
 
 
-def _dicts(value: Any) -> Iterable[dict[str, Any]]:
+def dicts_of(value: Any) -> Iterable[dict[str, Any]]:
+    """The objects of ``value`` if it is a list (anything else skipped)."""
     return (v for v in (value if isinstance(value, list) else ()) if isinstance(v, dict))
 
 
@@ -229,7 +230,7 @@ class Loader:
         for rl in _taken(doc.get("resourceLogs")):
             resource = rl.get("resource")
             attrs = key_values(resource.get("attributes")) if isinstance(resource, dict) else {}
-            for sl in _dicts(rl.get("scopeLogs") or rl.get("instrumentationLibraryLogs")):
+            for sl in dicts_of(rl.get("scopeLogs") or rl.get("instrumentationLibraryLogs")):
                 scope = _scope_name(sl)
                 for lr in _taken(sl.get("logRecords")):
                     self._log(lr, attrs, scope)
@@ -254,7 +255,7 @@ class Loader:
     def _resource_spans(self, rs: dict[str, Any]) -> None:
         resource = rs.get("resource")
         attrs = key_values(resource.get("attributes")) if isinstance(resource, dict) else {}
-        for ss in _dicts(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")):
+        for ss in dicts_of(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")):
             scope = _scope_name(ss)
             for sp in _taken(ss.get("spans")):
                 code, message = norm_status(sp.get("status"))
@@ -279,7 +280,7 @@ class Loader:
                                 to_int(e.get("timeUnixNano")),
                                 key_values(e.get("attributes")),
                             )
-                            for e in _dicts(sp.get("events"))
+                            for e in dicts_of(sp.get("events"))
                         ],
                         flags=to_int(sp.get("flags")),
                         copy=self._next(),
@@ -293,7 +294,7 @@ class Loader:
 
     def jaeger(self, doc: dict[str, Any]) -> None:
         """A Jaeger JSON export: traces in ``data``, each with its processes."""
-        for trace in _dicts(doc.get("data")):
+        for trace in dicts_of(doc.get("data")):
             processes: dict[str, dict[str, Any]] = {}
             given = trace.get("processes")
             for pid, process in given.items() if isinstance(given, dict) else ():
@@ -309,7 +310,7 @@ class Loader:
     ) -> Span:
         tags = jaeger_tags(sp.get("tags"))
         parent = ""
-        for ref in _dicts(sp.get("references")):
+        for ref in dicts_of(sp.get("references")):
             if (ref.get("refType") or "CHILD_OF") == "CHILD_OF":  # FOLLOWS_FROM is no parent
                 parent = norm_id(ref.get("spanID"))
                 break
@@ -325,7 +326,7 @@ class Loader:
             code = "ERROR" if code == "UNSET" else code
         start = to_int(sp.get("startTime")) * 1000  # microseconds
         events = []
-        for log in _dicts(sp.get("logs")):
+        for log in dicts_of(sp.get("logs")):
             fields = jaeger_tags(log.get("fields"))
             events.append(
                 SpanEvent(

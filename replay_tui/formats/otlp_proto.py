@@ -144,13 +144,12 @@ def _build() -> tuple[Message, Message]:
     def attributes(number: int) -> tuple[int, Field]:
         return _attributes(number, key_value)
 
-    dropped = _dropped
     event = _message(
         "Span.Event",
         (1, Field("timeUnixNano", FIXED64)),
         (2, Field("name", STRING)),
         attributes(3),
-        dropped(4),
+        _dropped(4),
     )
     link = _message(
         "Span.Link",
@@ -158,7 +157,7 @@ def _build() -> tuple[Message, Message]:
         (2, Field("spanId", HEX)),
         (3, Field("traceState", STRING)),
         attributes(4),
-        dropped(5),
+        _dropped(5),
         (6, Field("flags", FIXED32)),
     )
     status = _message("Status", (2, Field("message", STRING)), (3, Field("code", ENUM)))
@@ -174,11 +173,11 @@ def _build() -> tuple[Message, Message]:
         (7, Field("startTimeUnixNano", FIXED64)),
         (8, Field("endTimeUnixNano", FIXED64)),
         attributes(9),
-        dropped(10),
+        _dropped(10),
         (11, Field("events", MESSAGE, True, event)),
-        dropped(12, "Events"),
+        _dropped(12, "Events"),
         (13, Field("links", MESSAGE, True, link)),
-        dropped(14, "Links"),
+        _dropped(14, "Links"),
         (15, Field("status", MESSAGE, message=status)),
     )
     log = _message(
@@ -189,7 +188,7 @@ def _build() -> tuple[Message, Message]:
         (3, Field("severityText", STRING)),
         (5, Field("body", MESSAGE, message=any_value)),
         attributes(6),
-        dropped(7),
+        _dropped(7),
         (8, Field("flags", FIXED32)),
         (9, Field("traceId", HEX)),
         (10, Field("spanId", HEX)),

@@ -177,7 +177,7 @@ def _short(value: Any, limit: int = 60) -> str:
     return one_line(text, limit)
 
 
-def _seconds(start: Any, end: Any) -> str:
+def span_seconds(start: Any, end: Any) -> str:
     """``0.21 s``, ``1.2 s``, ``0.6 ms``: how long a span took."""
     if type(start) is not int or type(end) is not int:
         return ""
@@ -198,7 +198,8 @@ def _msg_words(msgs: list[dict[str, Any]]) -> str:
     return "; ".join(_short(r["response"], 60) for r in tool_responses_of(msgs))
 
 
-def _status_word(status: Any) -> str:
+def status_word(status: Any) -> str:
+    """``error`` for a span whose status says ERROR, else ``ok``."""
     code = status.get("code") if isinstance(status, Mapping) else None
     return "error" if code == "ERROR" else "ok"
 
@@ -438,8 +439,8 @@ class OtelGenAIRules:
             head = f"{kind} {_span_name(after, p, kind)}"
             if kind == "span_end":
                 fact = self._fact(after, p)
-                took = _seconds(fact.get("start"), p.get("end_ns")) if fact else ""
-                head += f" {_status_word(p.get('status'))}" + (f" {took}" if took else "")
+                took = span_seconds(fact.get("start"), p.get("end_ns")) if fact else ""
+                head += f" {status_word(p.get('status'))}" + (f" {took}" if took else "")
             elif kind == "span_event":
                 head += f" event {self.row_summary(event)}"
         said = self._changes(before, after)
@@ -485,8 +486,8 @@ class OtelGenAIRules:
             return one_line(words, 200)
         if kind == "span_end":
             name = _text(p.get("name"))
-            took = _seconds(p.get("start_ns"), p.get("end_ns"))
-            status = _status_word(p.get("status"))
+            took = span_seconds(p.get("start_ns"), p.get("end_ns"))
+            status = status_word(p.get("status"))
             message = _text((p.get("status") or {}).get("message"))
             words = " ".join(w for w in (name or "end", status, took) if w)
             return one_line(f"{words}: {message}" if message else words, 200)
@@ -526,7 +527,7 @@ class OtelGenAIRules:
             _, tool, arg = _span_words(event.payload)
             return CallFacts(tool=tool, arg=arg)
         if event.kind == "span_end":
-            return CallFacts(status=_status_word(event.payload.get("status")))
+            return CallFacts(status=status_word(event.payload.get("status")))
         return None
 
 

@@ -27,16 +27,17 @@ def _seconds(value: float) -> str:
     return f"{value / 60:.1f} min"
 
 
-def call_row_text(call: CallRow, style: Style, *, name: bool = True) -> Text:
+def call_row_text(call: CallRow, style: Style, *, name: bool = True, arg: bool = True) -> Text:
     """``ok  tests/test_parser.py  273 ms · cost 0.002 · 4 events`` (data as
-    text), and the call's name when no column shows it (``name``)."""
+    text), the argument unless something else shows it (``arg``: a span
+    tree's label), and the call's name when no column shows it (``name``)."""
     text = Text(no_wrap=True, end="")
     status = "still open" if call.status == "open" else call.status
     text.append(status, style=STATUS_STYLES.get(call.status))
-    if call.arg:
-        arg = escape_controls(call.arg)
-        arg = arg if len(arg) <= ARG_SHOWN else arg[: ARG_SHOWN - 1] + "…"
-        text.append("  " + arg, style=style + Style(bold=True))
+    if arg and call.arg:
+        said = escape_controls(call.arg)
+        said = said if len(said) <= ARG_SHOWN else said[: ARG_SHOWN - 1] + "…"
+        text.append("  " + said, style=style + Style(bold=True))
     parts = []
     if call.duration is not None:
         parts.append(_seconds(max(call.duration, 0.0)))

@@ -11,7 +11,6 @@ row with its bar over the run's time (:mod:`replay_tui.ui.span_rows`).
 from __future__ import annotations
 
 import bisect
-import dataclasses
 from array import array
 from collections.abc import Callable
 from typing import ClassVar, Protocol
@@ -107,6 +106,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         self.source = source
         #: Ledger indexes of the visible rows, or None for all rows.
         self.shown_rows: array[int] | None = None
+        #: The span bars' scale, and the rows generation it was read at.
+        self._range: tuple[int, tuple[float | None, float | None]] | None = None
         #: The filter's rows (None: no filter), before calls are folded.
         self._filtered: array[int] | None = None
         #: Calls folded into one row each (``v``), or None.
@@ -409,12 +410,10 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
 
     def _nearest(self, shown: array[int], index: int) -> int:
         """The first shown row at or after line ``index`` (else the last)."""
-        after = self.folding.position_after(index) if self.folding is not None else None
-        if after is None:
-            after = bisect.bisect_left(shown, index)
-            if self.folding is not None and self.folding.order is not None:
-                after = len(shown)  # a span tree, and no row after it
-        return min(after, len(shown) - 1)
+        if self.folding is not None and self.folding.order is not None:  # a span tree
+            after = self.folding.position_after(index)
+            return len(shown) - 1 if after is None else after
+        return min(bisect.bisect_left(shown, index), len(shown) - 1)
 
     def last_position(self) -> int:
         """The row of the last line (in a span tree, not the last row)."""
@@ -522,13 +521,19 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
 
     def _run_range(self) -> tuple[float | None, float | None]:
         """The run's first ``ts`` and the seconds to its last noted line's
-        (the bars' scale): two rows read, whatever the run's length."""
+        (the bars' scale): two rows read once per change of rows, whatever
+        the run's length."""
+        if self._range is not None and self._range[0] == self._generation:
+            return self._range[1]
         first = self.source.first_ts()
         index = self.folding.index if self.folding is not None else None
         if first is None or index is None or not len(index):
-            return first, None
-        last = self.source.row(len(index) - 1).ts
-        return first, (last - first if last is not None else None)
+            found: tuple[float | None, float | None] = (first, None)
+        else:
+            last = self.source.row(len(index) - 1).ts
+            found = (first, last - first if last is not None else None)
+        self._range = (self._generation, found)
+        return found
 
     def _build(self, index: int, relation: int, width: int) -> Strip:
         row = self.source.row(index)
@@ -587,7 +592,6 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         tree = call is not None and self.folding is not None and self.folding.tree
         if number is not None and call is not None and tree:
             self._span_cells(text, number, call, row, kind_style, width)
-            call = dataclasses.replace(call, arg=None)  # the name says it
         else:
             self._columns(text, row, call, kind_style)
         if in_row:
@@ -605,7 +609,8 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             text.append("rules differ from here  ", style=get("timeline--warning"))
         if call is not None:
             name = not tree and not self.source.columns()[1]
-            text.append_text(call_row_text(call, get("timeline--summary"), name=name))
+            summary = get("timeline--summary")
+            text.append_text(call_row_text(call, summary, name=name, arg=not tree))
         else:
             text.append(row.summary, style=get("timeline--summary"))
         text.truncate(width, overflow="ellipsis", pad=True)

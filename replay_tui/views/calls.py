@@ -261,8 +261,8 @@ class Folding:
         after ``line`` (None: none, or rows in ledger order)."""
         if self.order is None:
             return None
-        after = [(at, position) for at, position in self.order.items() if at >= line]
-        return min(after)[1] if after else None
+        after = min(((at, p) for at, p in self.order.items() if at >= line), default=None)
+        return None if after is None else after[1]
 
     def toggle(self, line: int, unfold: bool) -> int | None:
         """Unfold (or fold) the call line ``line`` is part of; the line of the

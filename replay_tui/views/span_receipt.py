@@ -36,6 +36,7 @@ from typing import Any
 from replay_tui.engine.calls import NO_CALL, CallIndex
 from replay_tui.engine.replay import LedgerChanged, Replay
 from replay_tui.formats.envelope import Event
+from replay_tui.reducers.otel_genai import span_seconds, status_word
 
 #: The records a trace is made of (see :mod:`replay_tui.formats.otel`).
 SPAN_START, SPAN_EVENT, LOG, SPAN_END = "span_start", "span_event", "log", "span_end"
@@ -103,23 +104,13 @@ def iso(ns: Any) -> str | None:
 
 
 def took(start: Any, end: Any) -> str | None:
-    """``0.21 s``, ``1.2 s``, ``9.0 ms``: as the timeline words a span's length."""
-    if type(start) is not int or type(end) is not int:
-        return None
-    seconds = (end - start) / 1e9
-    if seconds >= 1:
-        return f"{seconds:.1f} s"
-    return f"{seconds:.2f} s" if seconds >= 0.01 else f"{seconds * 1000:.1f} ms"
+    """How long a span took, in the rules' words (None: not known)."""
+    return span_seconds(start, end) or None
 
 
 def held_back(key: str) -> bool:
     """Whether attribute ``key`` says how the span ended (shown once it has)."""
     return key in END_KEYS or key.startswith(END_PREFIXES)
-
-
-def _status_word(status: Any) -> str:
-    code = status.get("code") if isinstance(status, Mapping) else None
-    return "error" if code == "ERROR" else "ok"
 
 
 def _status_text(status: Any) -> Any:
@@ -295,7 +286,7 @@ class _Receipt:
         if end is None:
             words.append("end not read" if self.unsure else "running")
         else:
-            words.append(_status_word(end.payload.get("status")))
+            words.append(status_word(end.payload.get("status")))
             length = took(start.payload.get("start_ns"), end.payload.get("end_ns"))
             if length:
                 words.append(length)
