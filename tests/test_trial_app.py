@@ -220,14 +220,17 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     from replay_tui.engine.replay import Replay
 
     opened = threading.Event()
-    consume = Replay._consume_line
+    consume = Replay._consume_lines
 
-    def held(self: Replay, index: int, raw: bytes) -> None:
-        if index == GATE:
+    def held(self: Replay, index: int, lines: list[bytes]) -> None:
+        if index <= GATE < index + len(lines):  # lines are consumed a chunk at a time
+            consume(self, index, lines[: GATE - index])
             opened.wait(30)
-        consume(self, index, raw)
+            consume(self, GATE, lines[GATE - index :])
+        else:
+            consume(self, index, lines)
 
-    monkeypatch.setattr(Replay, "_consume_line", held)
+    monkeypatch.setattr(Replay, "_consume_lines", held)
     yield opened
     opened.set()
 

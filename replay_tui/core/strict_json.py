@@ -86,6 +86,28 @@ def doubt(raw: bytes, value: Any) -> str | None:
     return _exact_problem(raw)
 
 
+def doubt_chunk(lines: list[bytes], values: list[dict[str, Any]]) -> bool:
+    """True if :func:`doubt` finds nothing in any of ``lines`` (each read by
+    orjson as the object at the same place in ``values``), proven of the
+    whole chunk at once; False where a line needs looking at alone.
+
+    Objects written compactly give their bytes back in one ``orjson.dumps``
+    of the list (an object ends at its own closing brace, so equal chunks
+    are equal lines). Otherwise a line's ``":`` count is at least its
+    value's, so equal sums over the chunk are equal counts in every line.
+    """
+    try:
+        dumped = orjson.dumps(values)
+    except orjson.JSONEncodeError:
+        return False
+    joined = b",".join(lines)
+    if len(dumped) == len(joined) + 2 and dumped[1:-1] == joined:
+        return True
+    if b"\\u00" in joined and any(e in joined for e in _QUOTE_ESCAPES):
+        return False
+    return _keys_in(joined) == dumped.count(b'":') and not _maybe_beyond_64_bits(joined)
+
+
 def _pretty(value: Any) -> bytes:
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2)

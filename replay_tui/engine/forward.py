@@ -17,10 +17,11 @@ import orjson
 
 from replay_tui.core.errors import ERROR_CODES, ReplayError, RuleViolation
 from replay_tui.engine.replay_core import Pending, ReplayCore
-from replay_tui.formats.envelope import Event, LineError
+from replay_tui.formats.chunks import Regular, regular_events, seconds_of
+from replay_tui.formats.envelope import Event, LineError, parse_line, ts_seconds
 from replay_tui.formats.ledger import BIG_LINE, GZIP_MAGIC
 from replay_tui.formats.receipts import ReceiptStore
-from replay_tui.reducers.base import ReceiptPending
+from replay_tui.reducers.base import ReceiptPending, State
 from replay_tui.reducers.call import rules_traceback
 from replay_tui.reducers.guard import EventChanged, RulesStuck
 from replay_tui.state import canonical
@@ -87,26 +88,61 @@ class ForwardPass(ReplayCore):
     ) -> int:
         # Lines indexed earlier but held back (a receipt was pending) go first.
         while self._ready() and self._consumed < len(self.ledger):
+            if limit is not None and self.valid >= limit:
+                break
             index = self._consumed
             self._consume_line(index, self.ledger.raw_line(index))
-        count = read = 0
-        for index, raw in self.ledger.scan():
-            count += 1
-            read += len(raw)
-            if self._ready() and index == self._consumed:
-                self._consume_line(index, raw)
-                if limit is not None and self.valid >= limit:
-                    break
-            # every so many lines, or bytes: a session's lines are 12 KB each
-            if count % every == 0 or read >= PROGRESS_BYTES or count == FIRST_PROGRESS:
-                read = 0
+        count = 0
+        for first, lines in self.ledger.scan_chunks():
+            count += len(lines)
+            pos = 0
+            while pos < len(lines):
+                # the first rows are told soon; then every ``every`` lines
+                # (a chunk is at most PROGRESS_BYTES and a line: sessions too)
+                size = FIRST_PROGRESS if first + pos < FIRST_PROGRESS else every
+                index = first + pos
+                batch = lines[pos : pos + size]
+                pos += len(batch)
+                if self._ready() and index == self._consumed:
+                    if limit is not None:
+                        batch = batch[: max(0, limit - self.valid)]
+                    self._consume_lines(index, batch)
+                    if limit is not None and self.valid >= limit:
+                        break
                 if progress is not None:
-                    progress(index + 1)
+                    progress(first + pos)
                 if cancelled is not None and cancelled():
                     break
+            else:
+                continue
+            break  # limit reached, or cancelled
         if progress is not None:
             progress(len(self.ledger))
         return count
+
+    def _consume_lines(self, index: int, lines: list[bytes]) -> None:
+        """Lines ``index``..: a chunk of regular envelope lines at once,
+        anything else a line at a time."""
+        if not lines:
+            return
+        if self._parse is parse_line and index > 0 and not self.skip:
+            spans = self.ledger.line_offsets(index, len(lines))
+            regular = regular_events(
+                lines,
+                index + 1,
+                spans,
+                last_seq=self._checker.last_seq,
+                run_id=self._checker.run_id,
+                last_ts=self._checker.last_ts,
+                kinds=self._checker.kinds,
+            )
+            if regular is not None and (self.clock is None or max(map(len, lines)) < BIG_LINE):
+                self._apply_regular(index, lines, regular)
+                return
+        for at, raw in enumerate(lines, index):
+            if not self._ready():
+                break
+            self._consume_line(at, raw)
 
     def _ready(self) -> bool:
         return self.error is None and self.pending is None
@@ -243,6 +279,109 @@ class ForwardPass(ReplayCore):
             )
         )
 
+    def _apply_regular(self, index: int, lines: list[bytes], regular: Regular) -> None:
+        """Apply a chunk :func:`regular_events` proved regular: per event only
+        the rules and what they need (the call ids seen, the indexes the app
+        keeps); ``valid`` and the state published once, at the end."""
+        checker = self._checker
+        events = regular.events
+        ctx = self.ctx
+        ctx.warnings.clear()
+        history = self.history
+        calls = self.calls
+        clock = self.clock
+        observer = self.observer
+        calls_seen = self.calls_seen
+        apply = self.rules_call.apply
+        checkpoints = self.checkpoints
+        seconds = seconds_of(regular.times) if clock is not None and regular.times else None
+        state = None
+        if history is None:
+            state = self._state if self._state is not None else self._live_state()
+        if self.run_id is None:
+            self.run_id = events[0].run_id
+        done = 0
+        watching = False
+        saved_ts = checker.last_ts  # the last ts before the chunk
+        try:
+            for item, cid in zip(events, regular.call_ids, strict=True):
+                if calls is not None:
+                    calls.note(item.line - 1, item)
+                if clock is not None:
+                    clock.note(item.line - 1, seconds[done] if seconds is not None else saved_ts)
+                if cid is not None:
+                    if "receipt_sha256" in item.payload:
+                        calls_seen[cid] = item.line - 1
+                    else:
+                        calls_seen.setdefault(cid, -1)
+                if history is not None:
+                    self._next_in_history(item)
+                else:
+                    new = apply(state, item, ctx)  # type: ignore[arg-type]
+                    if type(new) is not dict and not isinstance(new, dict):
+                        raise _NotAState(_not_a_state(new))
+                    state = new
+                    if checkpoints.due(item.seq) and not self._keep_checkpoint(
+                        index, lines, done, state
+                    ):
+                        return
+                    if ctx.warnings:
+                        self._rule_warnings(item)
+                    if observer is not None:
+                        self.valid = item.seq
+                        watching = True
+                        observer(item.seq, state, item.kind)  # what it raises is its own
+                        watching = False
+                done += 1
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            if watching:
+                self._settle_chunk(index, lines, done + 1, state, regular)
+                checker.last_seq = events[done].seq
+                raise
+            item = events[done]
+            self._settle_chunk(index, lines, done, state, regular)
+            saved_ts = checker.last_ts
+            checker.last_seq = item.seq
+            if item.ts is not None:
+                checker.last_ts = item.ts_s
+            self._rules_raised(item, exc, saved_ts)
+            return
+        self._settle_chunk(index, lines, done, state, regular)
+        checker.last_seq = events[-1].seq
+        if regular.last_ts is not None:
+            checker.last_ts = regular.last_ts
+
+    def _keep_checkpoint(self, index: int, lines: list[bytes], done: int, state: State) -> bool:
+        """A checkpoint after event ``done`` of the chunk from line ``index``;
+        False (and the error found) if the state is not JSON."""
+        seq = self._checker.last_seq + done + 1
+        with self._lock:
+            self._state = state
+            self.valid = seq
+            try:
+                self.checkpoints.keep(seq, state)
+                return True
+            except TypeError as exc:
+                self._crcs.extend(map(zlib.crc32, lines[: done + 1]))
+                self._consumed = index + done + 1
+                self._fail_not_json(str(exc))
+                return False
+
+    def _settle_chunk(
+        self, index: int, lines: list[bytes], done: int, state: State | None, regular: Regular
+    ) -> None:
+        """The first ``done`` events of a regular chunk are valid: say so."""
+        self._crcs.extend(map(zlib.crc32, lines[:done]))
+        self._consumed = index + done
+        if done and self.history is None:
+            with self._lock:
+                self._state = state
+                self.valid = regular.events[done - 1].seq
+        if done and regular.times is not None:
+            self._checker.last_ts = ts_seconds(regular.times[done - 1])
+
     def _consume(self, item: Event | LineError) -> None:
         if isinstance(item, LineError):
             self._fail(self._line_error(item))
@@ -291,41 +430,10 @@ class ForwardPass(ReplayCore):
                 return
             state = self._state if self._state is not None else self._live_state()
             new = self.apply_rules(state, item, self.ctx)
-        except ReceiptPending as exc:
-            # not an error while following: wait for the file, then retry
-            self.pending = Pending(item.line - 1, exc.call_id, item.seq)
-            self._checker.last_seq = item.seq - 1
-            self._checker.last_ts = saved_ts
-            self._state = None  # the rules may have half-applied it
-            return
-        except RuleViolation as exc:
-            code = exc.code if exc.code in ERROR_CODES else "reducer_error"
-            message = (
-                exc.message if code == exc.code else f"unknown code {exc.code!r}: {exc.message}"
-            )
-            self._fail(
-                ReplayError(
-                    code,
-                    message,
-                    item.seq,
-                    item.line,
-                    item.kind,
-                    exc.artifact or self.ledger.artifact(item.line),
-                )
-            )
-            return
-        except _NotAState as exc:
-            self._fail_at(item, str(exc))
-            return
-        except _StateNotJSON as exc:
-            self._fail_at(item, f"the state after this event is not JSON: {exc}")
-            return
         except KeyboardInterrupt:
             raise
-        except BaseException as exc:  # SystemExit from rules is a bug in them too
-            known = isinstance(exc, (EventChanged, RulesStuck))
-            message = str(exc) if known else f"the rules raised {type(exc).__name__}: {exc}"
-            self._fail_at(item, message, rules_traceback())
+        except BaseException as exc:
+            self._rules_raised(item, exc, saved_ts)
             return
         if not isinstance(new, dict):
             self._fail_at(item, _not_a_state(new))
@@ -341,6 +449,39 @@ class ForwardPass(ReplayCore):
         self._rule_warnings(item)
         if self.observer is not None and self.error is None:
             self.observer(item.seq, new, item.kind)
+
+    def _rules_raised(self, item: Event, exc: BaseException, saved_ts: float | None) -> None:
+        """Applying ``item`` raised ``exc``: wait for its receipt (while
+        following), or stop there with the error it makes."""
+        if isinstance(exc, ReceiptPending):
+            # not an error while following: wait for the file, then retry
+            self.pending = Pending(item.line - 1, exc.call_id, item.seq)
+            self._checker.last_seq = item.seq - 1
+            self._checker.last_ts = saved_ts
+            self._state = None  # the rules may have half-applied it
+        elif isinstance(exc, RuleViolation):
+            code = exc.code if exc.code in ERROR_CODES else "reducer_error"
+            message = (
+                exc.message if code == exc.code else f"unknown code {exc.code!r}: {exc.message}"
+            )
+            self._fail(
+                ReplayError(
+                    code,
+                    message,
+                    item.seq,
+                    item.line,
+                    item.kind,
+                    exc.artifact or self.ledger.artifact(item.line),
+                )
+            )
+        elif isinstance(exc, _NotAState):
+            self._fail_at(item, str(exc))
+        elif isinstance(exc, _StateNotJSON):
+            self._fail_at(item, f"the state after this event is not JSON: {exc}")
+        else:  # SystemExit from rules is a bug in them too
+            known = isinstance(exc, (EventChanged, RulesStuck))
+            message = str(exc) if known else f"the rules raised {type(exc).__name__}: {exc}"
+            self._fail_at(item, message, rules_traceback())
 
     def _next_in_history(self, item: Event) -> None:
         """Apply ``item`` and record the frozen state it makes and its patches."""

@@ -43,6 +43,7 @@ class Event:
     so fields this version does not know are shown, never dropped."""
 
     __slots__ = (
+        "_ts_s",
         "fields",
         "kind",
         "line",
@@ -52,7 +53,6 @@ class Event:
         "run_id",
         "seq",
         "ts",
-        "ts_s",
         "v",
     )
 
@@ -68,7 +68,7 @@ class Event:
         v: int,
         line: int,
         offset: int,
-        ts_s: float | None = None,
+        ts_s: Any = _MISSING,
     ) -> None:
         self.fields = fields
         self.seq = seq
@@ -80,8 +80,20 @@ class Event:
         self.v = v
         self.line = line
         self.offset = offset
-        #: ``ts`` as seconds since the epoch (None without ts).
-        self.ts_s = ts_s
+        self._ts_s = ts_s
+
+    @property
+    def ts_s(self) -> float | None:
+        """``ts`` as seconds since the epoch (None without ts); read from
+        ``ts`` when first asked unless the parse gave it."""
+        ts_s = self._ts_s
+        if ts_s is _MISSING:
+            ts_s = self._ts_s = None if self.ts is None else ts_seconds(self.ts)
+        return ts_s  # type: ignore[no-any-return]
+
+    @ts_s.setter
+    def ts_s(self, value: float | None) -> None:
+        self._ts_s = value
 
     @property
     def call_id(self) -> str | None:

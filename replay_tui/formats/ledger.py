@@ -22,6 +22,7 @@ import zlib
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 UTF8_BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 22  # 4 MiB reads: few syscalls, bounded memory
+_PLUS_ONE = (1).__add__
 _CACHE_LINE_LIMIT = 64 << 10  # the LRU keeps parsed lines up to 64 KiB: bounded by bytes too
 #: A session's records are large (kilobytes, not an event's hundred bytes): the
 #: LRU of a mapped ledger also keeps at most this many bytes of lines in all.
@@ -200,6 +202,10 @@ class Ledger:
         """(start, end) of line ``index`` (0-based), end excluding the newline."""
         end = self._ends[index + 1] - 1
         return self._ends[index], end
+
+    def line_offsets(self, index: int, count: int) -> array[int]:
+        """Where lines ``index`` .. ``index + count - 1`` start."""
+        return self._ends[index : index + count]
 
     def raw_line(self, index: int) -> bytes:
         """The bytes of line ``index`` without its ``\\n`` (or ``\\r\\n``)."""
@@ -372,7 +378,15 @@ class Ledger:
         return bool(hasher.digest() != recorded.digest())
 
     def scan(self) -> Iterator[tuple[int, bytes]]:
-        """Yield ``(index, raw_line)`` for each complete line not yet scanned.
+        """Yield ``(index, raw_line)`` for each complete line not yet scanned
+        (:meth:`scan_chunks`, a line at a time)."""
+        for first, lines in self.scan_chunks():
+            yield from enumerate(lines, first)
+
+    def scan_chunks(self) -> Iterator[tuple[int, list[bytes]]]:
+        """Yield ``(first_index, raw_lines)`` for the complete lines not yet
+        scanned, a read (4 MiB) at a time, each chunk indexed before it is
+        given: the forward pass checks a chunk in a few calls.
 
         Reads from the end of the last complete line, so each byte is read
         once and a half-written last line is left for the next scan.
@@ -399,14 +413,17 @@ class Ledger:
                 carry = lines.pop()
                 if carry:
                     pieces.append(carry)
-                end = ends[-1]
-                for raw in lines:
-                    end += len(raw) + 1
-                    ends.append(end)
-                    yield len(ends) - 2, (raw[:-1] if raw.endswith(b"\r") else raw)
+                first = len(ends) - 1
+                # each line's end, in C: the last end plus each length and its newline
+                offsets = accumulate(map(_PLUS_ONE, map(len, lines)), initial=ends[-1])
+                next(offsets)
+                ends.extend(offsets)
+                if b"\r" in chunk:
+                    lines = [raw[:-1] if raw.endswith(b"\r") else raw for raw in lines]
                 with self._hash_lock:
                     self._prefix_hash.update(memoryview(chunk)[: len(chunk) - len(carry)])
-                    self._hashed_end = end
+                    self._hashed_end = ends[-1]
+                yield first, lines
         finally:
             # a consumer that stopped early leaves lines indexed but not hashed
             self._hash_through(ends[-1])
@@ -528,10 +545,10 @@ class ConvertedLedger(Ledger):
     def converting(self) -> bool:
         return self._lines is not None
 
-    def scan(self) -> Iterator[tuple[int, bytes]]:
-        yield from super().scan()  # what was converted but not yet scanned
+    def scan_chunks(self) -> Iterator[tuple[int, list[bytes]]]:
+        yield from super().scan_chunks()  # what was converted but not yet scanned
         while self._convert_more():
-            yield from super().scan()
+            yield from super().scan_chunks()
 
     def file_size(self) -> int:
         """The converted file's size once done; until then an estimate from

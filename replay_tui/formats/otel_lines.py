@@ -105,15 +105,15 @@ class TraceLinesLedger(ConvertedLedger):
         self.parse = _parse
 
     # -- converting ---------------------------------------------------------
-    def scan(self) -> Iterator[tuple[int, bytes]]:
-        yield from Ledger.scan(self)  # converted, not yet scanned
+    def scan_chunks(self) -> Iterator[tuple[int, list[bytes]]]:
+        yield from Ledger.scan_chunks(self)  # converted, not yet scanned
         for index, raw in self._source.scan():
             if self._append(self._convert(index + 1, raw)):
-                yield from Ledger.scan(self)
+                yield from Ledger.scan_chunks(self)
         if not self._growing:
             yield from self._last_line()
 
-    def _last_line(self) -> Iterator[tuple[int, bytes]]:
+    def _last_line(self) -> Iterator[tuple[int, list[bytes]]]:
         """The file is complete: an unterminated last line is read if it
         parses; else it is left as the converted file's unterminated last
         line, which strict replay judges ``truncated_line``."""
@@ -130,7 +130,7 @@ class TraceLinesLedger(ConvertedLedger):
             self._append(tail)  # no newline: the forward pass's own last-line judgement
             return
         self._append(self._convert(number, tail, doc))
-        yield from Ledger.scan(self)
+        yield from Ledger.scan_chunks(self)
 
     def _convert(self, number: int, raw: bytes, doc: Any = None) -> bytes:
         """Source line ``number`` as converted lines (see the module)."""
