@@ -7,6 +7,12 @@ checkpoints let the engine rebuild the valid prefix's state after an error
 plain dicts use the same in the app. Checkpoints are spaced by event count and
 by the state's size (writing them costs a bounded share of each event), and
 thinned (every other one dropped, spacing doubled) past their memory budget.
+
+A replay that will not seek (``check``, the questions) spaces them by a
+share of the events so far too (``growth``): a state that grows with the
+run (a call table) was written out some 2 KiB an event, a third of
+``check`` at a million events; now it is written a few dozen times in all,
+and a rebuild after an error replays at most that share of the run.
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ from replay_tui.state import canonical
 class JsonCheckpoints:
     """Canonical JSON of the state after some prefixes; readable from any thread."""
 
-    def __init__(self, initial: State, *, every: int, budget_bytes: int) -> None:
+    def __init__(
+        self, initial: State, *, every: int, budget_bytes: int, growth: int | None = None
+    ) -> None:
         first = canonical.dumps_fast(initial)  # in the rules' key order, as the others
         self._data: dict[int, bytes] = {0: first}
         self._keys: list[int] = [0]
@@ -29,6 +37,8 @@ class JsonCheckpoints:
         self._every = max(1, every)
         self._budget = budget_bytes
         self._next = self._every
+        #: With a growth of g, at least n / g events between checkpoints after n.
+        self._growth = growth
         self._lock = threading.Lock()
 
     def due(self, n: int) -> bool:
@@ -54,7 +64,10 @@ class JsonCheckpoints:
             self._keys.append(n)
             self._size += len(data)
             # about 2 KiB of state written per event at most
-            self._next = n + max(self._every, len(data) // 2048)
+            spacing = max(self._every, len(data) // 2048)
+            if self._growth:
+                spacing = max(spacing, n // self._growth)
+            self._next = n + spacing
 
     def _thin(self) -> None:
         """Drop every other checkpoint after the initial one (the newest

@@ -169,8 +169,13 @@ def rules_traceback() -> str:
 
 def _event_bytes(event: Event) -> bytes:
     """What the rules were given, as bytes to compare after the call."""
+    fields, payload = event.fields, event.payload
+    inside = payload is fields or payload is fields.get("payload")
     try:
-        return orjson.dumps([event.fields, event.payload, event.seq, event.kind, event.run_id])
+        # the payload is written once, inside the fields (a new one is not None)
+        return orjson.dumps(
+            [fields, None if inside else payload, event.seq, event.kind, event.run_id]
+        )
     except TypeError as exc:  # the rules put something that is not JSON in it
         return f"not JSON: {exc}".encode()
 
