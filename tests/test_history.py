@@ -259,3 +259,29 @@ def test_reloaded_rules_first_differ_where_the_patch_logs_do(tmp_path: Path) -> 
     # the same answer as the checkpoint-and-replay way
     built_in, a, b = replays(False)
     assert first_difference(built_in, a) is None and first_difference(a, b) == first
+
+
+def test_what_is_still_open_is_read_once_per_prefix(tmp_path: Path, monkeypatch: Any) -> None:
+    """``End`` on a long run: the rules walk every call of the final state
+    for ``still_open``; the app's worker asks once after the pass and the
+    key finds the answer kept, until the valid prefix grows."""
+    run = tmp_path / "run"
+    write_agent_run(run, 400, seed=3)
+    replay = Replay(locate_run(run), RULES, history=True).verify()
+    asked: list[int] = []
+    real = replay.rules_call.still_open
+
+    def counting(state: Any) -> list[str]:
+        asked.append(1)
+        return real(state)
+
+    monkeypatch.setattr(replay.rules_call, "still_open", counting)
+    try:
+        first = replay.still_open()
+        assert replay.still_open() == first and len(asked) == 1
+        assert first == real(replay.frozen_at(replay.valid))
+        replay.valid -= 1  # as if a rewrite cut the prefix: asked again
+        replay.still_open()
+        assert len(asked) == 2
+    finally:
+        replay.close()

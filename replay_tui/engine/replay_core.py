@@ -192,6 +192,7 @@ class ReplayCore:
         self._state: State | None = initial
         self._keep_states(initial, history, checkpoint_every, checkpoint_budget)
         self._final: tuple[int, str, str] | None = None  # (valid, summary, digest)
+        self._still_open: tuple[int, list[str]] | None = None  # (valid, what is open)
         #: Called with (seq, state, kind) after each event of the forward
         #: pass, in order, with the state in place (plain or frozen; do not
         #: change it and copy what you keep): how ``when`` and ``history``
@@ -228,7 +229,10 @@ class ReplayCore:
             self.history = History(
                 freeze(initial), every_patches=12 * spacing, every_events=24 * spacing
             )
-        self.checkpoints = JsonCheckpoints(initial, every=every, budget_bytes=budget)
+        # a replay that will not seek keeps few: a rebuild replays at most an eighth
+        self.checkpoints = JsonCheckpoints(
+            initial, every=every, budget_bytes=budget, growth=None if history else 8
+        )
 
     def close(self) -> None:
         """Release what the replay holds open: receipts, ledger, patch log."""

@@ -148,17 +148,33 @@ class Seeking(ReplayCore):
 
     def still_open(self) -> list[str]:
         """What the rules say the valid prefix leaves open (why a run that
-        stops here ended as it did), read from the final state in place."""
-        return self._final_lines("still_open", self.rules_call.still_open)
+        stops here ended as it did), read from the final state in place.
+
+        Kept for the valid prefix it was read at: the rules walk the whole
+        state for it (every call of a million-event run), so the app's worker
+        reads it once the pass is done, and ``End`` finds it here."""
+        valid = self.valid
+        said = self._still_open
+        if said is not None and said[0] == valid:
+            return list(said[1])
+        if self.history is not None:
+            state = self.frozen_at(valid)  # the very prefix, while a worker reads on
+            lines = self._final_lines("still_open", self.rules_call.still_open, state)
+        else:
+            lines = self._final_lines("still_open", self.rules_call.still_open)
+        self._still_open = (valid, lines)
+        return list(lines)
 
     def notes(self) -> list[str]:
         """What the rules say a person should know of the valid prefix's
         state (what a resume would drop), read from the final state in place."""
         return self._final_lines("notes", self.rules_call.notes)
 
-    def _final_lines(self, hook: str, ask: Callable[[State], list[str]]) -> list[str]:
+    def _final_lines(
+        self, hook: str, ask: Callable[[State], list[str]], state: State | None = None
+    ) -> list[str]:
         try:
-            return ask(self._live_state())
+            return ask(self._live_state() if state is None else state)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # stuck or broken rules: say so, never crash

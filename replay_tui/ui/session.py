@@ -122,6 +122,8 @@ class RunSession:
                 replay.advance(progress=progress, cancelled=cancelled, every=2048)
                 if self._stop_following or not replay.following:
                     replay.finish()
+                if replay.finished:
+                    replay.still_open()  # read once here, not when End is pressed
             except LedgerRewritten as exc:
                 rewritten(str(replay.locate_rewrite(exc)))
                 return

@@ -445,7 +445,7 @@ class RunView:
                 event,
                 step=step,
                 # at the last event: why the run ended as it did
-                still_open=replay.rules_call.still_open(step.after) if last else None,
+                still_open=replay.still_open() if last else None,
                 warnings=self.warnings_at(index),
                 receipt=self.receipt_view(event),
                 **self.records(event, index + 1),
