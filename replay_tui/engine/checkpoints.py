@@ -11,8 +11,9 @@ thinned (every other one dropped, spacing doubled) past their memory budget.
 A replay that will not seek (``check``, the questions) spaces them by a
 share of the events so far too (``growth``): a state that grows with the
 run (a call table) was written out some 2 KiB an event, a third of
-``check`` at a million events; now it is written a few dozen times in all,
-and a rebuild after an error replays at most that share of the run.
+``check`` at a million events; spaced as far as the events before them, all
+the checkpoints of a run write about twice its final state, and a rebuild
+(only ``--partial`` after an error asks for one) replays at most half of it.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ class JsonCheckpoints:
         self._every = max(1, every)
         self._budget = budget_bytes
         self._next = self._every
-        #: With a growth of g, at least n / g events between checkpoints after n.
+        #: With a growth of g, at least n / g events after a checkpoint at n.
         self._growth = growth
         self._lock = threading.Lock()
 

@@ -229,9 +229,10 @@ class ReplayCore:
             self.history = History(
                 freeze(initial), every_patches=12 * spacing, every_events=24 * spacing
             )
-        # a replay that will not seek keeps few: a rebuild replays at most an eighth
+        # a replay that will not seek keeps few (each after as many events as
+        # before it): only --partial after an error rebuilds, replaying at most half
         self.checkpoints = JsonCheckpoints(
-            initial, every=every, budget_bytes=budget, growth=None if history else 8
+            initial, every=every, budget_bytes=budget, growth=None if history else 1
         )
 
     def close(self) -> None:

@@ -103,6 +103,9 @@ class ReceiptStore:
         Opened once and kept (125,000 receipts need not open the folder
         125,000 times); :meth:`forget` drops it, as the folder may be new.
         """
+        fd = self._dir_fd
+        if fd is not None:  # one read of an attribute: no lock per receipt
+            return fd
         with self._lock:
             if self._dir_fd is None:
                 self._dir_fd = os.open(
