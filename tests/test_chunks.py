@@ -44,6 +44,10 @@ class Rules:
             return [1]
         if p.get("warn"):
             ctx.warn("careful")
+        if p.get("mutate"):
+            p["x"] = 99  # the event changed: EventChanged
+        if p.get("rebind"):
+            event.payload = dict(p)
         state["n"] += 1
         state["xs"].append([event.seq, event.ts, event.ts_s, event.line])
         state["seen"][event.kind] = state["seen"].get(event.kind, 0) + 1
@@ -81,7 +85,7 @@ def ledgers(draw: st.DrawFn) -> list[bytes]:
     second = 0
     ts_form = draw(st.sampled_from([0, 0, 1, None]))
     for seq in range(1, n + 1):
-        odd = draw(st.integers(0, 299))  # 0-22: something irregular in this line
+        odd = draw(st.integers(0, 299))  # 0-24: something irregular in this line
         obj: dict[str, Any] = {"seq": seq, "run_id": "r1", "kind": draw(st.sampled_from("abc"))}
         if odd == 0:
             obj["seq"] = draw(st.sampled_from([seq + 1, seq - 1, True, "7", 2**70]))
@@ -108,6 +112,10 @@ def ledgers(draw: st.DrawFn) -> list[bytes]:
             payload["bad"] = True
         elif odd in (12, 13):
             payload["warn"] = True
+        elif odd == 23:
+            payload["mutate"] = True
+        elif odd == 24:
+            payload["rebind"] = True
         if payload is not None or odd != 6:
             obj["payload"] = payload
         second += -1 if odd == 22 else draw(st.sampled_from([0, 1, 2]))

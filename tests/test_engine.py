@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Callable
@@ -344,7 +345,21 @@ def test_events_sha256_covers_every_byte(run_factory: RunFactory) -> None:
 
 
 def test_checkpoints_thin_out_and_still_seek_right(tmp_path: Path) -> None:
+    """Dense checkpoints (a replay that seeks: the app with rules that take
+    plain dicts) thin out past their budget; check's are spaced as far as
+    the events before them. Either way every prefix is rebuilt right."""
+    from replay_tui.engine.checkpoints import JsonCheckpoints
     from replay_tui.formats.synth import write_agent_run
+
+    dense = JsonCheckpoints({}, every=4, budget_bytes=2_000)
+    for n in range(4, 400, 4):
+        dense.keep(n, {"xs": list(range(n // 4))})
+    assert dense._every > 4  # thinned because the budget was small
+    assert all(
+        orjson.loads(dense.nearest(n)[1]) == {"xs": list(range(dense.nearest(n)[0] // 4))}
+        for n in range(4, 400, 4)
+        if dense.nearest(n)[0]
+    )
 
     run = tmp_path / "gen"
     write_agent_run(run, 400, seed=3)
@@ -352,7 +367,8 @@ def test_checkpoints_thin_out_and_still_seek_right(tmp_path: Path) -> None:
     full = Replay(paths, load_reducer(None), checkpoint_every=1_000_000).verify()
     thin = Replay(paths, load_reducer(None), checkpoint_every=4, checkpoint_budget=20_000).verify()
     assert thin.error is None and full.error is None
-    assert thin.checkpoints._every > 4  # thinned because the budget was small
+    keys = thin.checkpoints.keys()
+    assert all(b - a >= a for a, b in itertools.pairwise(keys[1:]))  # each after as many again
     for n in range(0, 401, 7):
         assert thin.state_at(n) == full.state_at(n)
     assert orjson.dumps(thin.final_state()) == orjson.dumps(full.final_state())

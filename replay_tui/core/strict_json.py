@@ -86,10 +86,16 @@ def doubt(raw: bytes, value: Any) -> str | None:
     return _exact_problem(raw)
 
 
-def doubt_chunk(lines: list[bytes], values: list[dict[str, Any]]) -> bool:
-    """True if :func:`doubt` finds nothing in any of ``lines`` (each read by
+#: How a chunk of lines was trusted (:func:`trust_chunk`).
+COMPACT, COUNTED = "compact", "counted"
+
+
+def trust_chunk(lines: list[bytes], values: list[dict[str, Any]]) -> str | None:
+    """Whether :func:`doubt` finds nothing in any of ``lines`` (each read by
     orjson as the object at the same place in ``values``), proven of the
-    whole chunk at once; False where a line needs looking at alone.
+    whole chunk at once: :data:`COMPACT` (every line is ``orjson.dumps`` of
+    its value, byte for byte), :data:`COUNTED`, or None where a line needs
+    looking at alone.
 
     Objects written compactly give their bytes back in one ``orjson.dumps``
     of the list (an object ends at its own closing brace, so equal chunks
@@ -99,13 +105,15 @@ def doubt_chunk(lines: list[bytes], values: list[dict[str, Any]]) -> bool:
     try:
         dumped = orjson.dumps(values)
     except orjson.JSONEncodeError:
-        return False
+        return None
     joined = b",".join(lines)
     if len(dumped) == len(joined) + 2 and dumped[1:-1] == joined:
-        return True
+        return COMPACT
     if b"\\u00" in joined and any(e in joined for e in _QUOTE_ESCAPES):
-        return False
-    return _keys_in(joined) == dumped.count(b'":') and not _maybe_beyond_64_bits(joined)
+        return None
+    if _keys_in(joined) == dumped.count(b'":') and not _maybe_beyond_64_bits(joined):
+        return COUNTED
+    return None
 
 
 def _pretty(value: Any) -> bytes:

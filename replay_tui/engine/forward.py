@@ -293,6 +293,9 @@ class ForwardPass(ReplayCore):
         observer = self.observer
         calls_seen = self.calls_seen
         apply = self.rules_call.apply
+        # watched rules: a compact line is the event's bytes before the call
+        by_line = self.guarded and regular.compact
+        apply_line = self.rules_call.apply_line
         checkpoints = self.checkpoints
         seconds = seconds_of(regular.times) if clock is not None and regular.times else None
         state = None
@@ -304,7 +307,7 @@ class ForwardPass(ReplayCore):
         watching = False
         saved_ts = checker.last_ts  # the last ts before the chunk
         try:
-            for item, cid in zip(events, regular.call_ids, strict=True):
+            for item, cid, raw in zip(events, regular.call_ids, lines, strict=True):
                 if calls is not None:
                     calls.note(item.line - 1, item)
                 if clock is not None:
@@ -317,7 +320,11 @@ class ForwardPass(ReplayCore):
                 if history is not None:
                     self._next_in_history(item)
                 else:
-                    new = apply(state, item, ctx)  # type: ignore[arg-type]
+                    new = (
+                        apply_line(state, item, ctx, raw)  # type: ignore[arg-type]
+                        if by_line
+                        else apply(state, item, ctx)  # type: ignore[arg-type]
+                    )
                     if type(new) is not dict and not isinstance(new, dict):
                         raise _NotAState(_not_a_state(new))
                     state = new

@@ -12,7 +12,7 @@ refuses (None), and the caller judges those lines one at a time, with the
 messages those checks give. So it never finds a line bad: it only finds
 lines good faster, by the same rules (spec sections 2-3):
 
-- each line one JSON object, trusted by :func:`~replay_tui.core.strict_json.doubt_chunk`
+- each line one JSON object, trusted by :func:`~replay_tui.core.strict_json.trust_chunk`
   (no repeated key, no integer past 64 bits), nested at most ``MAX_DEPTH``;
 - ``seq`` integers following the last seq by one, ``run_id`` the run's
   (a non-empty string), ``kind`` one the rules know, ``v`` 1 where given,
@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from replay_tui.core.strict_json import doubt_chunk
+from replay_tui.core.strict_json import COMPACT, trust_chunk
 from replay_tui.formats.envelope import MAX_DEPTH, Event, ts_seconds
 
 _MISSING: Any = object()
@@ -77,7 +77,7 @@ def _real_day(day: str) -> bool:
 class Regular:
     """A chunk's events, and what the checks of the next chunk start from."""
 
-    __slots__ = ("call_ids", "events", "last_ts", "times")
+    __slots__ = ("call_ids", "compact", "events", "last_ts", "times")
 
     def __init__(
         self,
@@ -85,6 +85,7 @@ class Regular:
         call_ids: list[Any],
         times: list[str] | None,
         last_ts: float | None,
+        compact: bool,
     ) -> None:
         self.events = events
         #: Each event's ``payload["call_id"]`` (a valid call id), or None.
@@ -93,6 +94,8 @@ class Regular:
         self.times = times
         #: The last ``ts`` in seconds (None: the chunk has none).
         self.last_ts = last_ts
+        #: Every line is ``orjson.dumps`` of its event's fields, byte for byte.
+        self.compact = compact
 
 
 def regular_events(
@@ -115,7 +118,10 @@ def regular_events(
         objs = list(map(orjson.loads, lines))
     except orjson.JSONDecodeError:
         return None
-    if set(map(type, objs)) != {dict} or not doubt_chunk(lines, objs):
+    if set(map(type, objs)) != {dict}:
+        return None
+    trusted = trust_chunk(lines, objs)
+    if trusted is None:
         return None
     if max(map(len, lines)) > MAX_DEPTH and (
         max(map(_COUNT, lines, repeat(b"{"))) + max(map(_COUNT, lines, repeat(b"["))) > MAX_DEPTH
@@ -176,7 +182,7 @@ def regular_events(
             offsets,
         )
     )
-    return Regular(events, call_ids, times, new_last_ts)
+    return Regular(events, call_ids, times, new_last_ts, trusted == COMPACT)
 
 
 def _regular_times(times: list[Any], last_ts: float | None) -> bool:
