@@ -191,10 +191,14 @@ class ReceiptStore:
                 return missing("was not read: it is not a regular file")
             if st.st_size > MAX_RECEIPT_BYTES:
                 return missing(f"was not read: {st.st_size} bytes is over the 64 MiB limit")
-            chunks = []
-            while chunk := os.read(fd, 1 << 20):
-                chunks.append(chunk)
-            raw = b"".join(chunks)
+            # the size it has, and one byte more: a short read of a regular file
+            # is its end (a 1 MiB buffer a read cost an mmap: 15% of check)
+            raw = os.read(fd, st.st_size + 1)
+            if len(raw) > st.st_size:  # it grew meanwhile: read on to its end
+                chunks = [raw]
+                while chunk := os.read(fd, 1 << 16):
+                    chunks.append(chunk)
+                raw = b"".join(chunks)
         except OSError as exc:
             return missing(f"could not be read: {exc.strerror}")
         finally:
