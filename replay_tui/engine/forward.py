@@ -29,9 +29,6 @@ from replay_tui.state import canonical
 from replay_tui.state.diff import Change, diff
 from replay_tui.state.persistent import DictDraft, freeze, thaw
 
-#: Progress is told (and cancelling looked at) at least this often, in bytes read
-#: (a ledger of 2,048 lines is 0.4-1.3 MB, so this counts for sessions only).
-PROGRESS_BYTES = 4 << 20
 #: The first rows are told after this many lines: the first screen need not
 #: wait for a whole chunk.
 FIRST_PROGRESS = 64
@@ -98,8 +95,8 @@ class ForwardPass(ReplayCore):
             count += len(lines)
             pos = 0
             while pos < len(lines):
-                # the first rows are told soon; then every ``every`` lines
-                # (a chunk is at most PROGRESS_BYTES and a line: sessions too)
+                # the first rows are told soon; then every ``every`` lines, and
+                # at least once a chunk (a 4 MiB read: a session's few hundred)
                 size = FIRST_PROGRESS if first + pos < FIRST_PROGRESS else every
                 index = first + pos
                 batch = lines[pos : pos + size]
