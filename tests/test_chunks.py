@@ -32,6 +32,7 @@ class Rules:
     name = "chunky"
     version = "1"
     kinds = {"a", "b", "c"}
+    late_ts_kinds = {"c"}  # its ts is recorded late: never a ts_backwards, nor the clock's
 
     def initial_state(self):
         return {"n": 0, "xs": [], "seen": {}}
@@ -123,7 +124,8 @@ def ledgers(draw: st.DrawFn) -> list[bytes]:
         if odd in (14, 15):
             form = draw(st.integers(0, 7))
         if form is not None and odd != 16:
-            obj["ts"] = _ts(max(0, second), form)
+            late = 3 if obj["kind"] == "c" and draw(st.booleans()) else 0  # recorded late
+            obj["ts"] = _ts(max(0, second + late), form)
         compact = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
         if odd == 17:
             raw = json.dumps(obj).encode()  # spaces after , and :

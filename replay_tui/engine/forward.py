@@ -140,7 +140,7 @@ class ForwardPass(ReplayCore):
                     last_seq=self._checker.last_seq,
                     run_id=self._checker.run_id,
                     last_ts=self._checker.last_ts,
-                    kinds=self._checker.kinds,
+                    kinds=self._chunk_kinds,
                 )
                 if regular is not None and (self.clock is None or max(map(len, lines)) < BIG_LINE):
                     self._apply_regular(index, lines, regular)

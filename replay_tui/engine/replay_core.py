@@ -146,6 +146,9 @@ class ReplayCore:
             self.ledger.validated = self._is_validated
         #: Kinds whose ts is recorded late by design (see TemporalRules).
         self._late_ts_kinds: frozenset[str] = frozenset(getattr(self.reducer, "late_ts_kinds", ()))
+        #: Kinds a chunk may be read at once with: a late ts is not the clock's,
+        #: so events of those kinds are read a line at a time.
+        self._chunk_kinds = self._checker.kinds - self._late_ts_kinds
         #: call_id -> line index of the event that pins its receipt (-1: none yet).
         self.calls_seen: dict[str, int] = {}
         #: Each event's parent and the events naming it (``p`` / ``P``).
