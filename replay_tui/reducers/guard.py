@@ -47,9 +47,9 @@ class RulesStuck(BaseException):
     """
 
 
-@dataclass
+@dataclass(slots=True)
 class Running:
-    """One rules call in progress."""
+    """One rules call in progress (one made for every call of watched rules)."""
 
     thread_id: int
     seq: int | None
