@@ -78,12 +78,17 @@ def doubt(raw: bytes, value: Any) -> str | None:
         return None
     if raw[:2] == b"{\n" and _pretty(value) == raw.rstrip(b" \t\r\n"):
         return None  # the same, written with an indent of 2 (json.dumps(indent=2))
-    keys_kept = _keys_in(raw) == dumped.count(b'":')
-    if keys_kept and b"\\u00" in raw and any(e in raw for e in _QUOTE_ESCAPES):
-        keys_kept = False
-    if keys_kept and not _maybe_beyond_64_bits(raw):
+    if _counts_agree(raw, dumped):
         return None
     return _exact_problem(raw)
+
+
+def _counts_agree(raw: bytes, dumped: bytes) -> bool:
+    """No key dropped (as many ``":`` as orjson's own output of the value,
+    no escaped quote or colon to hide one) and no number past 64 bits."""
+    if b"\\u00" in raw and any(e in raw for e in _QUOTE_ESCAPES):
+        return False
+    return _keys_in(raw) == dumped.count(b'":') and not _maybe_beyond_64_bits(raw)
 
 
 #: How a chunk of lines was trusted (:func:`trust_chunk`).
@@ -109,11 +114,7 @@ def trust_chunk(lines: list[bytes], values: list[dict[str, Any]]) -> str | None:
     joined = b",".join(lines)
     if len(dumped) == len(joined) + 2 and dumped[1:-1] == joined:
         return COMPACT
-    if b"\\u00" in joined and any(e in joined for e in _QUOTE_ESCAPES):
-        return None
-    if _keys_in(joined) == dumped.count(b'":') and not _maybe_beyond_64_bits(joined):
-        return COUNTED
-    return None
+    return COUNTED if _counts_agree(joined, dumped) else None
 
 
 def _pretty(value: Any) -> bytes:

@@ -1,8 +1,10 @@
 """The forward pass: every line checked, the rules run, once, in order.
 
-This is the hot path (``check`` is this and little else): the per-event
-work is :meth:`ForwardPass._consume` and, with a state store,
-:meth:`ForwardPass._next_in_history`. They read the replay's own
+This is the hot path (``check`` is this and little else): a regular chunk
+of lines is checked at once (:mod:`replay_tui.formats.chunks`) and its
+events applied by :meth:`ForwardPass._apply_regular`; any other line goes
+through :meth:`ForwardPass._consume`; with a state store each event is
+:meth:`~.rules_step.RulesStep._next_in_history`. They read the replay's own
 attributes directly; keep it that way (no helper objects, no extra calls
 per event).
 """
@@ -14,39 +16,21 @@ import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Self
 
-import orjson
-
-from replay_tui.core.errors import ERROR_CODES, ReplayError, RuleViolation
-from replay_tui.engine.replay_core import Pending, ReplayCore
-from replay_tui.formats.chunks import Regular, regular_events, seconds_of
+from replay_tui.core.errors import ReplayError
+from replay_tui.engine.rules_step import NotAState, RulesStep, not_a_state
+from replay_tui.formats.chunks import Regular, regular_events
 from replay_tui.formats.envelope import Event, LineError, parse_line, ts_seconds
 from replay_tui.formats.ledger import BIG_LINE, GZIP_MAGIC
 from replay_tui.formats.receipts import ReceiptStore
-from replay_tui.reducers.base import ReceiptPending, State
-from replay_tui.reducers.call import rules_traceback
-from replay_tui.reducers.guard import EventChanged, RulesStuck
+from replay_tui.reducers.base import State
 from replay_tui.state import canonical
-from replay_tui.state.diff import Change, diff
-from replay_tui.state.persistent import DictDraft, freeze, thaw
 
 #: The first rows are told after this many lines: the first screen need not
 #: wait for a whole chunk.
 FIRST_PROGRESS = 64
 
 
-class _StateNotJSON(Exception):
-    """The rules made a state that is not JSON (raised from a state store commit)."""
-
-
-class _NotAState(Exception):
-    """The rules returned something other than a state."""
-
-
-def _not_a_state(value: object) -> str:
-    return f"apply returned {type(value).__name__}, not a state object"
-
-
-class ForwardPass(ReplayCore):
+class ForwardPass(RulesStep):
     """Reading the ledger forward: validate each line, apply it, judge the end."""
 
     if TYPE_CHECKING:
@@ -279,15 +263,6 @@ class ForwardPass(ReplayCore):
     def _line_error(self, e: LineError) -> ReplayError:
         return ReplayError(e.code, e.message, e.seq, e.line, e.kind, self.ledger.artifact(e.line))
 
-    def _fail_at(self, item: Event, message: str, tb: str | None = None) -> None:
-        """A bug in the rules (``reducer_error``) at event ``item``."""
-        artifact = self.ledger.artifact(item.line)
-        self._fail(
-            ReplayError(
-                "reducer_error", message, item.seq, item.line, item.kind, artifact, traceback=tb
-            )
-        )
-
     def _apply_regular(self, index: int, lines: list[bytes], regular: Regular) -> None:
         """Apply a chunk :func:`regular_events` proved regular: per event only
         the rules and what they need (the call ids seen, the indexes the app
@@ -306,7 +281,7 @@ class ForwardPass(ReplayCore):
         by_line = self.guarded and regular.compact
         apply_line = self.rules_call.apply_line
         checkpoints = self.checkpoints
-        seconds = seconds_of(regular.times) if clock is not None and regular.times else None
+        seconds = list(map(ts_seconds, regular.times)) if clock and regular.times else None
         state = None
         if history is None:
             state = self._state if self._state is not None else self._live_state()
@@ -335,10 +310,10 @@ class ForwardPass(ReplayCore):
                         else apply(state, item, ctx)  # type: ignore[arg-type]
                     )
                     if type(new) is not dict and not isinstance(new, dict):
-                        raise _NotAState(_not_a_state(new))
+                        raise NotAState(not_a_state(new))
                     state = new
                     if checkpoints.due(item.seq) and not self._keep_checkpoint(
-                        index, lines, done, state
+                        item.seq, index, lines, done, state
                     ):
                         return
                     if ctx.warnings:
@@ -354,7 +329,6 @@ class ForwardPass(ReplayCore):
         except BaseException as exc:
             if watching:
                 self._settle_chunk(index, lines, done + 1, state, regular)
-                checker.last_seq = events[done].seq
                 raise
             item = events[done]
             self._settle_chunk(index, lines, done, state, regular)
@@ -365,14 +339,12 @@ class ForwardPass(ReplayCore):
             self._rules_raised(item, exc, saved_ts)
             return
         self._settle_chunk(index, lines, done, state, regular)
-        checker.last_seq = events[-1].seq
-        if regular.last_ts is not None:
-            checker.last_ts = regular.last_ts
 
-    def _keep_checkpoint(self, index: int, lines: list[bytes], done: int, state: State) -> bool:
-        """A checkpoint after event ``done`` of the chunk from line ``index``;
-        False (and the error found) if the state is not JSON."""
-        seq = self._checker.last_seq + done + 1
+    def _keep_checkpoint(
+        self, seq: int, index: int, lines: list[bytes], done: int, state: State
+    ) -> bool:
+        """A checkpoint after ``seq``, event ``done`` of the chunk from line
+        ``index``; False (and the error found) if the state is not JSON."""
         with self._lock:
             self._state = state
             self.valid = seq
@@ -388,15 +360,20 @@ class ForwardPass(ReplayCore):
     def _settle_chunk(
         self, index: int, lines: list[bytes], done: int, state: State | None, regular: Regular
     ) -> None:
-        """The first ``done`` events of a regular chunk are valid: say so."""
+        """The first ``done`` events of a regular chunk are valid: say so, and
+        where the line checks go on from."""
         self._crcs.extend(map(zlib.crc32, lines[:done]))
         self._consumed = index + done
-        if done and self.history is None:
+        if not done:
+            return
+        last = regular.events[done - 1]
+        self._checker.last_seq = last.seq
+        if regular.times is not None:
+            self._checker.last_ts = last.ts_s
+        if self.history is None:
             with self._lock:
                 self._state = state
-                self.valid = regular.events[done - 1].seq
-        if done and regular.times is not None:
-            self._checker.last_ts = ts_seconds(regular.times[done - 1])
+                self.valid = last.seq
 
     def _consume(self, item: Event | LineError) -> None:
         if isinstance(item, LineError):
@@ -452,7 +429,7 @@ class ForwardPass(ReplayCore):
             self._rules_raised(item, exc, saved_ts)
             return
         if not isinstance(new, dict):
-            self._fail_at(item, _not_a_state(new))
+            self._fail_at(item, not_a_state(new))
             return
         with self._lock:
             self._state = new
@@ -466,93 +443,9 @@ class ForwardPass(ReplayCore):
         if self.observer is not None and self.error is None:
             self.observer(item.seq, new, item.kind)
 
-    def _rules_raised(self, item: Event, exc: BaseException, saved_ts: float | None) -> None:
-        """Applying ``item`` raised ``exc``: wait for its receipt (while
-        following), or stop there with the error it makes."""
-        if isinstance(exc, ReceiptPending):
-            # not an error while following: wait for the file, then retry
-            self.pending = Pending(item.line - 1, exc.call_id, item.seq)
-            self._checker.last_seq = item.seq - 1
-            self._checker.last_ts = saved_ts
-            self._state = None  # the rules may have half-applied it
-        elif isinstance(exc, RuleViolation):
-            code = exc.code if exc.code in ERROR_CODES else "reducer_error"
-            message = (
-                exc.message if code == exc.code else f"unknown code {exc.code!r}: {exc.message}"
-            )
-            self._fail(
-                ReplayError(
-                    code,
-                    message,
-                    item.seq,
-                    item.line,
-                    item.kind,
-                    exc.artifact or self.ledger.artifact(item.line),
-                )
-            )
-        elif isinstance(exc, _NotAState):
-            self._fail_at(item, str(exc))
-        elif isinstance(exc, _StateNotJSON):
-            self._fail_at(item, f"the state after this event is not JSON: {exc}")
-        else:  # SystemExit from rules is a bug in them too
-            known = isinstance(exc, (EventChanged, RulesStuck))
-            message = str(exc) if known else f"the rules raised {type(exc).__name__}: {exc}"
-            self._fail_at(item, message, rules_traceback())
-
-    def _next_in_history(self, item: Event) -> None:
-        """Apply ``item`` and record the frozen state it makes and its patches."""
-        assert self.history is not None
-        head = self.history.head
-        patches: list[Change] = []
-        draft = DictDraft(head)
-        self.ctx.carry_memo(head, draft)
-        # a draft reads and writes as the dict the rules are written for
-        new = self.apply_rules(draft, item, self.ctx)  # type: ignore[arg-type]
-        try:
-            if new is draft:
-                frozen = draft.commit(patches)
-            elif isinstance(new, dict | DictDraft):  # a new dict, not the draft changed
-                frozen = freeze(new)
-                patches = diff(thaw(head), thaw(frozen))
-            else:
-                raise _NotAState(_not_a_state(new))
-        except TypeError as exc:
-            raise _StateNotJSON(str(exc)) from None
-        self.ctx.carry_memo(draft, frozen)
-        with self._lock:
-            self.history.record(item.seq, frozen, patches)
-            self.valid = item.seq
-        self._rule_warnings(item)
-        if self.observer is not None:
-            self.observer(item.seq, frozen, item.kind)  # type: ignore[arg-type]
-
     def _take_findings(self, item: Event) -> None:
         """What the line checks found at ``item`` that is no stop, as warnings."""
         findings = self._checker.findings
         for code, message in findings:
             self._warn(code, message, item.seq, item.line)
         findings.clear()
-
-    def _rule_warnings(self, item: Event) -> None:
-        """What the rules said with ``ctx.warn`` about ``item``, as warnings."""
-        if self.ctx.warnings and self.error is None:
-            for message in self.ctx.warnings:
-                self._warn("rule_warning", message, item.seq, item.line)
-            self.ctx.warnings.clear()
-
-    def _fail_not_json(self, why: str) -> None:
-        """Find the first event after which the state stopped being JSON."""
-        start, data = self.checkpoints.last()
-        state = orjson.loads(data)
-        for index in range(start, self.valid):
-            event = self._event_for_apply(index)
-            if self.is_ignored(event):
-                continue
-            state = self.apply_rules(state, event, self.ctx)
-            try:
-                canonical.dumps(state)
-            except TypeError as exc:
-                self.valid = event.seq - 1
-                self._fail_at(event, f"the state after this event is not JSON: {exc}")
-                return
-        self._fail(ReplayError("reducer_error", f"the state is not JSON: {why}"))

@@ -25,8 +25,7 @@ lines good faster, by the same rules (spec sections 2-3):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
-from datetime import date
+from collections.abc import Iterable
 from itertools import repeat
 from operator import itemgetter, le, methodcaller
 from typing import Any
@@ -34,7 +33,7 @@ from typing import Any
 import orjson
 
 from replay_tui.core.strict_json import COMPACT, trust_chunk
-from replay_tui.formats.envelope import MAX_DEPTH, Event, ts_seconds
+from replay_tui.formats.envelope import MAX_DEPTH, Event, day_seconds, ts_seconds
 
 _MISSING: Any = object()
 _SEQ = itemgetter("seq")
@@ -57,21 +56,6 @@ _UTC_TIMES = re.compile(
 )
 #: Call ids, each followed by ``\n``: CALL_ID_PATTERN, not starting with a dot.
 _CALL_IDS = re.compile(r"(?:[A-Za-z0-9_:-][A-Za-z0-9._:-]{0,127}\n)*", re.ASCII)
-_REAL_DAYS: dict[str, bool] = {}
-
-
-def _real_day(day: str) -> bool:
-    real = _REAL_DAYS.get(day)
-    if real is None:
-        try:
-            date.fromisoformat(day)
-            real = True
-        except ValueError:
-            real = False
-        if len(_REAL_DAYS) > 4096:
-            _REAL_DAYS.clear()
-        _REAL_DAYS[day] = real
-    return real
 
 
 class Regular:
@@ -92,7 +76,8 @@ class Regular:
         self.call_ids = call_ids
         #: Each event's ``ts`` (None: no line of the chunk has one).
         self.times = times
-        #: The last ``ts`` in seconds (None: the chunk has none).
+        #: The last ``ts`` in seconds once the chunk is read (where the line
+        #: checks go on from; without any ``ts``, the one before the chunk).
         self.last_ts = last_ts
         #: Every line is ``orjson.dumps`` of its event's fields, byte for byte.
         self.compact = compact
@@ -151,14 +136,13 @@ def regular_events(
     if set(map(type, payloads)) != {dict}:
         return None  # a payload left out (or not an object): read line by line
     times: list[Any] | None = list(map(_TS, objs))
-    new_last_ts = last_ts
     assert times is not None
     if times.count(_MISSING) == n:
         times = None
     elif not _regular_times(times, last_ts):
         return None
     else:
-        new_last_ts = ts_seconds(times[-1])
+        last_ts = ts_seconds(times[-1])
     call_ids: list[Any] = list(map(_CALL_ID, payloads))
     if call_ids.count(_MISSING) == n:
         call_ids = [None] * n
@@ -182,7 +166,7 @@ def regular_events(
             offsets,
         )
     )
-    return Regular(events, call_ids, times, new_last_ts, trusted == COMPACT)
+    return Regular(events, call_ids, times, last_ts, trusted == COMPACT)
 
 
 def _regular_times(times: list[Any], last_ts: float | None) -> bool:
@@ -191,7 +175,7 @@ def _regular_times(times: list[Any], last_ts: float | None) -> bool:
         return False
     if not _UTC_TIMES.fullmatch("\n".join(times) + "\n"):
         return False
-    if not all(map(_real_day, set(map(_DAY, times)))):
+    if -1 in map(day_seconds, set(map(_DAY, times))):
         return False
     if not all(map(le, times, times[1:])):
         return False  # one goes back: the per-line reading warns of it
@@ -200,9 +184,3 @@ def _regular_times(times: list[Any], last_ts: float | None) -> bool:
         if first is None or first < last_ts:
             return False
     return True
-
-
-def seconds_of(times: list[str]) -> list[float | None]:
-    """Each ``ts`` in seconds since the epoch (the app's clock)."""
-    convert: Callable[[str], float | None] = ts_seconds
-    return list(map(convert, times))

@@ -378,6 +378,21 @@ def _judge(obj: Any, raw: bytes, line: int, offset: int) -> Event | LineError:
     return Event(obj, seq, run_id, kind, payload, ts, obj.get("parent_seq"), v, line, offset, ts_s)
 
 
+def day_seconds(day: str) -> int:
+    """Seconds since the epoch at the start of ``day`` (``YYYY-MM-DD``), or
+    -1 if it is no real date (cached: a run spans few days)."""
+    start = _DAY_SECONDS.get(day)
+    if start is None:
+        try:
+            start = (date.fromisoformat(day).toordinal() - _EPOCH_DAY) * 86400
+        except ValueError:
+            start = -1
+        if len(_DAY_SECONDS) > 4096:
+            _DAY_SECONDS.clear()
+        _DAY_SECONDS[day] = start
+    return start
+
+
 def ts_seconds(ts: str) -> float | None:
     """Seconds since the epoch for an RFC 3339 string (None if it is not one).
 
@@ -393,15 +408,7 @@ def ts_seconds(ts: str) -> float | None:
     if m is None:
         return None
     day, hh, mm, ss, frac, sign, oh, om = m.groups()
-    start = _DAY_SECONDS.get(day)
-    if start is None:
-        try:
-            start = (date.fromisoformat(day).toordinal() - _EPOCH_DAY) * 86400
-        except ValueError:
-            start = -1
-        if len(_DAY_SECONDS) > 4096:
-            _DAY_SECONDS.clear()
-        _DAY_SECONDS[day] = start
+    start = day_seconds(day)
     hour, minute, second = int(hh), int(mm), int(ss)
     if start == -1 or hour > 23 or minute > 59 or second > 60:
         return None

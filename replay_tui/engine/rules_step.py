@@ -1,0 +1,131 @@
+"""One event through the rules, and what their failures mean.
+
+:class:`RulesStep` is the part of the forward pass that applies the rules:
+an event's state and patches in the app's state store, the error a rules
+failure makes at its seq (or the wait for a receipt while following), the
+warnings the rules said, and the search for the first state that is not
+JSON. :mod:`.forward` reads the lines and calls it.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from replay_tui.core.errors import ERROR_CODES, ReplayError, RuleViolation
+from replay_tui.engine.replay_core import Pending, ReplayCore
+from replay_tui.formats.envelope import Event
+from replay_tui.reducers.base import ReceiptPending
+from replay_tui.reducers.call import rules_traceback
+from replay_tui.reducers.guard import EventChanged, RulesStuck
+from replay_tui.state import canonical
+from replay_tui.state.diff import Change, diff
+from replay_tui.state.persistent import DictDraft, freeze, thaw
+
+
+class StateNotJSON(Exception):
+    """The rules made a state that is not JSON (raised from a state store commit)."""
+
+
+class NotAState(Exception):
+    """The rules returned something other than a state."""
+
+
+def not_a_state(value: object) -> str:
+    return f"apply returned {type(value).__name__}, not a state object"
+
+
+class RulesStep(ReplayCore):
+    """Applying the rules to one event, for the forward pass."""
+
+    def _fail_at(self, item: Event, message: str, tb: str | None = None) -> None:
+        """A bug in the rules (``reducer_error``) at event ``item``."""
+        artifact = self.ledger.artifact(item.line)
+        self._fail(
+            ReplayError(
+                "reducer_error", message, item.seq, item.line, item.kind, artifact, traceback=tb
+            )
+        )
+
+    def _rules_raised(self, item: Event, exc: BaseException, saved_ts: float | None) -> None:
+        """Applying ``item`` raised ``exc``: wait for its receipt (while
+        following), or stop there with the error it makes."""
+        if isinstance(exc, ReceiptPending):
+            # not an error while following: wait for the file, then retry
+            self.pending = Pending(item.line - 1, exc.call_id, item.seq)
+            self._checker.last_seq = item.seq - 1
+            self._checker.last_ts = saved_ts
+            self._state = None  # the rules may have half-applied it
+        elif isinstance(exc, RuleViolation):
+            code = exc.code if exc.code in ERROR_CODES else "reducer_error"
+            message = (
+                exc.message if code == exc.code else f"unknown code {exc.code!r}: {exc.message}"
+            )
+            self._fail(
+                ReplayError(
+                    code,
+                    message,
+                    item.seq,
+                    item.line,
+                    item.kind,
+                    exc.artifact or self.ledger.artifact(item.line),
+                )
+            )
+        elif isinstance(exc, NotAState):
+            self._fail_at(item, str(exc))
+        elif isinstance(exc, StateNotJSON):
+            self._fail_at(item, f"the state after this event is not JSON: {exc}")
+        else:  # SystemExit from rules is a bug in them too
+            known = isinstance(exc, (EventChanged, RulesStuck))
+            message = str(exc) if known else f"the rules raised {type(exc).__name__}: {exc}"
+            self._fail_at(item, message, rules_traceback())
+
+    def _next_in_history(self, item: Event) -> None:
+        """Apply ``item`` and record the frozen state it makes and its patches."""
+        assert self.history is not None
+        head = self.history.head
+        patches: list[Change] = []
+        draft = DictDraft(head)
+        self.ctx.carry_memo(head, draft)
+        # a draft reads and writes as the dict the rules are written for
+        new = self.apply_rules(draft, item, self.ctx)  # type: ignore[arg-type]
+        try:
+            if new is draft:
+                frozen = draft.commit(patches)
+            elif isinstance(new, dict | DictDraft):  # a new dict, not the draft changed
+                frozen = freeze(new)
+                patches = diff(thaw(head), thaw(frozen))
+            else:
+                raise NotAState(not_a_state(new))
+        except TypeError as exc:
+            raise StateNotJSON(str(exc)) from None
+        self.ctx.carry_memo(draft, frozen)
+        with self._lock:
+            self.history.record(item.seq, frozen, patches)
+            self.valid = item.seq
+        self._rule_warnings(item)
+        if self.observer is not None:
+            self.observer(item.seq, frozen, item.kind)  # type: ignore[arg-type]
+
+    def _rule_warnings(self, item: Event) -> None:
+        """What the rules said with ``ctx.warn`` about ``item``, as warnings."""
+        if self.ctx.warnings and self.error is None:
+            for message in self.ctx.warnings:
+                self._warn("rule_warning", message, item.seq, item.line)
+            self.ctx.warnings.clear()
+
+    def _fail_not_json(self, why: str) -> None:
+        """Find the first event after which the state stopped being JSON."""
+        start, data = self.checkpoints.last()
+        state = orjson.loads(data)
+        for index in range(start, self.valid):
+            event = self._event_for_apply(index)
+            if self.is_ignored(event):
+                continue
+            state = self.apply_rules(state, event, self.ctx)
+            try:
+                canonical.dumps(state)
+            except TypeError as exc:
+                self.valid = event.seq - 1
+                self._fail_at(event, f"the state after this event is not JSON: {exc}")
+                return
+        self._fail(ReplayError("reducer_error", f"the state is not JSON: {why}"))
