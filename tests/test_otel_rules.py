@@ -27,7 +27,8 @@ from replay_tui.reducers.base import Context, State
 from replay_tui.reducers.otel_genai import REDUCER
 from replay_tui.reducers.otel_messages import parse_json
 from replay_tui.state import canonical
-from replay_tui.state.persistent import DictDraft, apply_changes, freeze, thaw
+from replay_tui.state.drafts import Journal, apply_changes
+from replay_tui.state.persistent import freeze, thaw
 from tests.conftest import ROOT
 from tests.helpers.otel_records import file_events, load_file, records, to_events
 
@@ -217,21 +218,23 @@ def test_state_is_json_and_a_copy_goes_on_alike(path: Path) -> None:
     "path", [p for p in TRACES if p.parent.name in ("hand", "samples", "kagent")], ids=_name
 )
 def test_rules_take_drafts_as_the_app_gives_them(path: Path) -> None:
-    """In the app each event changes a draft of the frozen state; the patches
-    recorded rebuild the next state, and the end is the plain run's."""
+    """In the app the events change one draft, kept across them; each
+    event's patches rebuild the next state, and the end is the plain run's."""
     events = events_of(path)
     ctx = new_ctx()
-    head = freeze(REDUCER.initial_state())
-    for event in events:
-        draft = DictDraft(head)
-        ctx.carry_memo(head, draft)
-        new = REDUCER.apply(draft, event, ctx)  # type: ignore[arg-type]
-        assert new is draft
+    journal = Journal(freeze(REDUCER.initial_state()))
+    head = journal.base
+    ctx.carry_memo(head, journal.root)
+    for i, event in enumerate(events):
+        new = REDUCER.apply(journal.root, event, ctx)  # type: ignore[arg-type]
+        assert new is journal.root
         patches: list[Any] = []
-        frozen = draft.commit(patches)
-        assert apply_changes(head, patches) == frozen
-        ctx.carry_memo(draft, frozen)
-        head = frozen
+        assert journal.end_event(patches)
+        head = apply_changes(head, patches)
+        if i % 5 == 4:  # a checkpoint: frozen once, and the draft goes on over it
+            root = journal.root
+            assert journal.freeze() == head
+            ctx.carry_memo(root, journal.root)
     assert _final(thaw(head)) == _final(run(events)[0])
 
 

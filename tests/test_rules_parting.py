@@ -295,7 +295,8 @@ def test_a_tuple_in_a_plain_dict_is_the_list_it_writes(tmp_path: Path) -> None:
 
 def test_minus_zero_is_not_zero_to_a_digest() -> None:
     from replay_tui.state.diff import diff
-    from replay_tui.state.persistent import DictDraft, freeze
+    from replay_tui.state.drafts import DictDraft
+    from replay_tui.state.persistent import freeze
 
     assert diff({"x": 0.0}, {"x": -0.0}) and diff([0.0], [-0.0])
     draft = DictDraft(freeze({"x": 0.0}))

@@ -404,10 +404,14 @@ class ForwardPass(RulesStep):
             # left out of this branch, or passed only as ignorable: skipped
             with self._lock:
                 if self.history is not None:
-                    self.history.record(item.seq, self.history.head, [])
+                    self.history.record(item.seq, [])
                 self.valid = item.seq
+            if self.history is not None and self.history.due():
+                self._keep_journal(item.seq)
             if self.observer is not None:
-                self.observer(item.seq, self._live_state(), item.kind)
+                journal = self._journal
+                state = journal.root if journal is not None else self._live_state()
+                self.observer(item.seq, state, item.kind)  # type: ignore[arg-type]
             return
         cid = item.payload.get("call_id")
         if isinstance(cid, str):

@@ -38,6 +38,7 @@ from replay_tui.reducers import LoadedReducer
 from replay_tui.reducers.base import FAILED_CALL, Context, State, call_facts
 from replay_tui.reducers.call import RulesCaller, rules_traceback
 from replay_tui.reducers.guard import RulesWatch
+from replay_tui.state.drafts import Journal
 from replay_tui.state.history import History
 from replay_tui.state.persistent import freeze, thaw
 
@@ -193,6 +194,9 @@ class ReplayCore:
             self.close()  # the ledger may hold a file (a converted history's)
             raise
         self._state: State | None = initial
+        #: The app's draft across the events since the last kept state (see
+        #: :meth:`.rules_step.RulesStep._next_in_history`); None: made when next needed.
+        self._journal: Journal | None = None
         self._keep_states(initial, history, checkpoint_every, checkpoint_budget)
         self._final: tuple[int, str, str] | None = None  # (valid, summary, digest)
         self._still_open: tuple[int, list[str]] | None = None  # (valid, what is open)
@@ -251,6 +255,9 @@ class ReplayCore:
         # The reducer may have half-applied the failing event: rebuild the
         # valid prefix's state from a checkpoint when next asked.
         self._state = None
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
 
     def _warn(
         self,

@@ -19,7 +19,8 @@ from replay_tui.reducers.call import rules_traceback
 from replay_tui.reducers.guard import EventChanged, RulesStuck
 from replay_tui.state import canonical
 from replay_tui.state.diff import Change, diff
-from replay_tui.state.persistent import DictDraft, freeze, thaw
+from replay_tui.state.drafts import DictDraft, Journal
+from replay_tui.state.persistent import freeze, thaw
 
 
 class StateNotJSON(Exception):
@@ -80,31 +81,64 @@ class RulesStep(ReplayCore):
             self._fail_at(item, message, rules_traceback())
 
     def _next_in_history(self, item: Event) -> None:
-        """Apply ``item`` and record the frozen state it makes and its patches."""
-        assert self.history is not None
-        head = self.history.head
-        patches: list[Change] = []
-        draft = DictDraft(head)
-        self.ctx.carry_memo(head, draft)
-        # a draft reads and writes as the dict the rules are written for
-        new = self.apply_rules(draft, item, self.ctx)  # type: ignore[arg-type]
+        """Apply ``item`` to the journal's draft and record its patches; keep
+        the frozen state when the state store says one is due."""
+        history = self.history
+        assert history is not None
+        journal = self._journal
+        if journal is None:
+            journal = self._journal = Journal(history.head)
+            self.ctx.carry_memo(journal.base, journal.root)
+        root = journal.root
         try:
-            if new is draft:
-                frozen = draft.commit(patches)
+            # a draft reads and writes as the dict the rules are written for
+            new = self.apply_rules(root, item, self.ctx)  # type: ignore[arg-type]
+            patches: list[Change] = []
+            if new is root:
+                if not journal.end_event(patches):
+                    patches = self._compared(journal, item.seq)
             elif isinstance(new, dict | DictDraft):  # a new dict, not the draft changed
                 frozen = freeze(new)
-                patches = diff(thaw(head), thaw(frozen))
+                patches = diff(thaw(history.state_at(item.seq - 1)), thaw(frozen))
+                journal.close()
+                journal = self._journal = Journal(frozen)
             else:
                 raise NotAState(not_a_state(new))
-        except TypeError as exc:
-            raise StateNotJSON(str(exc)) from None
-        self.ctx.carry_memo(draft, frozen)
+        except BaseException as exc:
+            journal.close()
+            self._journal = None  # the rules may have half-applied the event
+            if isinstance(exc, TypeError):
+                raise StateNotJSON(str(exc)) from None
+            raise
         with self._lock:
-            self.history.record(item.seq, frozen, patches)
+            history.record(item.seq, patches)
             self.valid = item.seq
+        if history.due():
+            self._keep_journal(item.seq)
         self._rule_warnings(item)
         if self.observer is not None:
-            self.observer(item.seq, frozen, item.kind)  # type: ignore[arg-type]
+            self.observer(item.seq, journal.root, item.kind)  # type: ignore[arg-type]
+
+    def _compared(self, journal: Journal, seq: int) -> list[Change]:
+        """Event ``seq``'s patches, comparing the states around it (when the
+        journal cannot tell them: it replaced what it had changed)."""
+        assert self.history is not None
+        root = journal.root
+        frozen = journal.freeze()
+        self.ctx.carry_memo(root, journal.root)
+        return diff(thaw(self.history.state_at(seq - 1)), thaw(frozen))
+
+    def _keep_journal(self, seq: int) -> None:
+        """Keep the state after event ``seq`` (the last recorded) in the store."""
+        assert self.history is not None
+        journal = self._journal
+        if journal is None:
+            self.history.keep(seq, self.history.head)
+            return
+        root = journal.root
+        frozen = journal.freeze()
+        self.ctx.carry_memo(root, journal.root)
+        self.history.keep(seq, frozen)
 
     def _rule_warnings(self, item: Event) -> None:
         """What the rules said with ``ctx.warn`` about ``item``, as warnings."""

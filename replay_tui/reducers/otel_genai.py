@@ -69,7 +69,7 @@ from replay_tui.reducers.otel_spans import (
 from replay_tui.reducers.otel_tools import Reuse
 from replay_tui.reducers.otel_turns import Touched, TraceResult, derive_trace
 from replay_tui.reducers.session_rules import one_line
-from replay_tui.state.persistent import DictDraft
+from replay_tui.state.drafts import DictDraft
 
 if TYPE_CHECKING:
     from replay_tui.formats.envelope import Event

@@ -1,11 +1,13 @@
 """The state store: the state after every prefix, for the app to seek in.
 
-The forward pass hands over each event's frozen state (see
-:mod:`replay_tui.state.persistent`) and its patches. The store keeps the patches
-in a :class:`~replay_tui.state.patchlog.PatchLog` and a frozen state every few
-hundred patches: since consecutive states share all that did not change, a
-checkpoint costs only the nodes copied since the one before. The state after
-any prefix is then the nearest checkpoint plus at most a few hundred patches
+The forward pass hands over each event's patches, and a frozen state (see
+:mod:`replay_tui.state.persistent`) every few thousand patches, when
+:meth:`History.due` says so: its rules change one draft across the events in
+between (:class:`~replay_tui.state.drafts.Journal`), frozen once. The store
+keeps the patches in a :class:`~replay_tui.state.patchlog.PatchLog`; since
+consecutive states share all that did not change, a checkpoint costs only the
+nodes copied since the one before. The state after
+any prefix is then the nearest checkpoint plus at most a few thousand patches
 applied (never the rules run again), and a step from a state already at hand
 costs the one event's patches.
 """
@@ -19,8 +21,8 @@ from typing import Any
 
 from replay_tui.core.words import plural
 from replay_tui.state.diff import Change
+from replay_tui.state.drafts import apply_changes
 from replay_tui.state.patchlog import PatchLog
-from replay_tui.state.persistent import apply_changes
 
 #: A checkpoint is kept once this many patches (or events) were recorded
 #: since the last one; a seek applies at most about this many patches.
@@ -41,7 +43,7 @@ class History:
         self.patches = PatchLog()
         self._keys: list[int] = [0]
         self._states: list[Any] = [initial]
-        self._head: tuple[int, Any] = (0, initial)
+        self._n = 0  # events recorded
         self._every_patches = max(1, every_patches)
         self._every_events = max(1, every_events)
         self._since = 0  # patches since the last checkpoint
@@ -51,28 +53,37 @@ class History:
 
     def __len__(self) -> int:
         """Events recorded (the valid prefix)."""
-        return self._head[0]
+        return self._n
 
     @property
     def head(self) -> Any:
         """The frozen state after every recorded event."""
-        return self._head[1]
+        return self.state_at(self._n)
 
-    def record(self, n: int, state: Any, changes: list[Change]) -> None:
-        """Event ``n`` (the next one) made ``state``, changing ``changes``."""
+    def record(self, n: int, changes: list[Change]) -> None:
+        """Event ``n`` (the next one) changed ``changes``."""
         self.patches.append(changes)
         self._since += len(changes)
+        self._n = n
+
+    def due(self) -> bool:
+        """Whether the state after the last event recorded is to be kept (:meth:`keep`)."""
+        return self._since >= self._every_patches or self._n - self._keys[-1] >= self._every_events
+
+    def keep(self, n: int, state: Any) -> None:
+        """``state`` is the frozen state after event ``n``, the last recorded."""
         with self._lock:
-            self._head = (n, state)
-            if self._since >= self._every_patches or n - self._keys[-1] >= self._every_events:
+            if self._keys[-1] == n:
+                self._states[-1] = state
+            else:
                 self._keys.append(n)
                 self._states.append(state)
-                self._since = 0
-                # Kept states live as long as the app: tell the cyclic GC to stop
-                # rescanning them (frozen values hold no cycles; what dies among
-                # them is freed by reference counting as before). Without this,
-                # collections rescan millions of them: 40% of a 1M-event pass.
-                gc.freeze()
+            self._since = 0
+        # Kept states live as long as the app: tell the cyclic GC to stop
+        # rescanning them (frozen values hold no cycles; what dies among
+        # them is freed by reference counting as before). Without this,
+        # collections rescan millions of them: 40% of a 1M-event pass.
+        gc.freeze()
 
     def checkpoints(self) -> list[int]:
         with self._lock:
@@ -85,11 +96,9 @@ class History:
     def state_at(self, n: int) -> Any:
         """The frozen state after events 1..n (0..len)."""
         with self._lock:
-            head_n, head = self._head
-            if not 0 <= n <= head_n:
-                raise IndexError(f"no state at {n}: {plural(head_n, 'event')} recorded")
-            if n == head_n:
-                return head
+            recorded = self._n
+            if not 0 <= n <= recorded:
+                raise IndexError(f"no state at {n}: {plural(recorded, 'event')} recorded")
             i = bisect.bisect_right(self._keys, n) - 1
             at, state = self._keys[i], self._states[i]
             near_n, near = self._near
