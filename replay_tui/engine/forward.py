@@ -56,6 +56,13 @@ class ForwardPass(RulesStep):
             self._advancing = True
         try:
             count = self._advance(progress, cancelled, every, limit)
+            journal = self._journal
+            if journal is not None and self.history is not None:
+                # the last state is the one shown first: frozen now, not
+                # rebuilt from up to a few thousand patches on each ask
+                root = journal.root
+                self.history.settle(self.valid, journal.freeze())
+                self.ctx.carry_memo(root, journal.root)
         finally:
             with self._lock:
                 self._advancing = False
