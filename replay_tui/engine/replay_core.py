@@ -255,9 +255,7 @@ class ReplayCore:
         # The reducer may have half-applied the failing event: rebuild the
         # valid prefix's state from a checkpoint when next asked.
         self._state = None
-        if self._journal is not None:
-            self._journal.close()
-            self._journal = None
+        self._journal = None
 
     def _warn(
         self,

@@ -100,12 +100,10 @@ class RulesStep(ReplayCore):
             elif isinstance(new, dict | DictDraft):  # a new dict, not the draft changed
                 frozen = freeze(new)
                 patches = diff(thaw(history.state_at(item.seq - 1)), thaw(frozen))
-                journal.close()
                 journal = self._journal = Journal(frozen)
             else:
                 raise NotAState(not_a_state(new))
         except BaseException as exc:
-            journal.close()
             self._journal = None  # the rules may have half-applied the event
             if isinstance(exc, TypeError):
                 raise StateNotJSON(str(exc)) from None

@@ -17,8 +17,13 @@ from replay_tui.state.paths import Path as Path
 from replay_tui.state.paths import format_path
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Change:
+    """One leaf of what an event changed; a value, never changed once made
+    (not ``frozen=True``: its ``__init__`` then sets each field through
+    ``object.__setattr__``, 2.3x the cost, and the forward pass makes one or
+    more an event)."""
+
     path: Path
     old: Any
     new: Any

@@ -17,6 +17,7 @@ move, so their paths are not stable across events).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Collection, Iterable, Iterator, MutableMapping, MutableSequence
 from typing import Any
 
@@ -46,9 +47,13 @@ _TANGLED: Any = object()
 
 
 class _Top:
-    """The parent of a journal's root."""
+    """The parent of a journal's root (called as a kid calls its parent's
+    weak reference)."""
 
     __slots__ = ()
+
+    def __call__(self) -> _Top:
+        return self
 
     def _kid_touched(self, key: Any, kid: Any) -> None:
         return None
@@ -61,16 +66,32 @@ class DictDraft(Draft, MutableMapping[str, Any]):
     """A dict the rules may change, over a frozen base; :meth:`commit` gives
     the next frozen value and the patches."""
 
-    __slots__ = ("_base", "_ek", "_ev", "_key", "_kids", "_moved", "_up", "_writes")
+    __slots__ = (
+        "__weakref__",
+        "_base",
+        "_ek",
+        "_ev",
+        "_key",
+        "_kids",
+        "_me",
+        "_moved",
+        "_up",
+        "_writes",
+    )
 
     def __init__(self, base: FrozenDict | BigDict, up: Any = None, key: Any = None) -> None:
         self._base = base
         self._writes: dict[str, Any] = {}  # key -> value or _DELETED, in write order
         self._kids: dict[str, DictDraft | ListDraft] = {}
         self._moved: set[str] | None = None  # base keys deleted then set again
-        #: In a journal: the parent node and this node's key in it.
+        #: In a journal: a weak reference to the parent node (a kid refers
+        #: to its parent and the parent to its kids: weakly, or the cycles
+        #: would wait for the cyclic collector, which the forward pass pauses
+        #: and whose kept generations the state store freezes), and this
+        #: node's key in it.
         self._up = up
         self._key = key
+        self._me: weakref.ref[DictDraft] | None = None
         #: In a journal, during an event: what each key written had before it
         #: (None: nothing under this node was touched), and the kids touched.
         self._ev: dict[str, Any] | None = None
@@ -108,9 +129,14 @@ class DictDraft(Draft, MutableMapping[str, Any]):
             return kid
         return value
 
-    def _mine(self) -> DictDraft | None:
+    def _mine(self) -> weakref.ref[DictDraft] | None:
         """The parent a kid is made with: this node, in a journal."""
-        return self if self._up is not None else None
+        if self._up is None:
+            return None
+        me = self._me
+        if me is None:
+            me = self._me = weakref.ref(self)
+        return me
 
     def get(self, key: str, default: Any = None) -> Any:
         try:
@@ -183,7 +209,9 @@ class DictDraft(Draft, MutableMapping[str, Any]):
         ev = self._ev
         if ev is None:
             ev = self._ev = {}
-            self._up._kid_touched(self._key, self)
+            parent = self._up()
+            if parent is not None:  # else its tree is gone, and it with it
+                parent._kid_touched(self._key, self)
         ev[key] = self._before(key)
 
     def _before(self, key: str) -> Any:
@@ -211,7 +239,9 @@ class DictDraft(Draft, MutableMapping[str, Any]):
         ek[key] = kid
         if self._ev is None:
             self._ev = {}
-            self._up._kid_touched(self._key, self)
+            parent = self._up()
+            if parent is not None:
+                parent._kid_touched(self._key, self)
 
     def _forget(self) -> None:
         """Drop what the event in progress touched under this node (it was
@@ -221,18 +251,6 @@ class DictDraft(Draft, MutableMapping[str, Any]):
         if ek:
             for kid in ek.values():
                 kid._forget()
-
-    def _release(self) -> None:
-        """Let go of the parents (the journal is done with this tree): a kid
-        and its parent hold each other, and the cyclic collector, which the
-        forward pass pauses and whose kept generations the state store
-        freezes, would never free them."""
-        self._up = None
-        for kid in self._kids.values():
-            kid._release()
-        for value in self._writes.values():
-            if isinstance(value, DictDraft | ListDraft):
-                value._release()
 
     def _end_event(self, patches: list[Change], path: Path) -> bool:
         """Append what the event changed under this node to ``patches``; the
@@ -455,7 +473,9 @@ class ListDraft(Draft, MutableSequence[Any]):
     def _touch(self) -> None:
         if not self._hot:
             self._hot = True
-            self._up._kid_touched(self._key, self)
+            parent = self._up()
+            if parent is not None:
+                parent._kid_touched(self._key, self)
 
     def _work(self) -> list[Any]:
         if self._up is not None:
@@ -534,9 +554,6 @@ class ListDraft(Draft, MutableSequence[Any]):
 
     def _forget(self) -> None:
         self._hot = False
-
-    def _release(self) -> None:
-        self._up = None  # its items' drafts have none
 
     def _end_event(self, patches: list[Change], path: Path) -> bool:
         """Commit what the event did to this list; go on from that value."""
@@ -626,14 +643,9 @@ class Journal:
     def freeze(self) -> FrozenDict | BigDict:
         """The state now, frozen; the journal goes on over it."""
         state = self.root.commit(None)
-        self.close()
         self.base = state
         self.root = DictDraft(state, _TOP, None)
         return state
-
-    def close(self) -> None:
-        """Done with this draft (frozen, or dropped half-applied)."""
-        self.root._release()
 
 
 # -- applying recorded patches ----------------------------------------------
