@@ -324,3 +324,48 @@ def test_what_is_still_open_is_read_once_per_prefix(tmp_path: Path, monkeypatch:
         assert len(asked) == 2
     finally:
         replay.close()
+
+
+RULES_TANGLED = """
+from replay_tui.reducers.agent_run import AgentRunRules
+
+
+class Rules(AgentRunRules):
+    drafts = True
+
+    def initial_state(self):
+        return {**super().initial_state(), "tally": {"n": 0, "seen": []}}
+
+    def apply(self, state, event, ctx):
+        state = super().apply(state, event, ctx)
+        state["tally"]["n"] += 1
+        state["tally"]["seen"].append(event.kind[:1])
+        if event.seq % 3 == 0:  # changed below, then replaced: compared whole
+            state["tally"] = {"n": state["tally"]["n"], "seen": state["tally"]["seen"][-2:]}
+        if event.seq % 7 == 0:  # set back within the event: no patch
+            state["attempt"] += 1
+            state["attempt"] -= 1
+        if event.seq % 11 == 0:  # a new dict, not the draft changed
+            return {k: state[k] for k in state}
+        return state
+
+
+REDUCER = Rules()
+"""
+
+
+def test_the_apps_journal_gives_a_plain_replays_states_and_diffs(tmp_path: Path) -> None:
+    """Rules that replace what they changed, set a value back, and return a
+    new dict: at every seq the app's journal gives the state and the diff a
+    plain replay (JSON checkpoints, mutable dicts) gives."""
+    write_agent_run(tmp_path / "run", 260, seed=5)
+    (tmp_path / "tangled.py").write_text(RULES_TANGLED)
+    rules = load_reducer(f"{tmp_path / 'tangled.py'}:REDUCER")
+    kept = Replay(locate_run(tmp_path / "run"), rules, history=True, checkpoint_every=2).verify()
+    plain = Replay(locate_run(tmp_path / "run"), rules).verify()
+    assert kept.history is not None and kept.error is None and plain.error is None
+    states = [plain.state_at(k) for k in range(261)]
+    assert states[-1]["tally"]["n"] == 260
+    for k in range(1, 261):
+        assert canonical.dumps(kept.frozen_at(k)) == canonical.dumps(states[k]), k
+        assert _same_changes(kept.step(k).changes, diff(states[k - 1], states[k])), k
