@@ -226,6 +226,8 @@ def test_rules_take_drafts_as_the_app_gives_them(path: Path) -> None:
     head = journal.base
     ctx.carry_memo(head, journal.root)
     for i, event in enumerate(events):
+        if i == len(events) // 2 and i % 5 != 0:
+            ctx = new_ctx()  # the memo lost mid-interval: rebuilt from the draft as it is now
         new = REDUCER.apply(journal.root, event, ctx)  # type: ignore[arg-type]
         assert new is journal.root
         patches: list[Any] = []

@@ -201,8 +201,8 @@ class ReplayCore:
         self._final: tuple[int, str, str] | None = None  # (valid, summary, digest)
         self._still_open: tuple[int, list[str]] | None = None  # (valid, what is open)
         #: Called with (seq, state, kind) after each event of the forward
-        #: pass, in order, with the state in place (plain or frozen; do not
-        #: change it and copy what you keep): how ``when`` and ``history``
+        #: pass, in order, with the state in place (plain, or the app's draft;
+        #: do not change it and copy what you keep): how ``when`` and ``history``
         #: watch a run at the cost of ``check``.
         self.observer: Callable[[int, State, str], None] | None = None
 

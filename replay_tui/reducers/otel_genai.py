@@ -389,7 +389,9 @@ class OtelGenAIRules:
         cache = memo.get(_MEMO_KEY)
         if isinstance(cache, _Cache):
             return cache
-        source: Mapping[str, Any] = state.base if isinstance(state, DictDraft) else state
+        # a draft's frozen value (its base, unless it was written since:
+        # the app's draft spans many events)
+        source: Mapping[str, Any] = state.commit(None) if isinstance(state, DictDraft) else state
         cache = _Cache(store=_plain(source["store"]))
         _derive(cache, set(cache.store))
         cache.turns = _plain(source["turns"])
