@@ -88,7 +88,9 @@ VALUES = st.recursive(
 )
 OPS = st.lists(
     st.tuples(
-        st.sampled_from(["set", "del", "append", "pop", "update", "setdefault", "insert"]),
+        st.sampled_from(
+            ["set", "del", "append", "pop", "update", "setdefault", "insert", "popitem", "again"]
+        ),
         st.lists(KEYS, max_size=2),
         KEYS,
         VALUES,
@@ -127,6 +129,10 @@ def _run(root: Any, ops: list[tuple[str, list[str], str, Any]]) -> None:
                 node.setdefault(key, value)
             elif op == "pop":
                 node.pop(key, None)
+            elif op == "popitem" and len(node):
+                node.popitem()
+            elif op == "again" and key in node:
+                node[key] = node[key]  # what it holds, assigned back
         else:
             if op == "append":
                 node.append(value)
@@ -369,3 +375,59 @@ def test_the_apps_journal_gives_a_plain_replays_states_and_diffs(tmp_path: Path)
     for k in range(1, 261):
         assert canonical.dumps(kept.frozen_at(k)) == canonical.dumps(states[k]), k
         assert _same_changes(kept.step(k).changes, diff(states[k - 1], states[k])), k
+
+
+def test_a_draft_replaced_but_still_held_changes_nothing() -> None:
+    """Rules that keep a sub-dict across events (in ctx.memo, say) and write
+    to it after the key was given a new value: as with plain dicts, the
+    state does not change, and the journal's patches stay those of the state."""
+    plain: dict[str, Any] = {"a": {"x": 0}}
+    journal = Journal(freeze(plain))
+    held, held_plain = journal.root["a"], plain["a"]
+    states = [orjson.loads(orjson.dumps(plain))]
+    for step in (
+        lambda s, h: s.__setitem__("a", {"fresh": 1}),
+        lambda s, h: (s["a"].__setitem__("y", 2), h.__setitem__("x", 99)),
+        lambda s, h: s["a"].__setitem__("z", 3),
+    ):
+        step(plain, held_plain)
+        step(journal.root, held)
+        patches: list[Any] = []
+        assert journal.end_event(patches)
+        assert _same_changes(patches, diff(states[-1], plain))
+        states.append(orjson.loads(orjson.dumps(plain)))
+    assert thaw(journal.freeze()) == plain == {"a": {"fresh": 1, "y": 2, "z": 3}}
+
+
+def test_common_idioms_keep_to_the_journal() -> None:
+    """A call changed then assigned back, a list appended to then assigned
+    back, a list filtered or cut: each event's patches come from its writes
+    (no comparing of whole states), and they are its diff."""
+    start = {"calls": {"c1": {"s": "a"}}, "l": [1, 2, 3], "q": [{"n": 1}, {"n": 2}]}
+    plain = orjson.loads(orjson.dumps(start))
+    journal = Journal(freeze(start))
+
+    def calls(s: Any) -> None:
+        c = s["calls"]["c1"]
+        c["s"] = "b"
+        s["calls"]["c1"] = c
+
+    def appended(s: Any) -> None:
+        lst = s["l"]
+        lst.append(4)
+        s["l"] = lst
+
+    def filtered(s: Any) -> None:
+        s["q"] = [x for x in s["q"] if x["n"] != 1]
+
+    def cut(s: Any) -> None:
+        s["l"] = s["l"][-2:]
+
+    for change in (calls, appended, filtered, cut):
+        was = orjson.loads(orjson.dumps(plain))
+        change(plain)
+        change(journal.root)
+        patches: list[Any] = []
+        assert journal.end_event(patches), change.__name__
+        assert _same_changes(patches, diff(was, plain)), change.__name__
+    assert thaw(journal.freeze()) == plain

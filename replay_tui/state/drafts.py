@@ -151,6 +151,10 @@ class DictDraft(Draft, MutableMapping[str, Any]):
         return key in self._base
 
     def __setitem__(self, key: str, value: Any) -> None:
+        if isinstance(value, Draft) and (
+            self._kids.get(key) is value or self._writes.get(key) is value
+        ):
+            return  # what the key holds already, as a plain dict's assignment of it
         if self._up is not None:
             ev = self._ev
             if ev is None or key not in ev:
@@ -199,6 +203,18 @@ class DictDraft(Draft, MutableMapping[str, Any]):
             return len(self._base)
         return sum(1 for _ in self)
 
+    def popitem(self) -> tuple[str, Any]:
+        """The last key and its value, removed (as ``dict.popitem``; the
+        mapping mixin's takes the first)."""
+        key = None
+        for key in self:  # noqa: B007 - the last one is wanted
+            pass
+        if key is None:
+            raise KeyError("popitem(): dictionary is empty")
+        value = self[key]
+        del self[key]
+        return key, value
+
     def __repr__(self) -> str:
         return f"DictDraft({dict(self.items())!r})"
 
@@ -229,10 +245,14 @@ class DictDraft(Draft, MutableMapping[str, Any]):
         if t is DictDraft:
             return _TANGLED if value._ev is not None else value.commit(None)
         if t is ListDraft:
-            return _TANGLED if value._hot else value.commit(None)
+            return value._base  # its value when the event began: lists go on per event
         return value
 
     def _kid_touched(self, key: Any, kid: DictDraft | ListDraft) -> None:
+        if self._kids.get(key) is not kid and self._writes.get(key) is not kid:
+            # a draft replaced earlier and still held by the rules: what is
+            # written to it is lost, as it is in a plain dict no longer held
+            return
         ek = self._ek
         if ek is None:
             ek = self._ek = {}
