@@ -28,6 +28,65 @@ def test_import_linter_contracts_are_kept() -> None:
     assert "2 kept, 0 broken" in out.stdout
 
 
+def _circles(imports: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles among modules: each set of modules that reach one
+    another (Tarjan's strongly connected components, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(imports):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(imports[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, kids = work[-1]
+            for kid in kids:
+                if kid not in imports:
+                    continue
+                if kid not in index:
+                    index[kid] = low[kid] = len(index)
+                    stack.append(kid)
+                    on_stack.add(kid)
+                    work.append((kid, iter(sorted(imports[kid]))))
+                    break
+                if kid in on_stack:
+                    low[node] = min(low[node], index[kid])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1:
+                        found.append(sorted(group))
+    return found
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """No import circle anywhere, inside a layer too (the contracts see only
+    imports between layers); imports only for type checking count, since a
+    circle of types is a circle of knowledge all the same."""
+    import grimp
+
+    graph = grimp.build_graph("replay_tui")
+    imports = {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+    assert _circles(imports) == []
+    # and the test finds one where there is one
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
 def test_paths_scripts_and_rules_use_still_resolve() -> None:
     """README's script paths and the names rules import, from before the
     subpackages: kept as re-exports."""

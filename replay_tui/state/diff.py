@@ -15,6 +15,7 @@ import orjson
 from replay_tui.state.paths import MISSING as MISSING
 from replay_tui.state.paths import Path as Path
 from replay_tui.state.paths import format_path
+from replay_tui.state.persistent import json_default
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -64,8 +65,6 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _written(value: Any) -> bytes:
-    from replay_tui.state.persistent import json_default  # persistent imports this module
-
     return orjson.dumps(value, default=json_default)
 
 

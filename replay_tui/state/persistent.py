@@ -24,7 +24,7 @@ from typing import Any, NoReturn
 
 import immutables
 
-from replay_tui.state.diff import Change, Path
+from replay_tui.state.paths import Path
 
 #: A dict with more keys than this is stored as a :class:`BigDict`.
 BIG = 48
@@ -244,7 +244,7 @@ class Draft:
 
     __slots__ = ()
 
-    def commit(self, patches: list[Change] | None, path: Path = ()) -> Any:
+    def commit(self, patches: list[Any] | None, path: Path = ()) -> Any:
         raise NotImplementedError
 
 

@@ -8,10 +8,23 @@ a time, as a browser's back button does.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from replay_tui.ui.screen import ReplayScreen
+    from replay_tui.views.runview import LineView
+
+
+class CauseHost(Protocol):
+    """The screen, as the cause trail moves it."""
+
+    @property
+    def line_view(self) -> LineView | None: ...
+
+    def cursor_seq(self) -> int: ...
+
+    def go_to_seq(self, seq: int) -> None: ...
+
+    def notify(self, message: str) -> None: ...
 
 
 class CauseTrail:
@@ -20,7 +33,7 @@ class CauseTrail:
     def __init__(self) -> None:
         self._back: list[int] = []
 
-    def go(self, direction: int, screen: ReplayScreen) -> None:
+    def go(self, direction: int, screen: CauseHost) -> None:
         if direction < 0:
             if not self._back:
                 screen.notify("nothing to go back to: p goes to an event's cause first")

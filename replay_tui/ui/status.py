@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.text import Text
 from textual.widget import Widget
@@ -17,7 +17,44 @@ from textual.widget import Widget
 from replay_tui.core.safe_text import clip, escape_controls
 
 if TYPE_CHECKING:
-    from replay_tui.ui.screen import ReplayScreen
+    from textual.geometry import Size
+
+    from replay_tui.ui.compare import Comparison
+    from replay_tui.ui.cursor import CursorOwner
+    from replay_tui.ui.marks import Marks
+    from replay_tui.ui.search import Search
+    from replay_tui.ui.session import RunSession
+    from replay_tui.ui.timeline import Timeline
+    from replay_tui.ui.watch import WatchPane
+    from replay_tui.views.runview import LineView
+
+
+class StatusSource(Protocol):
+    """The screen, as the status line reads it."""
+
+    session: RunSession
+    cursor: CursorOwner
+    compare: Comparison
+    search: Search
+    marks: Marks
+    timeline: Timeline
+    watchlist: WatchPane
+
+    @property
+    def validating(self) -> bool: ...
+
+    @property
+    def at_initial(self) -> bool: ...
+
+    @property
+    def line_view(self) -> LineView | None: ...
+
+    @property
+    def reveal(self) -> bool: ...
+
+    @property
+    def size(self) -> Size: ...
+
 
 #: A run_id cut to fit the header keeps at least this many characters.
 MIN_RUN_ID = 12
@@ -137,7 +174,7 @@ def _cut(piece: Piece, cells: int) -> bool:
     return True
 
 
-def status_text(screen: ReplayScreen) -> Text:
+def status_text(screen: StatusSource) -> Text:
     """The whole status line for ``screen`` at its width."""
     session, cursor = screen.session, screen.cursor
     pieces = _names(screen)
@@ -191,7 +228,7 @@ def _said(status: Callable[..., None], *args: object, **kwargs: object) -> Text:
     return text
 
 
-def _position(screen: ReplayScreen, index: int | None, total: int) -> list[Piece]:
+def _position(screen: StatusSource, index: int | None, total: int) -> list[Piece]:
     """Where the cursor is, and the state's word there; the warnings at it."""
     view = screen.line_view
     text, short = Text(), Text()
@@ -235,7 +272,7 @@ def _position(screen: ReplayScreen, index: int | None, total: int) -> list[Piece
     ]
 
 
-def _notes(screen: ReplayScreen, index: int | None) -> list[Piece]:
+def _notes(screen: StatusSource, index: int | None) -> list[Piece]:
     """New rows while following, rules notes, the filter, a bookmark."""
     session = screen.session
     pieces = []
@@ -262,7 +299,7 @@ def _events(n: int) -> str:
     return "event" if n == 1 else "events"
 
 
-def _names(screen: ReplayScreen) -> list[Piece]:
+def _names(screen: StatusSource) -> list[Piece]:
     """The run's label, its run_id and its rules: the run_id is the least
     needed when it is the label again, then the rules go (the default's
     name, most often); a long run_id (a Temporal run's UUID) is cut."""
