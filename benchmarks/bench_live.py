@@ -34,8 +34,8 @@ from watchfiles import awatch  # noqa: E402
 
 from replay_tui.engine.replay import Replay  # noqa: E402
 from replay_tui.formats.run import RunPaths  # noqa: E402
-from replay_tui.formats.synth import write_agent_run  # noqa: E402
 from replay_tui.reducers import load_reducer  # noqa: E402
+from replay_tui.synth.runs import write_agent_run  # noqa: E402
 from replay_tui.ui.app import ReplayApp  # noqa: E402
 from replay_tui.ui.launch import make_app  # noqa: E402
 

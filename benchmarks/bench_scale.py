@@ -118,7 +118,7 @@ def generate(workdir: Path, name: str, events: int, **kw: object) -> Path:
     if (dest / "events.jsonl").exists():
         return dest
     sys.path.insert(0, str(ROOT))
-    from replay_tui.formats.synth import write_agent_run
+    from replay_tui.synth.runs import write_agent_run
 
     tmp = workdir / f".{name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)

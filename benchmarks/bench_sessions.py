@@ -3,7 +3,7 @@
     python benchmarks/bench_sessions.py [--mb 100] [--repeat 3] [--source FILE]
 
 Generates (deterministically) a Claude Code transcript of about --mb MB:
-by default with ``replay_tui.formats.synth_sessions``, as many turns as
+by default with ``replay_tui.synth.sessions``, as many turns as
 make the size, every record with fresh uuids and ids; with ``--source FILE``
 by repeating a real session's records (such as the test fixture with a
 compaction, ``tests/fixtures/agent-sessions/claude-code/
@@ -11,7 +11,7 @@ codemie--session-624a4a58.jsonl``, Claude Code 2.0.76): each repetition
 gets fresh uuids, session id, tool_use ids and message ids (the last
 characters of each changed, in the raw bytes, so every record stays as
 Claude Code wrote it) and its timestamps moved a day on. The baseline, in
-the same run, is a generated agent run (``formats/synth``) whose
+the same run, is a generated agent run (``synth/runs``) whose
 events.jsonl has about the same bytes.
 
 Prints, for both: bytes, lines, ``check`` seconds and peak RSS (whole
@@ -68,7 +68,7 @@ def session(dest: Path, source: Path, mb: float) -> tuple[int, int]:
 
 def synthetic(dest: Path, mb: float) -> tuple[int, int]:
     """Write a generated session of about ``mb`` MB as ``dest``; (bytes, lines)."""
-    from replay_tui.formats.synth_sessions import write_claude_code_session
+    from replay_tui.synth.sessions import write_claude_code_session
 
     probe = write_claude_code_session(dest.parent / "probe-session", 50, seed=1)
     turns = max(1, round(mb * 1_000_000 / (probe["bytes"] / 50)))
@@ -78,7 +78,7 @@ def synthetic(dest: Path, mb: float) -> tuple[int, int]:
 
 def ledger(dest: Path, size: int) -> tuple[int, int]:
     """An agent run whose events.jsonl has about ``size`` bytes; (bytes, lines)."""
-    from replay_tui.formats.synth import write_agent_run
+    from replay_tui.synth.runs import write_agent_run
 
     probe = dest.parent / "probe"
     write_agent_run(probe, 20_000, seed=1)

@@ -7,7 +7,7 @@ by repeating a recorded trace (default: the ADK run with tools,
 ``tests/fixtures/otel-traces/adk_py/v2_event_only/S2.json``, whose content
 comes as log records too): each repetition is a trace of its own (a fresh
 trace id) a minute after the one before. The baseline, in the same run, is
-a generated agent run (``formats/synth``) whose events.jsonl has about the
+a generated agent run (``synth/runs``) whose events.jsonl has about the
 same bytes.
 
 With --one-trace, the repetitions are one trace (span ids made unique), as

@@ -3,7 +3,7 @@
 Run from anywhere: ``python sample_runs/make_samples.py``. The samples are the
 demo, small valid runs, and one broken run per error code of the spec (each
 the demo with ONE corruption), the agent sessions of ``agent-sessions/``
-(``replay_tui.formats.synth_sessions``), plus ``expected.json``: what strict
+(``replay_tui.synth.sessions``), plus ``expected.json``: what strict
 ``replay-tui check`` must say of each. No clock, no unseeded randomness: the
 same script gives the same bytes on every machine.
 """
@@ -23,8 +23,8 @@ HERE = ROOT / "sample_runs"
 DEMO_COPY = ROOT / "replay_tui" / "demo" / "demo-001"  # shipped inside the package
 sys.path.insert(0, str(ROOT))
 
-from replay_tui.formats.synth import receipt_bytes, write_agent_run  # noqa: E402
-from replay_tui.formats.synth_sessions import (  # noqa: E402
+from replay_tui.synth.runs import receipt_bytes, write_agent_run  # noqa: E402
+from replay_tui.synth.sessions import (  # noqa: E402
     write_claude_code_session,
     write_codex_rollout,
 )

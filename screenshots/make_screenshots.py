@@ -260,7 +260,7 @@ async def shoot(name: str, run: Path, size: tuple[int, int], keys: list[str]) ->
 
 def big_run(path: Path) -> None:
     """A generated run (deterministic) with a state too big to show whole."""
-    from replay_tui.formats.synth import write_agent_run
+    from replay_tui.synth.runs import write_agent_run
 
     if not (path / "events.jsonl").exists():
         shutil.rmtree(path, ignore_errors=True)

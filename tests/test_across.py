@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from replay_tui.cli import main
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import locate_run
-from replay_tui.formats.synth import write_agent_run
 from replay_tui.questions.across import HistorySearch, WhenSearch, condition_turns, path_changes
 from replay_tui.questions.condition import (
     ABSENT,
@@ -31,6 +30,7 @@ from replay_tui.questions.condition import (
 )
 from replay_tui.reducers import rules_for_run
 from replay_tui.state.persistent import thaw
+from replay_tui.synth.runs import write_agent_run
 from tests.conftest import SAMPLES
 
 DEMO = SAMPLES / "demo-001"

@@ -461,7 +461,7 @@ async def test_huge_line_and_deep_nesting_do_not_break_the_app(run_factory: RunF
 
 
 async def test_timeline_renders_only_visible_rows(tmp_path: Path) -> None:
-    from replay_tui.formats.synth import write_agent_run
+    from replay_tui.synth.runs import write_agent_run
     from replay_tui.ui.timeline import Timeline
 
     write_agent_run(tmp_path / "big", 20_000, seed=2)
@@ -491,7 +491,7 @@ async def test_timeline_renders_only_visible_rows(tmp_path: Path) -> None:
 
 
 async def test_planted_error_near_the_end_is_found_and_shown(tmp_path: Path) -> None:
-    from replay_tui.formats.synth import write_agent_run
+    from replay_tui.synth.runs import write_agent_run
 
     facts = write_agent_run(
         tmp_path / "planted", 5_000, seed=3, plant="divergence", plant_seq=4_990
@@ -540,7 +540,7 @@ async def test_a_line_without_a_seq_is_placed_by_its_line_number() -> None:
 
 async def test_the_state_word_stays_in_the_header_at_140_columns(tmp_path: Path) -> None:
     """Six-digit seqs and long run ids: names give way, not the state."""
-    from replay_tui.formats.synth import write_agent_run
+    from replay_tui.synth.runs import write_agent_run
 
     run = tmp_path / "a-run-folder-with-a-long-name"
     write_agent_run(run, 300, seed=1, run_id="run-" + "x" * 60)
@@ -556,7 +556,7 @@ async def test_the_state_word_stays_in_the_header_at_140_columns(tmp_path: Path)
 
 
 async def test_validation_does_not_pull_a_cursor_the_person_moved(tmp_path: Path) -> None:
-    from replay_tui.formats.synth import write_agent_run
+    from replay_tui.synth.runs import write_agent_run
 
     run = tmp_path / "late-error"
     facts = write_agent_run(run, 60_000, seed=3, plant="budget_exceeded", plant_seq=59_900)

@@ -349,7 +349,7 @@ def test_checkpoints_thin_out_and_still_seek_right(tmp_path: Path) -> None:
     plain dicts) thin out past their budget; check's are spaced as far as
     the events before them. Either way every prefix is rebuilt right."""
     from replay_tui.engine.checkpoints import JsonCheckpoints
-    from replay_tui.formats.synth import write_agent_run
+    from replay_tui.synth.runs import write_agent_run
 
     dense = JsonCheckpoints({}, every=4, budget_bytes=2_000)
     for n in range(4, 400, 4):
@@ -378,7 +378,7 @@ def test_a_state_bigger_than_half_the_budget_is_kept_once(tmp_path: Path) -> Non
     """``check`` at 1M events: the state is 40 MB of JSON, its budget 8 MiB;
     one checkpoint, the newest, stays beside the initial state, and the
     state after an error is still rebuilt right from it."""
-    from replay_tui.formats.synth import write_agent_run
+    from replay_tui.synth.runs import write_agent_run
 
     run = tmp_path / "gen"
     write_agent_run(run, 3000, seed=5, plant="divergence", plant_seq=2990)

@@ -15,8 +15,8 @@ from replay_tui.engine.replay import Replay
 from replay_tui.engine.report import build_report
 from replay_tui.formats.ledger import LedgerRewritten
 from replay_tui.formats.run import RunPaths, locate_run
-from replay_tui.formats.synth import write_agent_run
 from replay_tui.reducers import load_reducer
+from replay_tui.synth.runs import write_agent_run
 
 RULES = load_reducer(None)
 

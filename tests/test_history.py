@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import locate_run
-from replay_tui.formats.synth import write_agent_run
 from replay_tui.reducers import load_reducer
 from replay_tui.state import canonical
 from replay_tui.state.diff import diff
@@ -27,6 +26,7 @@ from replay_tui.state.drafts import DictDraft, Journal, apply_changes
 from replay_tui.state.history import History
 from replay_tui.state.patchlog import PatchLog
 from replay_tui.state.persistent import BIG, FrozenDict, freeze, thaw
+from replay_tui.synth.runs import write_agent_run
 
 RULES = load_reducer(None)
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -30,8 +30,8 @@ from replay_tui.cli import main
 from replay_tui.core.errors import ERROR_CODES
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import locate_run
-from replay_tui.formats.synth import write_agent_run
 from replay_tui.reducers import load_reducer
+from replay_tui.synth.runs import write_agent_run
 from replay_tui.ui.launch import make_app
 from tests.conftest import SAMPLES
 from tests.corpus.make_corpus import hostile_everywhere

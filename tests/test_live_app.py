@@ -13,8 +13,8 @@ from textual.pilot import Pilot
 from replay_tui.engine.replay import Replay
 from replay_tui.engine.report import build_report
 from replay_tui.formats.run import locate_run
-from replay_tui.formats.synth import write_agent_run
 from replay_tui.reducers import load_reducer
+from replay_tui.synth.runs import write_agent_run
 from replay_tui.ui.app import Progress, ReplayApp
 from replay_tui.ui.launch import make_app
 from tests.test_app import status

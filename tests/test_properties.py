@@ -16,9 +16,9 @@ from replay_tui.engine.replay import Replay
 from replay_tui.engine.report import build_report
 from replay_tui.formats.envelope import ts_seconds
 from replay_tui.formats.run import locate_run
-from replay_tui.formats.synth import write_agent_run
 from replay_tui.reducers import load_reducer
 from replay_tui.state.diff import MISSING, Change
+from replay_tui.synth.runs import write_agent_run
 
 RULES = load_reducer(None)
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

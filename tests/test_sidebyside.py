@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from replay_tui.cli import main
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import locate_run
-from replay_tui.formats.synth import write_agent_run
 from replay_tui.questions.sidebyside import Side, side_by_side
 from replay_tui.reducers import rules_for_run
+from replay_tui.synth.runs import write_agent_run
 from tests.conftest import SAMPLES
 
 DEMO = SAMPLES / "demo-001"

@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from replay_tui.formats.synth import write_agent_run
+from replay_tui.synth.runs import write_agent_run
 from replay_tui.ui.jsontree import JsonTree
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.panes import StatePane

@@ -1,4 +1,4 @@
-"""The sessions the project writes itself (``replay_tui.formats.synth_sessions``).
+"""The sessions the project writes itself (``replay_tui.synth.sessions``).
 
 The same seed gives the same bytes; the committed samples of
 ``sample_runs/agent-sessions/`` are what the generator writes; every
@@ -29,7 +29,7 @@ from replay_tui.formats.sessions import (
     session_format_of,
     subagent_transcript,
 )
-from replay_tui.formats.synth_sessions import (
+from replay_tui.synth.sessions import (
     USAGE_FIELDS,
     main,
     write_claude_code_session,
@@ -392,7 +392,7 @@ def test_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         main([str(tmp_path), "--format", "codex", "--subagents", "1"])
     assert exit_.value.code == 2
     out = subprocess.run(
-        [sys.executable, "-m", "replay_tui.formats.synth_sessions", str(tmp_path / "cli")],
+        [sys.executable, "-m", "replay_tui.synth.sessions", str(tmp_path / "cli")],
         capture_output=True,
         text=True,
         cwd=ROOT,

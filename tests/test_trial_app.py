@@ -206,7 +206,7 @@ async def test_wrapping_never_drops_a_character_at_any_width() -> None:
 @pytest.fixture(scope="module")
 def long_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A run long enough that validating it takes seconds."""
-    from replay_tui.formats.synth import write_agent_run
+    from replay_tui.synth.runs import write_agent_run
 
     run = tmp_path_factory.mktemp("long") / "run"
     write_agent_run(run, 60_000, seed=4)

@@ -1337,10 +1337,10 @@ def write_codex_rollout(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m replay_tui.formats.synth_sessions DEST --turns N``: write a
+    """``python -m replay_tui.synth.sessions DEST --turns N``: write a
     session, print its facts."""
     parser = argparse.ArgumentParser(
-        prog="python -m replay_tui.formats.synth_sessions",
+        prog="python -m replay_tui.synth.sessions",
         description="Write a deterministic Claude Code transcript (or Codex rollout) into the "
         "folder DEST, optionally with one planted error. Prints facts as JSON.",
     )

@@ -522,9 +522,9 @@ def _plant_line(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m replay_tui.formats.synth DEST --events N``: write a run, print its facts."""
+    """``python -m replay_tui.synth.runs DEST --events N``: write a run, print its facts."""
     parser = argparse.ArgumentParser(
-        prog="python -m replay_tui.formats.synth",
+        prog="python -m replay_tui.synth.runs",
         description="Write a deterministic, valid agent_run run (events.jsonl, receipts/, "
         "budget.json) into DEST, optionally with one planted error. Prints facts as JSON.",
     )
