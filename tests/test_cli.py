@@ -289,10 +289,19 @@ def test_check_says_what_a_run_that_stops_mid_way_leaves_open() -> None:
     assert "still open" not in done.stdout
 
 
-def test_importing_the_main_module_runs_nothing() -> None:
+def test_importing_the_main_module_runs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     """A second process started with multiprocessing's spawn imports the
     parent's ``__main__`` (``python -m replay_tui``) as ``__mp_main__``: it
     must not run the command line again."""
     import runpy
 
-    runpy.run_module("replay_tui.__main__", run_name="__mp_main__")
+    import replay_tui.cli
+
+    ran: list[object] = []
+    monkeypatch.setattr(replay_tui.cli, "main", lambda *a, **k: ran.append(a) or 0)
+    spawned = runpy.run_module("replay_tui.__main__", run_name="__mp_main__")
+    assert spawned["main"] is replay_tui.cli.main  # it imported the command line...
+    assert ran == []  # ...and did not run it
+    with pytest.raises(SystemExit):  # as the main module it does
+        runpy.run_module("replay_tui.__main__", run_name="__main__")
+    assert len(ran) == 1
