@@ -22,8 +22,8 @@ from replay_tui.formats.run import locate_run
 from replay_tui.reducers import load_reducer
 from replay_tui.state import canonical
 from replay_tui.state.diff import diff
-from replay_tui.state.drafts import DictDraft, Journal, apply_changes
-from replay_tui.state.history import History
+from replay_tui.state.drafts import DictDraft, Journal
+from replay_tui.state.history import History, apply_changes
 from replay_tui.state.patchlog import PatchLog
 from replay_tui.state.persistent import BIG, FrozenDict, freeze, thaw
 from replay_tui.synth.runs import write_agent_run

@@ -27,7 +27,8 @@ from replay_tui.reducers.base import Context, State
 from replay_tui.reducers.otel_genai import REDUCER
 from replay_tui.reducers.otel_messages import parse_json
 from replay_tui.state import canonical
-from replay_tui.state.drafts import Journal, apply_changes
+from replay_tui.state.drafts import Journal
+from replay_tui.state.history import apply_changes
 from replay_tui.state.persistent import freeze, thaw
 from tests.conftest import ROOT
 from tests.helpers.otel_records import file_events, load_file, records, to_events

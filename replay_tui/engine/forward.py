@@ -60,9 +60,7 @@ class ForwardPass(RulesStep):
             if journal is not None and self.history is not None:
                 # the last state is the one shown first: frozen now, not
                 # rebuilt from up to a few thousand patches on each ask
-                root = journal.root
-                self.history.settle(self.valid, journal.freeze())
-                self.ctx.carry_memo(root, journal.root)
+                self.history.settle(self.valid, self._freeze_journal(journal))
         finally:
             with self._lock:
                 self._advancing = False

@@ -20,7 +20,7 @@ from replay_tui.reducers.guard import EventChanged, RulesStuck
 from replay_tui.state import canonical
 from replay_tui.state.diff import Change, diff
 from replay_tui.state.drafts import DictDraft, Journal
-from replay_tui.state.persistent import freeze, thaw
+from replay_tui.state.persistent import BigDict, FrozenDict, freeze, thaw
 
 
 class StateNotJSON(Exception):
@@ -121,10 +121,15 @@ class RulesStep(ReplayCore):
         """Event ``seq``'s patches, comparing the states around it (when the
         journal cannot tell them: it replaced what it had changed)."""
         assert self.history is not None
+        frozen = self._freeze_journal(journal)
+        return diff(thaw(self.history.state_at(seq - 1)), thaw(frozen))
+
+    def _freeze_journal(self, journal: Journal) -> FrozenDict | BigDict:
+        """The journal's state frozen; the rules' memo goes on with its new draft."""
         root = journal.root
         frozen = journal.freeze()
         self.ctx.carry_memo(root, journal.root)
-        return diff(thaw(self.history.state_at(seq - 1)), thaw(frozen))
+        return frozen
 
     def _keep_journal(self, seq: int) -> None:
         """Keep the state after event ``seq`` (the last recorded) in the store."""
@@ -133,10 +138,7 @@ class RulesStep(ReplayCore):
         if journal is None:
             self.history.keep(seq, self.history.head)
             return
-        root = journal.root
-        frozen = journal.freeze()
-        self.ctx.carry_memo(root, journal.root)
-        self.history.keep(seq, frozen)
+        self.history.keep(seq, self._freeze_journal(journal))
 
     def _rule_warnings(self, item: Event) -> None:
         """What the rules said with ``ctx.warn`` about ``item``, as warnings."""

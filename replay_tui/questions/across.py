@@ -399,7 +399,7 @@ def _copy(value: Any) -> Any:
 
 def _set_inside(value: Any, rest: list[Any], new: Any) -> Any:
     """``value`` with the patch at ``rest`` below it applied (as
-    :func:`~replay_tui.state.persistent.apply_changes` applies one)."""
+    :func:`~replay_tui.state.history.apply_changes` applies one)."""
     node = value
     for key in rest[:-1]:
         if isinstance(node, dict) and isinstance(key, str):

@@ -15,7 +15,7 @@ import orjson
 from replay_tui.state.paths import MISSING as MISSING
 from replay_tui.state.paths import Path as Path
 from replay_tui.state.paths import format_path
-from replay_tui.state.persistent import json_default
+from replay_tui.state.persistent import _SCALAR_TYPES, _plain_for_diff, json_default
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -104,6 +104,27 @@ def diff(old: Any, new: Any, path: Path = ()) -> list[Change]:
         out.extend(Change((*path, i), MISSING, new[i]) for i in range(common, len(new)))
         return out
     return [Change(path, old, new)]
+
+
+def diff_frozen(old: Any, new: Any, path: Path) -> list[Change]:
+    """``diff`` of two frozen values (or MISSING), scalars compared inline:
+    what a draft wrote, against what it replaced."""
+    if old is new:
+        return _NO_CHANGES
+    to = type(new)
+    if to in _SCALAR_TYPES and (old is MISSING or type(old) in _SCALAR_TYPES):
+        if (
+            old is MISSING
+            or to is not type(old)
+            or old != new
+            or (to is float and str(old) != str(new))  # 0.0 and -0.0 write apart
+        ):
+            return [Change(path, old, new)]
+        return _NO_CHANGES
+    return diff(_plain_for_diff(old), _plain_for_diff(new), path)
+
+
+_NO_CHANGES: list[Change] = []
 
 
 def path_str(path: Path) -> str:

@@ -18,27 +18,24 @@ move, so their paths are not stable across events).
 from __future__ import annotations
 
 import weakref
-from collections.abc import Collection, Iterable, Iterator, MutableMapping, MutableSequence
+from collections.abc import Iterator, MutableMapping, MutableSequence
 from typing import Any
 
-import immutables
-
-from replay_tui.state.diff import MISSING, Change, Path, diff
+from replay_tui.state.diff import MISSING, Change, Path, diff, diff_frozen
 from replay_tui.state.persistent import (
     _SCALAR_TYPES,
     BIG,
+    DELETED,
     BigDict,
     BigList,
     Draft,
     FrozenDict,
     FrozenList,
-    PVector,
     _frozen_list,
-    _plain_for_diff,
+    dict_rebuilt,
+    dict_rebuilt_big,
     freeze,
 )
-
-_DELETED: Any = object()
 
 #: The value a key had when an event began, when that cannot be told from the
 #: journal (a part changed by the event was then replaced by it): the event's
@@ -81,7 +78,7 @@ class DictDraft(Draft, MutableMapping[str, Any]):
 
     def __init__(self, base: FrozenDict | BigDict, up: Any = None, key: Any = None) -> None:
         self._base = base
-        self._writes: dict[str, Any] = {}  # key -> value or _DELETED, in write order
+        self._writes: dict[str, Any] = {}  # key -> value or DELETED, in write order
         self._kids: dict[str, DictDraft | ListDraft] = {}
         self._moved: set[str] | None = None  # base keys deleted then set again
         #: In a journal: a weak reference to the parent node (a kid refers
@@ -105,27 +102,18 @@ class DictDraft(Draft, MutableMapping[str, Any]):
         writes = self._writes
         if writes and key in writes:
             value = writes[key]
-            if value is _DELETED:
+            if value is DELETED:
                 raise KeyError(key)
-            t = type(value)
-            if t is FrozenDict or t is BigDict:  # frozen when an earlier event ended
-                kid: DictDraft | ListDraft = DictDraft(value, self._mine(), key)
-                writes[key] = kid
-                return kid
-            if t is FrozenList or t is BigList:
-                kid = writes[key] = ListDraft(value, self._mine(), key)
+            if type(value) in _CONTAINERS:  # frozen when an earlier event ended
+                kid = writes[key] = _draft_of(value, self._mine(), key)
                 return kid
             return value
         found = self._kids.get(key)
         if found is not None:
             return found
         value = self._base[key]
-        t = type(value)
-        if t is FrozenDict or t is BigDict:
-            kid = self._kids[key] = DictDraft(value, self._mine(), key)
-            return kid
-        if t is FrozenList or t is BigList:
-            kid = self._kids[key] = ListDraft(value, self._mine(), key)
+        if type(value) in _CONTAINERS:
+            kid = self._kids[key] = _draft_of(value, self._mine(), key)
             return kid
         return value
 
@@ -147,7 +135,7 @@ class DictDraft(Draft, MutableMapping[str, Any]):
     def __contains__(self, key: object) -> bool:
         writes = self._writes
         if writes and key in writes:
-            return writes[key] is not _DELETED
+            return writes[key] is not DELETED
         return key in self._base
 
     def __setitem__(self, key: str, value: Any) -> None:
@@ -160,7 +148,7 @@ class DictDraft(Draft, MutableMapping[str, Any]):
             if ev is None or key not in ev:
                 self._note(key)
         writes = self._writes
-        if writes.get(key, None) is _DELETED:
+        if writes.get(key, None) is DELETED:
             del writes[key]  # a plain dict puts a key deleted and set again last
             if key in self._base:
                 if self._moved is None:
@@ -178,7 +166,7 @@ class DictDraft(Draft, MutableMapping[str, Any]):
                 self._note(key)
         writes = self._writes
         writes.pop(key, None)
-        writes[key] = _DELETED  # last in write order, as a plain dict re-adds it
+        writes[key] = DELETED  # last in write order, as a plain dict re-adds it
         self._kids.pop(key, None)
         if self._moved is not None:
             self._moved.discard(key)
@@ -190,12 +178,12 @@ class DictDraft(Draft, MutableMapping[str, Any]):
             return
         moved = self._moved or ()
         for k in self._base:
-            if k in writes and (writes[k] is _DELETED or k in moved):
+            if k in writes and (writes[k] is DELETED or k in moved):
                 continue
             yield k
         base = self._base
         for k, v in writes.items():
-            if v is not _DELETED and (k not in base or k in moved):
+            if v is not DELETED and (k not in base or k in moved):
                 yield k
 
     def __len__(self) -> int:
@@ -235,7 +223,7 @@ class DictDraft(Draft, MutableMapping[str, Any]):
         writes = self._writes
         if key in writes:
             value = writes[key]
-            if value is _DELETED:
+            if value is DELETED:
                 return MISSING
         else:
             value = self._kids.get(key)
@@ -297,7 +285,7 @@ class DictDraft(Draft, MutableMapping[str, Any]):
             writes = self._writes
             for k, old in ev.items():
                 v = writes[k]
-                if v is _DELETED:
+                if v is DELETED:
                     new: Any = MISSING
                 elif type(v) in _SCALAR_TYPES:
                     new = v
@@ -306,7 +294,7 @@ class DictDraft(Draft, MutableMapping[str, Any]):
                 if old is _TANGLED:
                     whole = False
                     continue
-                changed = _changes(old, new, (*path, k))
+                changed = diff_frozen(old, new, (*path, k))
                 if changed:
                     if found is None:
                         found = {}
@@ -344,16 +332,16 @@ class DictDraft(Draft, MutableMapping[str, Any]):
         frozen_writes: dict[str, Any] = {}
         for k, v in writes.items():
             old = base.get(k, MISSING)
-            if v is _DELETED:
+            if v is DELETED:
                 if old is MISSING:
                     continue
-                frozen_writes[k] = _DELETED
+                frozen_writes[k] = DELETED
                 new: Any = MISSING
             else:
                 new = frozen_writes[k] = v if type(v) in _SCALAR_TYPES else freeze(v)
             if patches is None or old is new:
                 continue
-            changed = _changes(old, new, (*path, k))
+            changed = diff_frozen(old, new, (*path, k))
             if changed:
                 if found is None:
                     found = {}
@@ -367,28 +355,8 @@ class DictDraft(Draft, MutableMapping[str, Any]):
         moved = self._moved or _NONE
         kids = new_kids or _NOTHING
         if isinstance(base, BigDict):
-            return _commit_big(base, kids, frozen_writes, moved)
-        return _commit_small(base, kids, frozen_writes, moved)
-
-
-def _changes(old: Any, new: Any, path: Path) -> list[Change]:
-    """``diff(old, new, path)``, with scalars compared inline."""
-    if old is new:
-        return _NO_CHANGES
-    to = type(new)
-    if to in _SCALAR_TYPES and (old is MISSING or type(old) in _SCALAR_TYPES):
-        if (
-            old is MISSING
-            or to is not type(old)
-            or old != new
-            or (to is float and str(old) != str(new))  # 0.0 and -0.0 write apart
-        ):
-            return [Change(path, old, new)]
-        return _NO_CHANGES
-    return diff(_plain_for_diff(old), _plain_for_diff(new), path)
-
-
-_NO_CHANGES: list[Change] = []
+            return dict_rebuilt_big(base, kids, frozen_writes, moved)
+        return dict_rebuilt(base, kids, frozen_writes, moved)
 
 
 def _in_diff_order(
@@ -407,61 +375,6 @@ def _in_diff_order(
 
 _NONE: frozenset[str] = frozenset()
 _NOTHING: dict[str, Any] = {}
-
-
-def _commit_small(
-    base: FrozenDict, kids: dict[str, Any], writes: dict[str, Any], moved: Collection[str]
-) -> FrozenDict | BigDict:
-    out = FrozenDict(base)  # filled below through dict's own methods: it is new
-    dict.update(out, kids)
-    for k, v in writes.items():
-        if v is _DELETED:
-            dict.pop(out, k, None)
-        else:
-            if k in moved:
-                dict.pop(out, k, None)
-            dict.__setitem__(out, k, v)
-    return BigDict.of(out) if len(out) > BIG else out
-
-
-def _commit_big(
-    base: BigDict, kids: dict[str, Any], writes: dict[str, Any], moved: Collection[str]
-) -> BigDict:
-    order = base._order
-    if not writes and len(kids) == 1:  # the common case: one child changed
-        ((k, v),) = kids.items()
-        return BigDict(base._map.set(k, v), order)
-    removed = False
-    with base._map.mutate() as m:
-        for k, v in kids.items():
-            m[k] = v
-        for k, v in writes.items():
-            if v is _DELETED:
-                if k in m:
-                    del m[k]
-                    removed = True
-                continue
-            if k not in m:
-                order = order.append(k)
-            elif k in moved:
-                removed = True  # re-order below
-                order = order.append(k)
-            m[k] = v
-        mapping = m.finish()
-    if removed:
-        order = _rebuilt(order, mapping)
-    return BigDict(mapping, order)
-
-
-def _rebuilt(order: PVector, mapping: immutables.Map[str, Any]) -> PVector:
-    """Insertion order after deletions: each live key once, at its last place
-    (O(n), and deleting from a big dict is rare)."""
-    last: dict[str, None] = {}
-    for k in order:
-        if k in mapping:
-            last.pop(k, None)
-            last[k] = None
-    return PVector.of(last)
 
 
 class ListDraft(Draft, MutableSequence[Any]):
@@ -578,16 +491,13 @@ class ListDraft(Draft, MutableSequence[Any]):
     def _end_event(self, patches: list[Change], path: Path) -> bool:
         """Commit what the event did to this list; go on from that value."""
         self._hot = False
-        self._base = self._commit(patches, path)
+        self._base = self.commit(patches, path)
         self._kids = {}
         self._tail = []
         self._items = None
         return True
 
     def commit(self, patches: list[Change] | None, path: Path = ()) -> FrozenList | BigList:
-        return self._commit(patches, path)
-
-    def _commit(self, patches: list[Change] | None, path: Path) -> FrozenList | BigList:
         base = self._base
         if self._items is not None:
             return self._commit_copy(patches, path)
@@ -631,13 +541,18 @@ class ListDraft(Draft, MutableSequence[Any]):
         return _frozen_list(new)
 
 
-def _draft_of(value: Any) -> DictDraft | ListDraft | None:
+def _draft_of(value: Any, up: Any = None, key: Any = None) -> Any:
+    """A draft over ``value`` if it is a frozen container (else None); in a
+    journal, ``up`` is the weak reference to the parent holding it at ``key``."""
     t = type(value)
     if t is FrozenDict or t is BigDict:
-        return DictDraft(value)
+        return DictDraft(value, up, key)
     if t is FrozenList or t is BigList:
-        return ListDraft(value)
+        return ListDraft(value, up, key)
     return None
+
+
+_CONTAINERS = frozenset((FrozenDict, BigDict, FrozenList, BigList))
 
 
 class Journal:
@@ -666,34 +581,3 @@ class Journal:
         self.base = state
         self.root = DictDraft(state, _TOP, None)
         return state
-
-
-# -- applying recorded patches ----------------------------------------------
-def apply_changes(state: Any, changes: Iterable[Change]) -> Any:
-    """The frozen state after ``changes``, recorded patches, are applied in order.
-
-    Patches are leaf-level; along a list's tail they name rising indexes: an
-    item is appended at the list's length and removed by cutting the list
-    there. One draft takes them all, so each touched node is copied once.
-    """
-    root = DictDraft(state)
-    for c in changes:
-        new = c.new
-        node: Any = root
-        for key in c.path[:-1]:
-            node = node[key]
-        last = c.path[-1]
-        if isinstance(node, ListDraft | list):
-            assert isinstance(last, int)
-            if new is MISSING:
-                del node[last:]
-            elif last >= len(node):
-                node.append(new)
-            else:
-                node[last] = new
-        elif new is MISSING:
-            if last in node:
-                del node[last]
-        else:
-            node[last] = new
-    return root.commit(None)

@@ -17,11 +17,12 @@ from __future__ import annotations
 import bisect
 import gc
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 from replay_tui.core.words import plural
-from replay_tui.state.diff import Change
-from replay_tui.state.drafts import apply_changes
+from replay_tui.state.diff import MISSING, Change
+from replay_tui.state.drafts import DictDraft, ListDraft
 from replay_tui.state.patchlog import PatchLog
 
 #: A checkpoint is kept once this many patches (or events) were recorded
@@ -73,11 +74,8 @@ class History:
     def keep(self, n: int, state: Any) -> None:
         """``state`` is the frozen state after event ``n``, the last recorded."""
         with self._lock:
-            if self._keys[-1] == n:
-                self._states[-1] = state
-            else:
-                self._keys.append(n)
-                self._states.append(state)
+            self._keys.append(n)
+            self._states.append(state)
             self._since = 0
         # Kept states live as long as the app: tell the cyclic GC to stop
         # rescanning them (frozen values hold no cycles; what dies among
@@ -126,3 +124,33 @@ class History:
 
     def close(self) -> None:
         self.patches.close()
+
+
+def apply_changes(state: Any, changes: Iterable[Change]) -> Any:
+    """The frozen state after ``changes``, recorded patches, are applied in order.
+
+    Patches are leaf-level; along a list's tail they name rising indexes: an
+    item is appended at the list's length and removed by cutting the list
+    there. One draft takes them all, so each touched node is copied once.
+    """
+    root = DictDraft(state)
+    for c in changes:
+        new = c.new
+        node: Any = root
+        for key in c.path[:-1]:
+            node = node[key]
+        last = c.path[-1]
+        if isinstance(node, ListDraft | list):
+            assert isinstance(last, int)
+            if new is MISSING:
+                del node[last:]
+            elif last >= len(node):
+                node.append(new)
+            else:
+                node[last] = new
+        elif new is MISSING:
+            if last in node:
+                del node[last]
+        else:
+            node[last] = new
+    return root.commit(None)

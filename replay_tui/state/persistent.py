@@ -19,7 +19,7 @@ the same objects, so comparing two states costs what differs between them.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
 import immutables
@@ -328,3 +328,67 @@ def _plain_for_diff(value: Any) -> Any:
     if t is BigDict:
         return dict(value.items())
     return list(value) if t is BigList else value
+
+
+# -- the next frozen dict ------------------------------------------------------
+#: In a draft's writes: the key was removed.
+DELETED: Any = object()
+
+
+def dict_rebuilt(
+    base: FrozenDict, kids: dict[str, Any], writes: dict[str, Any], moved: Collection[str]
+) -> FrozenDict | BigDict:
+    """The next frozen dict: ``base`` with ``kids`` (new frozen values of
+    existing keys) and ``writes`` (frozen values or :data:`DELETED`, in write
+    order; ``moved``: base keys deleted then set again, which go last)."""
+    out = FrozenDict(base)  # filled below through dict's own methods: it is new
+    dict.update(out, kids)
+    for k, v in writes.items():
+        if v is DELETED:
+            dict.pop(out, k, None)
+        else:
+            if k in moved:
+                dict.pop(out, k, None)
+            dict.__setitem__(out, k, v)
+    return BigDict.of(out) if len(out) > BIG else out
+
+
+def dict_rebuilt_big(
+    base: BigDict, kids: dict[str, Any], writes: dict[str, Any], moved: Collection[str]
+) -> BigDict:
+    """:func:`dict_rebuilt` for a big dict: a few trie nodes copied."""
+    order = base._order
+    if not writes and len(kids) == 1:  # the common case: one child changed
+        ((k, v),) = kids.items()
+        return BigDict(base._map.set(k, v), order)
+    removed = False
+    with base._map.mutate() as m:
+        for k, v in kids.items():
+            m[k] = v
+        for k, v in writes.items():
+            if v is DELETED:
+                if k in m:
+                    del m[k]
+                    removed = True
+                continue
+            if k not in m:
+                order = order.append(k)
+            elif k in moved:
+                removed = True  # re-order below
+                order = order.append(k)
+            m[k] = v
+        mapping = m.finish()
+    if removed:
+        order = _order_rebuilt(order, mapping)
+    return BigDict(mapping, order)
+
+
+def _order_rebuilt(order: PVector, mapping: immutables.Map[str, Any]) -> PVector:
+    """Insertion order after deletions: each live key once, at its last place
+    (O(n), and deleting from a big dict is rare)."""
+    last: dict[str, None] = {}
+    for k in order:
+        if k in mapping:
+            last.pop(k, None)
+            last[k] = None
+    return PVector.of(last)
