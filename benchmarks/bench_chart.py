@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from replay_tui.questions.across import PathChange  # noqa: E402
 from replay_tui.ui.launch import make_app  # noqa: E402
-from replay_tui.ui.watch_chart import ChartFound, changes_chunk  # noqa: E402
+from replay_tui.ui.widgets.watch_chart import ChartFound, changes_chunk  # noqa: E402
 
 
 def median_ms(fn: Callable[[], object], repeat: int) -> float:

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_scale import generate  # noqa: E402
 
 from replay_tui.ui.launch import make_app  # noqa: E402
-from replay_tui.ui.overview import OverviewStrip  # noqa: E402
+from replay_tui.ui.widgets.overview import OverviewStrip  # noqa: E402
 
 
 def median_ms(fn: Callable[[], object], samples: int) -> float:

@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from replay_tui.ui.app import ReplayApp  # noqa: E402
 from replay_tui.ui.launch import make_app  # noqa: E402
-from replay_tui.ui.screen import ReplayScreen  # noqa: E402
+from replay_tui.ui.screens.run import ReplayScreen  # noqa: E402
 
 SAMPLES = ROOT / "sample_runs"
 

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from replay_tui.ui.launch import make_app
-from replay_tui.ui.screen import ReplayScreen
+from replay_tui.ui.screens.run import ReplayScreen
 from tests.test_app import pane_text, seq_at_cursor, settle, status
 from tests.test_live_app import until
 

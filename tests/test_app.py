@@ -13,8 +13,9 @@ from textual.widgets import Static
 
 from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.launch import make_app
-from replay_tui.ui.panes import StatePane
-from replay_tui.ui.screens import FilterScreen, GotoScreen, HelpScreen
+from replay_tui.ui.screens.help import HelpScreen
+from replay_tui.ui.screens.prompts import FilterScreen, GotoScreen
+from replay_tui.ui.widgets.state_pane import StatePane
 from tests.conftest import SAMPLES, agent_lines, line, receipt, sha
 
 DEMO = SAMPLES / "demo-001"
@@ -462,7 +463,7 @@ async def test_huge_line_and_deep_nesting_do_not_break_the_app(run_factory: RunF
 
 async def test_timeline_renders_only_visible_rows(tmp_path: Path) -> None:
     from replay_tui.synth.runs import write_agent_run
-    from replay_tui.ui.timeline import Timeline
+    from replay_tui.ui.widgets.timeline import Timeline
 
     write_agent_run(tmp_path / "big", 20_000, seed=2)
     built: list[int] = []

@@ -10,9 +10,9 @@ from textual.widgets import Input, Static
 
 from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.launch import make_app
-from replay_tui.ui.panes import StatePane
-from replay_tui.ui.screens import GotoScreen
-from replay_tui.ui.watch import WatchPane
+from replay_tui.ui.screens.prompts import GotoScreen
+from replay_tui.ui.widgets.state_pane import StatePane
+from replay_tui.ui.widgets.watch_pane import WatchPane
 from tests.conftest import SAMPLES
 from tests.test_app import screen_text, seq_at_cursor, settle, status
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from replay_tui.engine.open import open_replay, reopen
-from replay_tui.ui.compare import Comparison
+from replay_tui.ui.features.compare.controller import Comparison
 from tests.conftest import SAMPLES
 
 

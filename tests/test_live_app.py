@@ -284,7 +284,7 @@ async def test_a_watch_grows_with_a_followed_run(tmp_path: Path) -> None:
     """Watching a path while the run is written: its changes in the new
     events join the list and the gutter, scanned on from where it stopped."""
     from replay_tui.questions.across import path_changes
-    from replay_tui.ui.watch import WatchPane
+    from replay_tui.ui.widgets.watch_pane import WatchPane
 
     live, lines = live_run(tmp_path, 160, 7, 60)
     app = make_app(live, follow=True)

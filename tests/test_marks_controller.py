@@ -7,7 +7,7 @@ from pathlib import Path
 from rich.text import Text
 
 from replay_tui.handover.bookmarks import Bookmarks
-from replay_tui.ui.marks import Marks
+from replay_tui.ui.features.bookmarks.controller import Marks
 from tests.conftest import SAMPLES
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.messages import Progress
-from replay_tui.ui.screen import ReplayScreen
+from replay_tui.ui.screens.run import ReplayScreen
 from tests.conftest import SAMPLES
 from tests.test_app import settle
 

@@ -7,7 +7,7 @@ from textual.pilot import Pilot
 
 from replay_tui.engine.clock import EventClock
 from replay_tui.ui.launch import make_app
-from replay_tui.ui.overview import OverviewStrip
+from replay_tui.ui.widgets.overview import OverviewStrip
 from replay_tui.views.overview import SortedMarks, jump_line, slice_of, slices
 from tests.conftest import SAMPLES
 from tests.test_app import DEMO, seq_at_cursor, settle

@@ -12,7 +12,7 @@ from textual.widgets import Static
 from replay_tui.engine.open import open_replay
 from replay_tui.formats.ledger import BIG_LINE
 from replay_tui.ui.launch import make_app
-from replay_tui.ui.result_reader import ResultReader
+from replay_tui.ui.screens.whole_result import ResultReader
 from replay_tui.views.reader_text import ROW_CHARS, Cancelled, ReaderText
 from tests.test_app import pane_text, seq_at_cursor, settle
 from tests.test_live_app import until

@@ -10,10 +10,10 @@ import orjson
 from rich.text import Text
 
 from replay_tui.engine.open import open_replay
-from replay_tui.ui.clipboard import state_to_copy
-from replay_tui.ui.cursor import CursorOwner
-from replay_tui.ui.playback import FIXED_PACE, LONGEST_WAIT, SHORTEST_WAIT, Playback
-from replay_tui.ui.session import COMPARE_FINISHED, RunSession
+from replay_tui.ui.features.run.clipboard import state_to_copy
+from replay_tui.ui.features.run.controller import COMPARE_FINISHED, RunSession
+from replay_tui.ui.features.run.cursor import CursorOwner
+from replay_tui.ui.features.run.playback import FIXED_PACE, LONGEST_WAIT, SHORTEST_WAIT, Playback
 from replay_tui.views.runview import RunView
 from tests.conftest import SAMPLES
 

@@ -7,7 +7,7 @@ from array import array
 from rich.text import Text
 
 from replay_tui.questions.condition import parse_condition
-from replay_tui.ui.search import Search, Turn
+from replay_tui.ui.features.search.controller import Search, Turn
 
 
 def test_n_and_N_step_through_the_turns_and_wrap() -> None:

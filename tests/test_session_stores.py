@@ -31,8 +31,8 @@ from replay_tui.formats.session_stores import (
     stores,
 )
 from replay_tui.reducers.claude_code import is_prompt
-from replay_tui.ui import sessions as sessions_ui
-from replay_tui.ui.sessions import SessionsApp, app_for_session, widths
+from replay_tui.ui.screens import picker as sessions_ui
+from replay_tui.ui.screens.picker import SessionsApp, app_for_session, widths
 from tests.conftest import AGENT_SESSIONS, AgentHomes
 from tests.test_app import status
 

@@ -16,7 +16,7 @@ from replay_tui.engine.calls import NO_CALL, CallIndex
 from replay_tui.engine.open import open_replay
 from replay_tui.formats.run import locate_run
 from replay_tui.ui.launch import make_app
-from replay_tui.ui.span_rows import OPEN_END, span_bar
+from replay_tui.ui.render.span_rows import OPEN_END, span_bar
 from replay_tui.views.calls import CallRow, Folding, bar_cells
 from tests.test_app import _ready, pane_text, screen_text, seq_at_cursor, settle
 

@@ -9,9 +9,9 @@ import orjson
 import pytest
 
 from replay_tui.synth.runs import write_agent_run
-from replay_tui.ui.jsontree import JsonTree
 from replay_tui.ui.launch import make_app
-from replay_tui.ui.panes import StatePane
+from replay_tui.ui.render.json_tree import JsonTree
+from replay_tui.ui.widgets.state_pane import StatePane
 from tests.test_app import screen_text, settle
 
 
@@ -104,7 +104,7 @@ async def test_tab_focuses_the_state_pane_and_enter_opens_a_call(big_run: Path) 
 
 def test_tree_lines_match_the_whole_text_for_a_small_state() -> None:
     from replay_tui.state.persistent import freeze
-    from replay_tui.ui.jsonview import json_text
+    from replay_tui.ui.render.json_text import json_text
 
     value = {"a": [1, {"b": None}], "c": {}, "d": "x\x1b[2J", "token": "sk-1"}
     tree = JsonTree(freeze(value))

@@ -16,7 +16,7 @@ from textual.pilot import Pilot
 
 from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.launch import make_app
-from replay_tui.ui.status import Piece, fit
+from replay_tui.ui.widgets.status_line import Piece, fit
 from tests.conftest import SAMPLES
 from tests.helpers.marks import bookmark
 from tests.test_app import settle, status

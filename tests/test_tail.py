@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replay_tui.ui.tail import TailRider
+from replay_tui.ui.features.run.tail import TailRider
 
 
 def test_the_cursor_rides_until_the_person_moves_it_then_counts_new_rows() -> None:

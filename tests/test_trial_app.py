@@ -13,8 +13,8 @@ from textual.pilot import Pilot
 
 from replay_tui.ui.app import KEYS, ReplayApp
 from replay_tui.ui.launch import make_app
-from replay_tui.ui.panes import StatePane
-from replay_tui.ui.screens import PromptScreen
+from replay_tui.ui.screens.prompts import PromptScreen
+from replay_tui.ui.widgets.state_pane import StatePane
 from tests.conftest import SAMPLES
 from tests.test_app import screen_text, settle, status
 

@@ -19,7 +19,7 @@ from replay_tui.handover.document import build_report_doc, render_html, render_m
 from replay_tui.state.paths import ABSENT
 from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.launch import make_app
-from replay_tui.ui.watch import WatchPane
+from replay_tui.ui.widgets.watch_pane import WatchPane
 from replay_tui.views.chart import (
     BANDS,
     NONE,

@@ -84,7 +84,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         return 0
     if not args.plain and sys.stdout.isatty() and sys.stdin.isatty():
         from replay_tui.ui.launch import open_app  # textual is imported only here
-        from replay_tui.ui.sessions import app_for_session, pick_session
+        from replay_tui.ui.screens.picker import app_for_session, pick_session
 
         return pick_and_open(listing, args, pick_session, app_for_session, open_app)
     print_table(listing, shutil.get_terminal_size().columns if sys.stdout.isatty() else None)

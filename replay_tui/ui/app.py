@@ -1,4 +1,4 @@
-"""The replay-tui app: one :class:`~replay_tui.ui.screen.ReplayScreen`
+"""The replay-tui app: one :class:`~replay_tui.ui.screens.run.ReplayScreen`
 over a run, the command palette, and keys typed into prompts before they
 are up. Layout lives in ``app.tcss``; what the run shows, and its keys, are
 the screen's and its widgets'."""
@@ -17,11 +17,11 @@ from textual.screen import Screen
 
 from replay_tui.engine.replay import Replay
 from replay_tui.ui.commands import ReplayCommands
+from replay_tui.ui.features.run.controller import COMPARE_FINISHED
 from replay_tui.ui.keys import KEYS, palette_keys
 from replay_tui.ui.messages import Progress
-from replay_tui.ui.screen import ReplayScreen
-from replay_tui.ui.screens import PromptScreen
-from replay_tui.ui.session import COMPARE_FINISHED
+from replay_tui.ui.screens.prompts import PromptScreen
+from replay_tui.ui.screens.run import ReplayScreen
 
 __all__ = ["COMPARE_FINISHED", "KEYS", "Progress", "ReplayApp", "ReplayScreen"]
 

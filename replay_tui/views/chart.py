@@ -15,7 +15,7 @@ or eighth blocks (:func:`spark_row`). Anything else (a phase, a status, true
 or false) gives bands: per column the value at its last seq, and whether it
 held another in between (:meth:`Series.band_bins`).
 
-The terminal (``ui/watch_chart.py``) and the report's SVG
+The terminal (``ui/widgets/watch_chart.py``) and the report's SVG
 (``handover/charts.py``) draw from the same bins.
 """
 

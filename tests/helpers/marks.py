@@ -6,7 +6,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from replay_tui.ui.app import ReplayApp
-from replay_tui.ui.screens import NoteScreen
+from replay_tui.ui.screens.prompts import NoteScreen
 
 
 async def bookmark(app: ReplayApp, pilot: Pilot[int], seq: int, note: str | None = None) -> None:

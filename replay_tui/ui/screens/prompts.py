@@ -1,16 +1,15 @@
-"""Modal screens: the prompts (go to, filter, note) and the key help."""
+"""The prompts: go to a seq or a condition, filter, note."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
@@ -191,35 +190,3 @@ class FilterScreen(PromptScreen[str | None]):
 
     def answer(self, value: str) -> None:
         self.dismiss(value)
-
-
-class HelpScreen(ModalScreen[None]):
-    """``?``: every key and what it does."""
-
-    BINDINGS = [
-        Binding("escape,q,question_mark", "dismiss(None)", "Close"),
-    ]
-
-    def __init__(self, rows: list[tuple[str, str]]) -> None:
-        super().__init__()
-        self.rows = rows
-
-    def on_mount(self) -> None:
-        self.query_one("#help-body").focus()
-
-    def compose(self) -> ComposeResult:
-        table = Table(box=None, show_header=False, padding=(0, 2))
-        table.add_column(style="bold #e5c890", no_wrap=True)
-        table.add_column()
-        for keys, what in self.rows:
-            table.add_row(Text(keys), Text(what))
-        # scrolls when the terminal is short (80x24): arrows, PgUp/PgDn, Home/End, wheel
-        with VerticalScroll(classes="dialog help", id="help-body"):
-            yield Label(Text("replay-tui keys", style="bold"))
-            yield Static(table)
-            yield Label(
-                Text(
-                    "Mouse: click a row. Ctrl+P: command palette (every action). Esc closes.",
-                    style="dim",
-                )
-            )

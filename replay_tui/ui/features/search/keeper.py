@@ -1,5 +1,5 @@
 """The ``:`` condition and the ``/`` filter as the screen uses them: a
-widget with nothing to draw that runs :class:`~replay_tui.ui.search.Search`
+widget with nothing to draw that runs :class:`~replay_tui.ui.features.search.controller.Search`
 (no Textual there) with its scans, as workers, and its words. Where the
 condition turns true goes up to the screen as ``TurnFound`` (the screen
 moves the cursor); the rows a filter keeps, as ``FilterReady``."""
@@ -17,8 +17,8 @@ from replay_tui.engine.replay import Replay
 from replay_tui.questions.across import iter_turns
 from replay_tui.questions.condition import Condition
 from replay_tui.ui.cancel import WorkerCancelled
+from replay_tui.ui.features.search.controller import Search, Turn, turn_in
 from replay_tui.ui.messages import FilterReady, StatusChanged, TurnFound, TurnsReady
-from replay_tui.ui.search import Search, Turn, turn_in
 from replay_tui.views.resume_rail import RESUME_FILTER
 from replay_tui.views.runview import RunView
 

@@ -5,7 +5,7 @@ screen, from a bounded LRU of rendered strips, so a million rows scroll like
 fourteen. The cursor row is the current prefix; rows after it are dimmed
 ("not yet happened"), the failing row is red, rows after it "not replayed".
 Calls folded (``v``) are one row each; spans (calls that nest) a tree, each
-row with its bar over the run's time (:mod:`replay_tui.ui.span_rows`).
+row with its bar over the run's time (:mod:`replay_tui.ui.render.span_rows`).
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from textual.timer import Timer
 from replay_tui.core.words import plural
 from replay_tui.engine.calls import CallIndex
 from replay_tui.engine.clock import EventClock
-from replay_tui.ui.call_rows import call_row_text
+from replay_tui.ui.features.run.playback import Playback
+from replay_tui.ui.features.run.tail import TailRider
 from replay_tui.ui.keys import bindings_for
-from replay_tui.ui.playback import Playback
-from replay_tui.ui.span_rows import kind_columns, span_bar, span_label_for, track_width
-from replay_tui.ui.tail import TailRider
+from replay_tui.ui.render.call_rows import call_row_text
+from replay_tui.ui.render.span_rows import kind_columns, span_bar, span_label_for, track_width
 from replay_tui.views.calls import CallRow, Folding
 from replay_tui.views.rows import Row, format_offset
 

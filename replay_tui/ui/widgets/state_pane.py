@@ -1,5 +1,5 @@
-"""The state pane (what the event changed, or the whole state) and the
-receipt inspector. Both render a :class:`~replay_tui.views.runview.LineView` into
+"""The state pane: what the event changed, or the whole state with the
+change marked. It renders a :class:`~replay_tui.views.runview.LineView` into
 ``rich.text.Text``: data is never markup.
 """
 
@@ -13,86 +13,34 @@ from rich.text import Text
 from textual import events
 from textual.binding import BindingType
 from textual.cache import LRUCache
-from textual.containers import VerticalScroll
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widgets import Static
 
 from replay_tui.core.errors import ReplayError
-from replay_tui.core.safe_text import MASK, clip, escape_controls, is_secret_key, mask_secrets
+from replay_tui.core.safe_text import clip, escape_controls
 from replay_tui.engine.replay import Step
-from replay_tui.state.diff import Change, Path, path_str
-from replay_tui.ui.jsontree import JsonTree
-from replay_tui.ui.jsonview import MAX_DEPTH, json_text, scalar_text, was_cut
+from replay_tui.state.diff import Path
 from replay_tui.ui.keys import bindings_for
-from replay_tui.views.runview import PIN_WORDS, LineView, ReceiptView
-
-ADDED = "bold #a6d189"
-REMOVED = "bold #e78284"
-CHANGED = "bold #e5c890"
-HEAD = "bold"
-DIM = "dim"
-ERROR = "bold #e78284"
-OK = "bold #a6d189"
-WARN = "bold #e5c890"
-
-#: How much of a long value is shown before it is cut (``x`` expands).
-CLIP_SHORT = 160
-CLIP_LONG = 20_000
-
-
-def _value(value: Any, key: str | int | None, reveal: bool, limit: int) -> Text:
-    if isinstance(key, str) and is_secret_key(key) and value is not None and not reveal:
-        return Text(MASK, style="reverse #e78284")
-    return scalar_text(value if reveal else mask_secrets(value), limit)
-
+from replay_tui.ui.render.changes import (
+    CLIP_LONG,
+    CLIP_SHORT,
+    DIM,
+    ERROR,
+    HEAD,
+    OK,
+    WARN,
+    change_lines,
+)
+from replay_tui.ui.render.json_text import MAX_DEPTH, json_text
+from replay_tui.ui.render.json_tree import JsonTree
+from replay_tui.views.runview import LineView
 
 #: The keys of a pane with a row cursor (the state pane, the watch list):
 #: its actions ``cursor``, ``cursor_page`` and ``cursor_to``.
 ROW_CURSOR_KEYS: list[BindingType] = list(bindings_for("rows"))
-
-
-def change_lines(changes: list[Change], *, reveal: bool, limit: int) -> list[Text]:
-    """``+ path = new``, ``- path (was old)``, ``~ path: old -> new``."""
-    out: list[Text] = []
-    for c in changes:
-        key = c.path[-1] if c.path else None
-        where = escape_controls(path_str(c.path))
-        if c.op == "added":
-            out.append(
-                Text.assemble(
-                    ("+ ", ADDED), (where, ADDED), " = ", _value(c.new, key, reveal, limit)
-                )
-            )
-        elif c.op == "removed":
-            out.append(
-                Text.assemble(
-                    ("- ", REMOVED),
-                    (where, REMOVED),
-                    " (was ",
-                    _value(c.old, key, reveal, limit),
-                    ")",
-                )
-            )
-        else:
-            out.append(
-                Text.assemble(
-                    ("~ ", CHANGED),
-                    (where, CHANGED),
-                    ": ",
-                    _value(c.old, key, reveal, limit),
-                    " → ",
-                    _value(c.new, key, reveal, limit),
-                )
-            )
-    return out
-
-
-def event_json(view: LineView) -> Any:
-    return view.event.fields if view.event is not None else None
 
 
 class StatePane(ScrollView, can_focus=True):
@@ -544,123 +492,3 @@ def _why_not_replayed(view: LineView, pending_note: str) -> Text:
 def _has_children(value: Any) -> bool:
     is_container = isinstance(value, Mapping | Sequence) and not isinstance(value, str)
     return is_container and bool(value)
-
-
-def _cut_hint(shown: Text) -> list[Text]:
-    """Above a value shown cut: where to read it whole."""
-    if was_cut(shown):
-        return [Text("cut to fit: o reads it whole, a screen at a time", style=DIM)]
-    return []
-
-
-def links_text(view: LineView | None) -> Text | None:
-    """The event's causes (by ``parent_seq``) and effects, atop the inspector
-    (a receipt below them can be long)."""
-    if view is None or not (view.causes or view.effects):
-        return None
-
-    def seqs(links: tuple[tuple[int, str], ...], sep: str) -> Text:
-        out = Text()
-        for i, (seq, kind) in enumerate(links):
-            if i:
-                out.append(sep, style=DIM)
-            out.append(f"seq {seq}", style=HEAD)
-            out.append(f" {escape_controls(kind)}")
-        return out
-
-    lines = []
-    if view.causes:
-        line = Text.assemble(("caused by  ", DIM), seqs(view.causes, " ← "))
-        if view.causes_more:
-            line.append(" ← …", style=DIM)  # a conversation's chain is all of it
-        lines.append(line)
-    if view.effects:
-        more = view.effects_count - len(view.effects)
-        line = Text.assemble(("effects    ", DIM), seqs(view.effects, ", "))
-        if more > 0:
-            line.append(f" (and {more:,} more)", style=DIM)
-        lines.append(line)
-    keys = "p goes to the cause, P back" if view.causes else "P goes back after p"
-    lines.append(Text(keys, style=DIM))
-    lines.append(Text(""))
-    return Text("\n").join(lines)
-
-
-class ReceiptPane(VerticalScroll, can_focus=True):
-    """The selected call's receipt: name, size, sha256, pin status, JSON.
-
-    Focusable (Tab): arrows, PgUp/PgDn and Home/End scroll a long receipt."""
-
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield Static(id="receipt-body")
-
-    def show(self, view: LineView | None, *, reveal: bool, expand: bool) -> None:
-        found = self.query("#receipt-body")
-        if not found:
-            return
-        record = view.record if view is not None and view.receipt is None else None
-        # a Temporal activity is its own receipt: name the pane after it
-        self.border_title = escape_controls(record[0].split(" · ")[0]) if record else "receipt"
-        body = self.render_receipt(
-            view.receipt if view else None, view, reveal=reveal, expand=expand
-        )
-        links = links_text(view)
-        found.first(Static).update(body if links is None else Text("\n").join([links, body]))
-
-    def render_receipt(
-        self, rv: ReceiptView | None, view: LineView | None, *, reveal: bool, expand: bool
-    ) -> Text:
-        limit = CLIP_LONG if expand else CLIP_SHORT
-        if view is not None and view.record is not None and rv is None:
-            title, data = view.record
-            head = Text(escape_controls(title), style=HEAD)
-            if not reveal and mask_secrets(data) != data:
-                head.append("\nsecret-looking values are masked: r reveals", style=DIM)
-            body = json_text(data, reveal=reveal, limit=limit)
-            parts = [head, *_cut_hint(body), body]
-            if view.record_later is not None:  # known only later: never shown as now
-                parts.append(Text(""))
-                parts.append(Text("later in this run (after the last valid event):", style=DIM))
-                parts.append(json_text(view.record_later[1], reveal=reveal, limit=limit))
-            return Text("\n").join(parts)
-        if view is not None and view.mode == "initial":
-            return Text("no event yet: prefix 0", style=DIM)
-        if rv is None:
-            return Text("no call at this event", style=DIM)
-        name = escape_controls(rv.name)
-        lines = [
-            Text.assemble(("call ", DIM), (escape_controls(rv.call_id), HEAD), "  ", (name, DIM))
-        ]
-        pin_styles = {
-            "matches": OK,
-            "tampered": ERROR,
-            "missing": ERROR,
-            "not pinned": CHANGED,
-            "none yet": DIM,
-            "denied": DIM,
-            "pending": CHANGED,
-        }
-        lines.append(Text(PIN_WORDS[rv.pin], style=pin_styles[rv.pin]))
-        if rv.receipt is None:
-            if rv.problem and rv.pin not in ("none yet", "denied", "pending"):
-                lines.append(Text(escape_controls(rv.problem), style=DIM))
-            return Text("\n").join(lines)
-        r = rv.receipt
-        lines.append(
-            Text.assemble(("size ", DIM), f"{r.size:,} bytes", ("  sha256 ", DIM), r.sha256)
-        )
-        if rv.pin == "tampered" and rv.pinned_sha256:
-            lines.append(
-                Text.assemble(("pinned ", DIM), escape_controls(clip(rv.pinned_sha256, 80)))
-            )
-        if r.data is None:
-            lines.append(Text(escape_controls(f"not usable: {r.problem}"), style=ERROR))
-            lines.append(
-                Text(clip(escape_controls(r.raw.decode("utf-8", "backslashreplace")), limit))
-            )
-        else:
-            if not reveal and mask_secrets(r.data) != r.data:
-                lines.append(Text("secret-looking values are masked: r reveals", style=DIM))
-            body = json_text(r.data, reveal=reveal, limit=limit)
-            lines += [*_cut_hint(body), body]
-        return Text("\n").join(lines)

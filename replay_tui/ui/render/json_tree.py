@@ -22,7 +22,7 @@ from rich.text import Text
 
 from replay_tui.core.safe_text import MASK, clip, escape_controls, is_secret_key
 from replay_tui.state.diff import Path
-from replay_tui.ui.jsonview import KEY, MARK, MASKED, MAX_DEPTH, PUNCT, scalar_text
+from replay_tui.ui.render.json_text import KEY, MARK, MASKED, MAX_DEPTH, PUNCT, scalar_text
 
 #: Containers with more children than this start closed, and so do their children.
 AUTO = 50

@@ -3,7 +3,7 @@ the rewrite check, the watchers of the run folder and of the rules file,
 and the clock on rules that do not return. Their workers die with the
 screen; what they find goes up to it as messages (``Progress``,
 ``Advanced``, ``Rewritten``, ``RulesReloaded``...). What to do is the
-session's (:class:`~replay_tui.ui.session.RunSession`): this only runs it.
+session's (:class:`~replay_tui.ui.features.run.controller.RunSession`): this only runs it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from watchfiles import awatch
 
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.receipts import FRESH_SECONDS
+from replay_tui.ui.features.run.controller import RunSession
 from replay_tui.ui.messages import (
     Advanced,
     AdvanceDone,
@@ -31,7 +32,6 @@ from replay_tui.ui.messages import (
     StuckChanged,
     VerifyDone,
 )
-from replay_tui.ui.session import RunSession
 
 # Longest the reader holds back after its first rows for the first screen to
 # be drawn: both want the one interpreter lock, and the first screen of a

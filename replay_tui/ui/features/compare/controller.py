@@ -9,8 +9,8 @@ from rich.text import Text
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.engine.replay import Replay
 from replay_tui.questions.sidebyside import compare_at, without
-from replay_tui.ui.jsonview import json_text
-from replay_tui.ui.panes import change_lines
+from replay_tui.ui.render.changes import change_lines
+from replay_tui.ui.render.json_text import json_text
 
 #: Past this many events, states are not compared at every step (diff does it).
 COMPARE_EACH_STEP_UP_TO = 50_000

@@ -44,8 +44,8 @@ from replay_tui.state.persistent import thaw
 from replay_tui.ui.cancel import WorkerCancelled
 from replay_tui.ui.keys import bindings_for
 from replay_tui.ui.messages import WatchFound
-from replay_tui.ui.panes import ROW_CURSOR_KEYS
-from replay_tui.ui.watch_chart import (
+from replay_tui.ui.widgets.state_pane import ROW_CURSOR_KEYS
+from replay_tui.ui.widgets.watch_chart import (
     ChartFound,
     WatchChart,
     by_length,

@@ -19,13 +19,13 @@ from replay_tui.core.safe_text import clip, escape_controls
 if TYPE_CHECKING:
     from textual.geometry import Size
 
-    from replay_tui.ui.compare import Comparison
-    from replay_tui.ui.cursor import CursorOwner
-    from replay_tui.ui.marks import Marks
-    from replay_tui.ui.search import Search
-    from replay_tui.ui.session import RunSession
-    from replay_tui.ui.timeline import Timeline
-    from replay_tui.ui.watch import WatchPane
+    from replay_tui.ui.features.bookmarks.controller import Marks
+    from replay_tui.ui.features.compare.controller import Comparison
+    from replay_tui.ui.features.run.controller import RunSession
+    from replay_tui.ui.features.run.cursor import CursorOwner
+    from replay_tui.ui.features.search.controller import Search
+    from replay_tui.ui.widgets.timeline import Timeline
+    from replay_tui.ui.widgets.watch_pane import WatchPane
     from replay_tui.views.runview import LineView
 
 

@@ -23,7 +23,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from replay_tui.ui.keys import bindings_for
-from replay_tui.ui.timeline import Timeline
+from replay_tui.ui.widgets.timeline import Timeline
 from replay_tui.views.overview import Slice, SortedMarks, jump_line, slice_of, slices
 
 BARS = " ▏▎▍▌▋▊▉█"

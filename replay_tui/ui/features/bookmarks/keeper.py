@@ -1,5 +1,5 @@
 """Bookmarks, the report and links as the screen uses them: a widget with
-nothing to draw that runs :class:`~replay_tui.ui.marks.Marks` (no Textual
+nothing to draw that runs :class:`~replay_tui.ui.features.bookmarks.controller.Marks` (no Textual
 there) with its workers (loading, saving, writing the report) and its
 words. The screen tells it the cursor's seq; it tells the screen, as
 :class:`MarksChanged`, which rows carry a bookmark."""
@@ -20,9 +20,9 @@ from replay_tui.engine.replay import Replay
 from replay_tui.handover.bookmarks import Bookmarks
 from replay_tui.handover.document import write_report
 from replay_tui.state.paths import StatePath
-from replay_tui.ui.marks import Marks
+from replay_tui.ui.features.bookmarks.controller import Marks
 from replay_tui.ui.messages import BookmarksLoaded, MarksChanged, Notice
-from replay_tui.ui.screens import NoteScreen, PromptHost
+from replay_tui.ui.screens.prompts import NoteScreen, PromptHost
 
 
 class MarkKeeper(Widget):

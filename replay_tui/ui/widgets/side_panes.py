@@ -22,11 +22,12 @@ from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.sessions import CODEX, SESSION_FORMATS
 from replay_tui.questions.condition import StatePath
-from replay_tui.ui.clipboard import state_to_copy
+from replay_tui.ui.features.run.clipboard import state_to_copy
 from replay_tui.ui.messages import FirstViewShown, StatusChanged, ViewReady, WatchChanged
-from replay_tui.ui.panes import ReceiptPane, StatePane
-from replay_tui.ui.result_reader import ResultReader
-from replay_tui.ui.watch import WatchPane
+from replay_tui.ui.screens.whole_result import ResultReader
+from replay_tui.ui.widgets.receipt_pane import ReceiptPane
+from replay_tui.ui.widgets.state_pane import StatePane
+from replay_tui.ui.widgets.watch_pane import WatchPane
 from replay_tui.views.runview import LineView, RunView
 from replay_tui.views.subagents import SubAgents
 

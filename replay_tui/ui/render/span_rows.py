@@ -14,7 +14,7 @@ from rich.style import Style
 from rich.text import Text
 
 from replay_tui.core.safe_text import escape_controls
-from replay_tui.ui.call_rows import STATUS_STYLES
+from replay_tui.ui.render.call_rows import STATUS_STYLES
 from replay_tui.views.calls import CallRow, Folding, bar_cells
 from replay_tui.views.rows import Row
 

@@ -1,5 +1,5 @@
 """Compare mode as the screen uses it: a widget with nothing to draw that
-runs :class:`~replay_tui.ui.compare.Comparison` (no Textual there) with its
+runs :class:`~replay_tui.ui.features.compare.controller.Comparison` (no Textual there) with its
 workers (replaying B, finding where A and B part) and its words. It tells
 the screen, as :class:`CompareChanged`, when what compare mode shows moved
 on."""
@@ -13,9 +13,9 @@ from textual.worker import get_current_worker
 from replay_tui.engine.open import reopen
 from replay_tui.engine.replay import Replay
 from replay_tui.questions.sidebyside import row_differences
-from replay_tui.ui.compare import Comparison
+from replay_tui.ui.features.compare.controller import Comparison
+from replay_tui.ui.features.run.controller import COMPARE_FINISHED
 from replay_tui.ui.messages import CompareChanged, Differences, Notice, OtherSideDone
-from replay_tui.ui.session import COMPARE_FINISHED
 
 
 class CompareKeeper(Widget):

@@ -25,14 +25,18 @@ from textual.screen import Screen
 
 from replay_tui.engine.replay import Replay
 from replay_tui.questions.condition import Condition
-from replay_tui.ui.causes import CauseTrail
-from replay_tui.ui.compare import Comparison
-from replay_tui.ui.comparing import CompareKeeper
-from replay_tui.ui.cursor import CursorOwner
-from replay_tui.ui.footer import FittedFooter
+from replay_tui.ui.features.bookmarks.controller import Marks
+from replay_tui.ui.features.bookmarks.keeper import MarkKeeper
+from replay_tui.ui.features.compare.controller import Comparison
+from replay_tui.ui.features.compare.keeper import CompareKeeper
+from replay_tui.ui.features.run.causes import CauseTrail
+from replay_tui.ui.features.run.controller import RunSession
+from replay_tui.ui.features.run.cursor import CursorOwner
+from replay_tui.ui.features.run.keeper import RunReader
+from replay_tui.ui.features.run.tail import TailRider
+from replay_tui.ui.features.search.controller import Search, Turn
+from replay_tui.ui.features.search.keeper import SearchKeeper
 from replay_tui.ui.keys import bindings_for, help_rows
-from replay_tui.ui.marking import MarkKeeper
-from replay_tui.ui.marks import Marks
 from replay_tui.ui.messages import (
     Advanced,
     CompareChanged,
@@ -46,22 +50,18 @@ from replay_tui.ui.messages import (
     TurnFound,
     WatchFound,
 )
-from replay_tui.ui.overview import TimelineBox
-from replay_tui.ui.reader import RunReader
-from replay_tui.ui.screens import (
+from replay_tui.ui.screens.help import HelpScreen
+from replay_tui.ui.screens.prompts import (
     FilterScreen,
     GotoScreen,
-    HelpScreen,
     PromptHost,
 )
-from replay_tui.ui.search import Search, Turn
-from replay_tui.ui.searching import SearchKeeper
-from replay_tui.ui.session import RunSession
-from replay_tui.ui.side import Extras, SidePanes
-from replay_tui.ui.status import StatusBar, status_text
-from replay_tui.ui.tail import TailRider
-from replay_tui.ui.timeline import Timeline
-from replay_tui.ui.watch import WatchPane
+from replay_tui.ui.widgets.footer import FittedFooter
+from replay_tui.ui.widgets.overview import TimelineBox
+from replay_tui.ui.widgets.side_panes import Extras, SidePanes
+from replay_tui.ui.widgets.status_line import StatusBar, status_text
+from replay_tui.ui.widgets.timeline import Timeline
+from replay_tui.ui.widgets.watch_pane import WatchPane
 from replay_tui.views.runview import LineView, RunView
 
 
@@ -109,8 +109,8 @@ class ReplayScreen(Screen[None]):
         self.side = SidePanes(self.view, self.watchlist, self._side_extras)
         self.status_bar = StatusBar(self.status_text, id="status")
         self.reader = RunReader(self.session)
-        self.comparing = CompareKeeper(self.compare)
-        self.searching = SearchKeeper(self.search, lambda: self.session.view)
+        self.compare_keeper = CompareKeeper(self.compare)
+        self.search_keeper = SearchKeeper(self.search, lambda: self.session.view)
         self.mark_keeper = MarkKeeper(self.marks, lambda: self.session.replay)
         self.trail = CauseTrail()
 
@@ -149,8 +149,8 @@ class ReplayScreen(Screen[None]):
         yield FittedFooter()
         yield self.reader
         yield self.mark_keeper
-        yield self.comparing
-        yield self.searching
+        yield self.compare_keeper
+        yield self.search_keeper
 
     def on_mount(self) -> None:
         self.timeline.focus()
@@ -193,7 +193,7 @@ class ReplayScreen(Screen[None]):
         self._rows_grew()
         self.side.refresh_outdated()
         self._after_rewrite()
-        self.comparing.find_differences(self.replay)
+        self.compare_keeper.find_differences(self.replay)
         self.watchlist.run_grew(self.replay)
         self._reach_pending_seq()
         news, go = self.cursor.error_found(self.view.error_index(), self.timeline.cursor_index)
@@ -295,7 +295,7 @@ class ReplayScreen(Screen[None]):
             return
         if message.differences:
             self.timeline.set_differs(frozenset(self.compare.differs or ()))
-        self.comparing.find_differences(self.replay)
+        self.compare_keeper.find_differences(self.replay)
         self.side.render_view()
         self.refresh_status()
 
@@ -434,7 +434,7 @@ class ReplayScreen(Screen[None]):
                 return
             self.cursor.person_moves()
             if isinstance(answer, Condition):
-                self.searching.ask(answer, self.cursor_seq())
+                self.search_keeper.ask(answer, self.cursor_seq())
             elif self.cursor.wait_for(answer, self.replay):
                 valid = self.replay.valid
                 said = f"validated up to seq {valid:,}: going to seq {answer:,} when it is reached"
@@ -470,21 +470,21 @@ class ReplayScreen(Screen[None]):
         cast(PromptHost, self.app).push_prompt(FilterScreen(self.search.filter_text), done)
 
     def apply_filter(self, query: str) -> None:
-        if not self.searching.set_filter(query):
+        if not self.search_keeper.set_filter(query):
             self.timeline.show_only(None)
 
     def action_resume_chain(self) -> None:
         """``m``: only what ``claude --resume`` from here loads; again: all."""
-        self.searching.resume_chain(self.view, self.cursor_seq(), self.apply_filter)
+        self.search_keeper.resume_chain(self.view, self.cursor_seq(), self.apply_filter)
 
     def action_escape(self) -> None:
         """Esc: stop watching; else leave compare mode; else forget the
         condition, the filter and a jump still waiting for validation."""
         if self.side.stop_watch():
             return
-        if self.comparing.close():
+        if self.compare_keeper.close():
             return
-        forgot = self.searching.forget()
+        forgot = self.search_keeper.forget()
         pending = self.cursor.forget_pending()
         if pending is not None:
             self.notify(f"no longer going to seq {pending:,}", timeout=2)
@@ -494,7 +494,7 @@ class ReplayScreen(Screen[None]):
             self.dismiss()
 
     def action_match(self, direction: int) -> None:
-        found = self.searching.next_match(self.cursor_seq(), direction)
+        found = self.search_keeper.next_match(self.cursor_seq(), direction)
         if found == "step":
             self.action_step(direction)
         elif isinstance(found, Turn):
@@ -503,13 +503,13 @@ class ReplayScreen(Screen[None]):
 
     # -- compare mode ---------------------------------------------------------
     def action_difference(self, direction: int) -> None:
-        found = self.comparing.next_difference(self.timeline.cursor_index or 0, direction)
+        found = self.compare_keeper.next_difference(self.timeline.cursor_index or 0, direction)
         if found is not None:
             self.cursor.person_moves()
             self.timeline.move_to_index(found)
 
     def action_skip_event(self) -> None:
-        self.comparing.skip(self.replay, self.timeline.event_seq(), following=self.following)
+        self.compare_keeper.skip(self.replay, self.timeline.event_seq(), following=self.following)
 
     # -- marks: bookmarks, the report, links -----------------------------------
     def action_bookmark(self) -> None:
