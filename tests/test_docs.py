@@ -1,0 +1,87 @@
+"""The guide (docs/, a MkDocs site) builds with no warning, and its keys
+page is the app's key table: a page that drifted, a broken link or a
+missing picture fails here."""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from replay_tui.ui.keys import KEYS
+from tests.conftest import ROOT
+
+
+class _Cells(HTMLParser):
+    """The text of each table row's cells."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in {"td", "th"}:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in {"td", "th"} and self._cell is not None:
+            self.rows[-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site, built as CI would build it: strict, every warning an error."""
+    out = tmp_path_factory.mktemp("site")
+    got = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        timeout=300,
+    )
+    assert got.returncode == 0, got.stdout + got.stderr
+    return out
+
+
+def test_the_guide_builds_strictly(site: Path) -> None:
+    assert (site / "index.html").is_file()
+    assert (site / "keys" / "index.html").is_file()
+
+
+def test_the_keys_page_lists_every_key(site: Path) -> None:
+    page = (site / "keys" / "index.html").read_text()
+    assert "<!-- keys -->" not in page
+    parser = _Cells()
+    parser.feed(page)
+    listed = [tuple(row) for row in parser.rows if len(row) == 2 and row[0] != "key"]
+    wanted = [(" ".join(k.shown.split()), k.description) for k in KEYS if k.shown]
+    assert sorted(listed) == sorted(wanted)
+
+
+def test_the_screenshots_are_in_the_site(site: Path) -> None:
+    """Pages show the pictures of screenshots/ without a copy in docs/."""
+    shown = {
+        name
+        for page in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+        for name in re.findall(r"screenshots/([\w.-]+\.(?:svg|png))", page.read_text())
+    }
+    assert "demo-seq-10.svg" in shown
+    for name in shown:
+        assert (site / "screenshots" / name).is_file(), name
+    app = html.unescape((site / "app" / "index.html").read_text())
+    assert 'src="../screenshots/broken-divergence.svg"' in app
