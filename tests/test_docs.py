@@ -85,3 +85,14 @@ def test_the_screenshots_are_in_the_site(site: Path) -> None:
         assert (site / "screenshots" / name).is_file(), name
     app = html.unescape((site / "app" / "index.html").read_text())
     assert 'src="../screenshots/broken-divergence.svg"' in app
+
+
+def test_the_readme_key_table_names_only_keys_the_app_has() -> None:
+    """The README's short table is written by hand: each key it names is a
+    key of the app's table."""
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("| key | what it does |") :].split("\n\n")[0]
+    known = {w for k in KEYS for w in k.shown.split()}
+    for row in table.splitlines()[2:]:
+        for key in re.findall(r"`([^`]+)`", row.split("|")[1]):
+            assert key in known, (key, row)
