@@ -17,17 +17,15 @@ import calendar
 import hashlib
 import math
 import os
-import random
 import sys
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 
-_T = TypeVar("_T")
+from replay_tui.synth.chance import Clock, Rand
 
 __all__ = ["PLANTS", "main", "receipt_bytes", "write_agent_run"]
 
@@ -120,22 +118,10 @@ _FINAL_MIN = 3 + _LEN[_TESTS]  # shortest final attempt: start, run_tests, check
 _FINAL_AT = 3 + 4 * _LEN[_CALL] + 3 * _LEN[_DENY] + _FINAL_MIN  # longest normal attempt + final
 
 
-class _Rand(random.Random):
-    """Seeded randomness with ``int_in``/``pick`` built on ``random()``: several
-    times faster than ``randint``/``choice``, which matters at a million events."""
-
-    def int_in(self, low: int, high: int) -> int:
-        """A whole number in ``low..high`` (both included)."""
-        return low + int(self.random() * (high - low + 1))
-
-    def pick(self, items: Sequence[_T]) -> _T:
-        return items[int(self.random() * len(items))]
-
-
 class _Agent:
     """Plays a plausible coding agent; its counters become budget.json and facts."""
 
-    def __init__(self, rng: _Rand, n_events: int, deny_all: bool) -> None:
+    def __init__(self, rng: Rand, n_events: int, deny_all: bool) -> None:
         self.rng = rng
         self.n_events = n_events
         self.deny_all = deny_all
@@ -269,33 +255,6 @@ class _Agent:
         return {"cmd": cmd}, f"$ {cmd}\nexit 0"
 
 
-_D2 = [f"{i:02d}" for i in range(100)]  # table lookups: format specs are slow
-_MS = [f".{i:03d}Z" for i in range(1000)]
-
-
-class _Clock:
-    """RFC 3339 UTC times with milliseconds, a seeded 5..900 ms apart."""
-
-    def __init__(self, rng: _Rand) -> None:
-        self.rng = rng
-        self.ms = _START_MS
-        self.sec = self.day = -1
-        self.date = self.prefix = ""
-
-    def next(self) -> str:
-        sec, milli = divmod(self.ms, 1000)
-        self.ms += self.rng.int_in(5, 900)
-        if sec != self.sec:
-            self.sec = sec
-            day, rest = divmod(sec, 86_400)
-            if day != self.day:
-                self.day = day
-                self.date = time.strftime("%Y-%m-%dT", time.gmtime(sec))
-            hour, rest = divmod(rest, 3600)
-            self.prefix = f"{self.date}{_D2[hour]}:{_D2[rest // 60]}:{_D2[rest % 60]}"
-        return self.prefix + _MS[milli]
-
-
 def receipt_bytes(receipt: dict[str, Any]) -> bytes:
     """A receipt file's bytes (indented JSON, final newline): what receipt_sha256 pins."""
     return orjson.dumps(receipt, option=orjson.OPT_INDENT_2) + b"\n"
@@ -344,8 +303,8 @@ def write_agent_run(
         raise FileExistsError(f"{dest} is not empty")
     (dest / "receipts").mkdir(parents=True, exist_ok=True)
     rid = run_id or f"synth-{seed}-{n_events}"
-    agent = _Agent(_Rand(seed), n_events, deny_all)
-    clock = _Clock(_Rand(f"{seed}/ts"))
+    agent = _Agent(Rand(seed), n_events, deny_all)
+    clock = Clock(Rand(f"{seed}/ts"), _START_MS)
     lines, receipts, hit, max_calls = _write_ledger(
         dest, agent, clock, rid, n_events, plant, plant_seq or 0, pin_receipts
     )
@@ -367,7 +326,7 @@ def write_agent_run(
 def _write_ledger(
     dest: Path,
     agent: _Agent,
-    clock: _Clock,
+    clock: Clock,
     rid: str,
     n_events: int,
     plant: str | None,

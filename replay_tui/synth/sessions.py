@@ -45,20 +45,18 @@ replay must report.
 from __future__ import annotations
 
 import argparse
-import base64
 import calendar
 import copy
-import random
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any
 
 import orjson
 
-_T = TypeVar("_T")
+from replay_tui.synth.chance import Clock, Rand
 
 __all__ = [
     "CLAUDE_PLANTS",
@@ -88,54 +86,7 @@ CLAUDE_MODEL = "claude-sonnet-4-5-20250929"
 CODEX_VERSION = "0.128.0"
 CODEX_MODEL = "gpt-5-codex"
 _WINDOW = 272_000
-_B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _RESULT_KINDS = frozenset({"tool_result", "function_call_output", "custom_tool_call_output"})
-
-
-class _Rand(random.Random):
-    """Seeded randomness with the helpers the writers need."""
-
-    def int_in(self, low: int, high: int) -> int:
-        return low + int(self.random() * (high - low + 1))
-
-    def pick(self, items: Sequence[_T]) -> _T:
-        return items[int(self.random() * len(items))]
-
-    def chance(self, p: float) -> bool:
-        return self.random() < p
-
-    def b62(self, n: int) -> str:
-        return "".join(_B62[int(self.random() * 62)] for _ in range(n))
-
-    def hexs(self, n: int) -> str:
-        return f"{self.getrandbits(4 * n):0{n}x}"
-
-    def uuid4(self) -> str:
-        h = self.hexs(32)
-        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
-
-    def uuid7(self, ms: int) -> str:
-        h = f"{ms:012x}" + self.hexs(20)
-        return f"{h[:8]}-{h[8:12]}-7{h[13:16]}-{'89ab'[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
-
-    def blob(self, n: int) -> str:
-        return base64.b64encode(self.randbytes(n)).decode()
-
-
-class _Clock:
-    """RFC 3339 UTC times with milliseconds, moving forward only."""
-
-    def __init__(self, rng: _Rand) -> None:
-        self.rng = rng
-        self.ms = _START_MS
-
-    def tick(self, low: int = 5, high: int = 900) -> str:
-        self.ms += self.rng.int_in(low, high)
-        return self.now()
-
-    def now(self) -> str:
-        sec, milli = divmod(self.ms, 1000)
-        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + f".{milli:03d}Z"
 
 
 # -- what the agent works on -------------------------------------------------------
@@ -308,7 +259,7 @@ _THOUGHTS = (
 )
 
 
-def _source(task: _Task, rng: _Rand) -> str:
+def _source(task: _Task, rng: Rand) -> str:
     """The file the task fixes, as it is before the fix."""
     fillers = rng.sample(_FILLERS, rng.int_in(2, 4))
     cut = rng.int_in(1, len(fillers))
@@ -324,7 +275,7 @@ def _line_of(text: str, part: str) -> int:
     return text[: text.index(part)].count("\n") + 1
 
 
-def _pytest(rng: _Rand, failing: str | None) -> str:
+def _pytest(rng: Rand, failing: str | None) -> str:
     """What ``pytest -q`` prints: all passing, or one failing test."""
     n = rng.int_in(12, 60)
     secs = rng.uniform(0.2, 4.0)
@@ -356,7 +307,7 @@ class _Lines:
     """Where a session's records go: one JSON line each, the plant (if any)
     applied, and whether each record is still in the valid prefix."""
 
-    def __init__(self, out: IO[bytes], plant: str | None, at: int, rng: _Rand) -> None:
+    def __init__(self, out: IO[bytes], plant: str | None, at: int, rng: Rand) -> None:
         self.out = out
         self.plant = plant
         self.at = at
@@ -467,8 +418,8 @@ class _Claude:
     def __init__(
         self,
         lines: _Lines,
-        rng: _Rand,
-        clock: _Clock,
+        rng: Rand,
+        clock: Clock,
         session_id: str,
         agent_id: str | None = None,
     ) -> None:
@@ -679,7 +630,7 @@ def _read_result(path: str, text: str) -> dict[str, Any]:
 class _ClaudeSession:
     """The turns of a coding agent, as Claude Code records them."""
 
-    def __init__(self, w: _Claude, rng: _Rand, folder: Path, name: str) -> None:
+    def __init__(self, w: _Claude, rng: Rand, folder: Path, name: str) -> None:
         self.w = w
         self.rng = rng
         self.folder = folder  # sub-agents' transcripts go to <folder>/<name>/subagents/
@@ -889,7 +840,7 @@ class _ClaudeSession:
         w.result(cid, uuid, content, result, agent_id=agent_id, took=(200, 1_500))
 
 
-def _order(rng: _Rand, turns: int) -> list[_Task]:
+def _order(rng: Rand, turns: int) -> list[_Task]:
     """The task of each turn: the tasks in a seeded order, again and again."""
     order = list(_TASKS)
     rng.shuffle(order)
@@ -941,14 +892,14 @@ def write_claude_code_session(
     model, version, phase; with a plant, ``error`` (code, seq, line, kind)
     and the facts of the valid prefix.
     """
-    name = name or session_id or _Rand(f"{seed}/id").uuid4()
+    name = name or session_id or Rand(f"{seed}/id").uuid4()
     _check_plant(plant, at, CLAUDE_PLANTS)
     path = _check_common(turns, errors, dest, name)
-    rng = _Rand(seed)
-    sid = session_id or _Rand(f"{seed}/id").uuid4()
-    clock = _Clock(_Rand(f"{seed}/ts"))
+    rng = Rand(seed)
+    sid = session_id or Rand(f"{seed}/id").uuid4()
+    clock = Clock(Rand(f"{seed}/ts"), _START_MS)
     with path.open("wb") as out:
-        lines = _Lines(out, plant, at or 0, _Rand(f"{seed}/plant"))
+        lines = _Lines(out, plant, at or 0, Rand(f"{seed}/plant"))
         w = _Claude(lines, rng, clock, sid)
         session = _ClaudeSession(w, rng, path.parent, name)
         for i, task in enumerate(_order(rng, turns)):
@@ -994,7 +945,7 @@ def _planted(
 class _Codex:
     """Writes a Codex rollout's records and counts what they hold."""
 
-    def __init__(self, lines: _Lines, rng: _Rand, clock: _Clock, session_id: str) -> None:
+    def __init__(self, lines: _Lines, rng: Rand, clock: Clock, session_id: str) -> None:
         self.lines = lines
         self.rng = rng
         self.clock = clock
@@ -1097,7 +1048,7 @@ _CODEX_EVENTS = frozenset(
 class _CodexSession:
     """The turns of a coding agent, as Codex records them."""
 
-    def __init__(self, w: _Codex, rng: _Rand) -> None:
+    def __init__(self, w: _Codex, rng: Rand) -> None:
         self.w = w
         self.rng = rng
 
@@ -1305,14 +1256,14 @@ def write_codex_rollout(
     a plant, ``error`` and the facts of the valid prefix.
     """
     _check_plant(plant, at, CODEX_PLANTS)
-    rng = _Rand(seed)
-    sid = _Rand(f"{seed}/id").uuid7(_START_MS)
+    rng = Rand(seed)
+    sid = Rand(f"{seed}/id").uuid7(_START_MS)
     stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(_START_MS // 1000))
     name = name or f"rollout-{stamp}-{sid}"
     path = _check_common(turns, errors, dest, name)
     with path.open("wb") as out:
-        lines = _Lines(out, plant, at or 0, _Rand(f"{seed}/plant"))
-        w = _Codex(lines, rng, _Clock(_Rand(f"{seed}/ts")), sid)
+        lines = _Lines(out, plant, at or 0, Rand(f"{seed}/plant"))
+        w = _Codex(lines, rng, Clock(Rand(f"{seed}/ts"), _START_MS), sid)
         session = _CodexSession(w, rng)
         session.start()
         for i, task in enumerate(_order(rng, turns)):
