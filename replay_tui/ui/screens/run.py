@@ -1,12 +1,13 @@
 """The run on screen: timeline, state diff and receipt inspector.
 
-Layout lives in ``app.tcss``. The screen holds the widgets, the keys that
-work from every pane (``ui/keys.py``), thin wrappers of the thread workers
-(they die with the screen) and the handlers of what they tell it. What to do
-is decided by controllers with no Textual in them: the run session
-(``session.py``), the cursor's owner (``cursor.py``), the tail rider
-(``tail.py``), search and filter, comparison, marks and playback. The watch
-pane owns its watch; the status bar composes itself from the pieces.
+Layout lives in ``app.tcss``. The screen holds the widgets (``widgets/``),
+the keys that work from every pane (``keys.py``), thin wrappers of the thread
+workers (they die with the screen) and the handlers of what they tell it.
+What to do is decided by controllers with no Textual in them, each beside
+the keeper that runs its workers (``features/``): the run session, the
+cursor's owner and the tail rider (``features/run/``), search and filter,
+comparison, bookmarks, playback. The watch pane owns its watch; the status
+line composes itself from the pieces.
 """
 
 from __future__ import annotations

@@ -13,10 +13,8 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections.abc import Callable
-from typing import ClassVar, Protocol
+from typing import ClassVar
 
-from rich.style import Style
-from rich.text import Text
 from textual import events
 from textual.binding import BindingType
 from textual.cache import LRUCache
@@ -28,45 +26,15 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from replay_tui.core.words import plural
-from replay_tui.engine.calls import CallIndex
-from replay_tui.engine.clock import EventClock
 from replay_tui.ui.features.run.playback import Playback
 from replay_tui.ui.features.run.tail import TailRider
 from replay_tui.ui.keys import bindings_for
-from replay_tui.ui.render.call_rows import call_row_text
-from replay_tui.ui.render.span_rows import kind_columns, span_bar, span_label_for, track_width
-from replay_tui.views.calls import CallRow, Folding
-from replay_tui.views.rows import Row, format_offset
-
-FAMILY_STYLES = {
-    "run": Style(color="#8caaee", bold=True),
-    "model": Style(color="#ca9ee6"),
-    "tool": Style(color="#81c8be"),
-    "check": Style(color="#e5c890"),
-    "state": Style(color="#a6d189"),
-    "other": Style(color="#c6d0f5"),
-}
-
-
-class RowSource(Protocol):
-    """What the timeline needs to know about the run (the app provides it)."""
-
-    def row_count(self) -> int: ...
-    def row(self, index: int) -> Row: ...
-    def first_ts(self) -> float | None: ...
-    def valid_count(self) -> int: ...
-    def error_index(self) -> int | None: ...
-    def error_label(self) -> str: ...
-    def has_error(self) -> bool: ...
-    def warning_indexes(self) -> frozenset[int]: ...
-    def pending_index(self) -> int | None: ...
-    def columns(self) -> tuple[int, int]: ...
-    def call_index(self) -> CallIndex | None: ...
-    def call_row(self, number: int) -> CallRow: ...
-    def clock(self) -> EventClock | None: ...
-    def resume_kept(self, index: int) -> bool: ...
-
-    difference_index: int | None
+from replay_tui.ui.render.timeline_rows import (
+    Gutter,
+    RowSource,
+    row_text,
+)
+from replay_tui.views.calls import Folding
 
 
 class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
@@ -492,33 +460,6 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             self._cache[key] = strip
         return strip
 
-    def _call(self, index: int, error_index: int | None) -> int | None:
-        """The folded call whose row ``index`` is (not the error's own row)."""
-        if self.folding is None or index == error_index:
-            return None
-        return self.folding.folded_call(index)
-
-    def _columns(self, text: Text, row: Row, call: CallRow | None, style: Style) -> None:
-        """The kind and call_id columns (see :func:`kind_columns`)."""
-        text.append_text(kind_columns(row, call, self.folding, self.source.columns(), style))
-
-    def _span_cells(
-        self, text: Text, number: int, call: CallRow, row: Row, style: Style, width: int
-    ) -> None:
-        """A span's row in a tree: its name indented by its depth (▾ / ▸ if it
-        has children), then its bar over the run's time range."""
-        assert self.folding is not None
-        kind_width = self.source.columns()[0]
-        label = span_label_for(self.folding, number, call, row, width - text.cell_len, kind_width)
-        label.stylize(style)
-        text.append_text(label)
-        text.append(" ")
-        track = track_width(width - text.cell_len)
-        if track:
-            first, run = self._run_range()
-            text.append_text(span_bar(call, first, run, track))
-            text.append(" ")
-
     def _run_range(self) -> tuple[float | None, float | None]:
         """The run's first ``ts`` and the seconds to its last noted line's
         (the bars' scale): two rows read once per change of rows, whatever
@@ -536,90 +477,11 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         return found
 
     def _build(self, index: int, relation: int, width: int) -> Strip:
-        row = self.source.row(index)
-        error_index = self.source.error_index()
+        gutter = Gutter(self.marks, self.bookmarks, self.differs)
         get = self.get_component_rich_style
-        base = self.rich_style
-        total = max(self.source.row_count(), 1)
-        seq_width = max(3, len(str(total)))
-        first = self.source.first_ts()
-        offset = format_offset(row.ts - first) if row.ts is not None and first is not None else ""
-        failed = self.source.has_error()
-        is_error = error_index is not None and (
-            index == error_index
-            or (self.folding is not None and self.folding.holds(index, error_index))
+        text = row_text(
+            self.source, self.folding, gutter, index, relation, width, get, self._run_range
         )
-        # an error with no line (bad_budget) stops replay before every line
-        unreplayed = failed and (error_index is None or index > error_index)
-        pending = not failed and index >= self.source.valid_count()
-
-        is_pending = index == self.source.pending_index()
-        if is_error:
-            sign = "✗"
-        elif index == self.source.difference_index or index in self.differs:
-            sign = "≠"
-        elif index in self.source.warning_indexes():
-            sign = "!"
-        else:
-            sign = ""
-        # a bookmark is the person's own mark: it keeps the gutter, and the
-        # sign it covers moves into the row
-        bookmarked = index in self.bookmarks
-        in_row = sign if bookmarked else ""
-        if relation == 0:
-            marker = "▶"
-        elif bookmarked:
-            marker = "◆"
-        elif sign:
-            marker = sign
-        elif index in self.marks:
-            marker = "•"
-        elif self.source.resume_kept(index):
-            marker = "│"  # claude --resume loads it, where it would leave records out
-        else:
-            marker = " "
-        seq = str(row.seq) if row.seq is not None else "?"
-        text = Text(no_wrap=True, overflow="ellipsis", end="")
-        marker_style = get("timeline--error") if is_error else None
-        if marker in ("•", "◆", "≠", "│"):
-            marker_style = get("timeline--mark")
-        text.append(f"{marker}", style=marker_style)
-        text.append(f"{seq:>{seq_width}} ", style=get("timeline--seq"))
-        text.append(f"{offset:>10} ", style=get("timeline--offset"))
-        kind_style = FAMILY_STYLES.get(row.family, FAMILY_STYLES["other"])
-        number = self._call(index, error_index)
-        call = None if number is None else self.source.call_row(number)
-        tree = call is not None and self.folding is not None and self.folding.tree
-        if number is not None and call is not None and tree:
-            self._span_cells(text, number, call, row, kind_style, width)
-        else:
-            self._columns(text, row, call, kind_style)
-        if in_row:
-            text.append(f"{in_row} ", style=get("timeline--error") if is_error else None)
-        if is_error:
-            text.append(self.source.error_label(), style=get("timeline--error"))
-            text.append("  ")
-        elif unreplayed:
-            text.append("not replayed  ", style=get("timeline--unreplayed"))
-        elif row.problem:
-            text.append(f"[{row.problem}] ", style=get("timeline--unreplayed"))
-        elif is_pending:
-            text.append("receipt pending  ", style=get("timeline--warning"))
-        if index == self.source.difference_index:
-            text.append("rules differ from here  ", style=get("timeline--warning"))
-        if call is not None:
-            name = not tree and not self.source.columns()[1]
-            summary = get("timeline--summary")
-            text.append_text(call_row_text(call, summary, name=name, arg=not tree))
-        else:
-            text.append(row.summary, style=get("timeline--summary"))
-        text.truncate(width, overflow="ellipsis", pad=True)
-
-        if relation == 0:
-            text.stylize(get("timeline--cursor"))
-        elif is_error:
-            text.stylize(get("timeline--error"))
-        elif relation > 0 or unreplayed or pending:
-            text.stylize(get("timeline--future"))
+        base = self.rich_style
         text.stylize_before(base)
         return Strip(text.render(self.app.console), text.cell_len).crop_extend(0, width, base)
