@@ -96,3 +96,26 @@ def test_the_readme_key_table_names_only_keys_the_app_has() -> None:
     for row in table.splitlines()[2:]:
         for key in re.findall(r"`([^`]+)`", row.split("|")[1]):
             assert key in known, (key, row)
+
+
+_PACKAGES = "|".join(
+    p.name for p in (ROOT / "replay_tui").iterdir() if p.is_dir() and p.name != "__pycache__"
+)
+#: A source path as the pages name it: ``replay_tui/ui/keys.py`` or ``ui/keys.py``.
+_SOURCE = re.compile(rf"`((?:replay_tui/)?(?:{_PACKAGES})/[\w/]+\.py)`")
+
+
+def test_every_source_file_the_guide_names_is_there() -> None:
+    """Moving a module without telling the guide (how it is built, ...) fails here."""
+    named = {
+        (page.name, path)
+        for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+        for path in _SOURCE.findall(page.read_text())
+    }
+    assert len(named) > 40
+    missing = sorted(
+        (page, path)
+        for page, path in named
+        if not (ROOT / path).is_file() and not (ROOT / "replay_tui" / path).is_file()
+    )
+    assert missing == []
