@@ -15,9 +15,15 @@ from typing import Any
 import orjson
 import pytest
 
+# the shared helpers' asserts say what they saw, as a test's own do
+pytest.register_assert_rewrite("tests.helpers")
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_runs"
+DEMO = SAMPLES / "demo-001"
 AGENT_SESSIONS = ROOT / "tests" / "fixtures" / "agent-sessions"
+#: What ``run_factory`` gives: lines (and ``receipts=``, ``budget=``) in, a run folder out.
+RunFactory = Callable[..., Path]
 
 
 def line(seq: int, kind: str, run_id: str = "r1", **fields: Any) -> bytes:
@@ -75,7 +81,7 @@ def agent_lines(receipt_sha: str | None = None, call_id: str = "c1") -> list[byt
 
 
 @pytest.fixture
-def run_factory(tmp_path: Path) -> Callable[..., Path]:
+def run_factory(tmp_path: Path) -> RunFactory:
     counter = iter(range(10_000))
 
     def factory(lines: list[bytes] | bytes, **kw: Any) -> Path:

@@ -15,7 +15,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay_tui.cli import main
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import locate_run
 from replay_tui.questions.across import HistorySearch, WhenSearch, condition_turns, path_changes
@@ -31,10 +30,8 @@ from replay_tui.questions.condition import (
 from replay_tui.reducers import rules_for_run
 from replay_tui.state.persistent import thaw
 from replay_tui.synth.runs import write_agent_run
-from tests.conftest import SAMPLES
-
-DEMO = SAMPLES / "demo-001"
-
+from tests.conftest import DEMO, SAMPLES
+from tests.helpers.cli import run_cli
 
 # -- paths ---------------------------------------------------------------------
 
@@ -204,12 +201,6 @@ def test_bad_conditions_say_where_and_why(text: str, column: int, words: str) ->
 
 
 # -- the command line ----------------------------------------------------------
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_when_finds_the_seq_a_condition_turns_true(capsys: pytest.CaptureFixture[str]) -> None:

@@ -44,7 +44,7 @@ from replay_tui.reducers import load_reducer, rules_for_run
 from replay_tui.views.runview import RunView
 from tests.conftest import ROOT
 from tests.corpus.make_corpus import HOSTILE
-from tests.test_corpus import assert_inert
+from tests.helpers.inert import assert_inert
 
 FIXTURES = ROOT / "tests" / "fixtures" / "agent-sessions"
 CLAUDE = sorted((FIXTURES / "claude-code").rglob("*.jsonl"))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.screens.run import ReplayScreen
-from tests.test_app import pane_text, seq_at_cursor, settle, status
-from tests.test_live_app import until
+from tests.helpers.screen import pane_text, seq_at_cursor, settle, status
+from tests.helpers.waiting import until
 
 FIXTURES = Path(__file__).parent / "fixtures" / "agent-sessions" / "claude-code"
 SUBAGENTS = FIXTURES / "codemie--incremental-subagents"

@@ -2,61 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 import pytest
-from rich.text import Text
-from textual.pilot import Pilot
-from textual.widgets import Static
 
-from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.screens.help import HelpScreen
 from replay_tui.ui.screens.prompts import FilterScreen, GotoScreen
-from replay_tui.ui.widgets.state_pane import StatePane
-from tests.conftest import SAMPLES, agent_lines, line, receipt, sha
-
-DEMO = SAMPLES / "demo-001"
-RunFactory = Callable[..., Path]
-
-
-async def settle(app: ReplayApp, pilot: Pilot[int]) -> None:
-    """Wait for validation and for the view of the cursor row."""
-    for _ in range(200):
-        await pilot.pause(0.02)
-        if (
-            not app.main.validating
-            and app.main.line_view is not None
-            and (app.main.line_view.index == app.main.timeline.cursor_index)
-        ):
-            break
-    await pilot.pause()
-
-
-def status(app: ReplayApp) -> str:
-    return app.main.status_text().plain
-
-
-def screen_text(app: ReplayApp) -> str:
-    """What the terminal shows, as plain text lines."""
-    strips = app.screen._compositor.render_strips()
-    return "\n".join(strip.text for strip in strips)
-
-
-def pane_text(app: ReplayApp, which: str) -> str:
-    """The whole text of a side pane (``state`` or ``receipt``), unwrapped."""
-    if which == "state":
-        return app.query_one(StatePane).render_text()
-    content = app.query_one(f"#{which}-body", Static).content
-    assert isinstance(content, Text)
-    return content.plain
-
-
-def seq_at_cursor(app: ReplayApp) -> int | None:
-    index = app.main.timeline.cursor_index
-    return None if index is None else app.main.view.row(index).seq
+from tests.conftest import DEMO, SAMPLES, RunFactory, agent_lines, line, receipt, sha
+from tests.helpers.screen import (
+    pane_text,
+    ready,
+    ready_at,
+    screen_text,
+    seq_at_cursor,
+    settle,
+    status,
+)
 
 
 async def test_demo_opens_verified_at_seq_1() -> None:
@@ -381,39 +344,24 @@ async def test_narrow_terminal_stacks_panes() -> None:
         assert "tool_allowed" in screen_text(app)
 
 
-async def _ready(pilot: Pilot[int]) -> None:
-    app = pilot.app
-    assert isinstance(app, ReplayApp)
-    await settle(app, pilot)
-
-
-def _goto(seq: int) -> Callable[[Pilot[int]], object]:
-    async def run(pilot: Pilot[int]) -> None:
-        await _ready(pilot)
-        await pilot.press("colon", *str(seq), "enter")
-        await _ready(pilot)
-
-    return run
-
-
 @pytest.mark.parametrize("size", [(140, 40), (80, 24)])
 def test_snapshot_demo_start(snap_compare, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(make_app(DEMO), terminal_size=size, run_before=_ready)
+    assert snap_compare(make_app(DEMO), terminal_size=size, run_before=ready)
 
 
 def test_snapshot_demo_seq_10(snap_compare) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(make_app(DEMO), terminal_size=(140, 40), run_before=_goto(10))
+    assert snap_compare(make_app(DEMO), terminal_size=(140, 40), run_before=ready_at(10))
 
 
 def test_snapshot_broken_run(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(
-        make_app(SAMPLES / "broken-divergence"), terminal_size=(140, 40), run_before=_ready
+        make_app(SAMPLES / "broken-divergence"), terminal_size=(140, 40), run_before=ready
     )
 
 
 def test_snapshot_tampered_receipt(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(
-        make_app(SAMPLES / "broken-receipt_tampered"), terminal_size=(140, 40), run_before=_ready
+        make_app(SAMPLES / "broken-receipt_tampered"), terminal_size=(140, 40), run_before=ready
     )
 
 

@@ -13,31 +13,9 @@ from replay_tui.ui.launch import make_app
 from replay_tui.ui.screens.prompts import GotoScreen
 from replay_tui.ui.widgets.state_pane import StatePane
 from replay_tui.ui.widgets.watch_pane import WatchPane
-from tests.conftest import SAMPLES
-from tests.test_app import screen_text, seq_at_cursor, settle, status
-
-DEMO = SAMPLES / "demo-001"
-
-
-async def ask(app: ReplayApp, pilot: Pilot[int], text: str) -> None:
-    """Type ``text`` into ``:`` and press Enter."""
-    await pilot.press("colon")
-    await pilot.pause()
-    assert isinstance(app.screen, GotoScreen)
-    app.screen.query_one(Input).value = text
-    await pilot.press("enter")
-    await pilot.pause()
-
-
-async def until(pilot: Pilot[int], done: object, tries: int = 200) -> None:
-    for _ in range(tries):
-        if callable(done) and done():
-            return
-        await pilot.pause(0.02)
-
-
-def said(app: ReplayApp) -> list[str]:
-    return [n.message for n in app._notifications]
+from tests.conftest import DEMO
+from tests.helpers.screen import ask, said, screen_text, seq_at_cursor, settle, status
+from tests.helpers.waiting import until
 
 
 async def test_a_condition_goes_where_it_turns_true_and_n_repeats_it() -> None:

@@ -16,8 +16,8 @@ from replay_tui.reducers import load_reducer
 from replay_tui.ui.launch import make_app
 from replay_tui.views.calls import Folding
 from replay_tui.views.runview import RunView
-from tests.conftest import SAMPLES
-from tests.test_app import DEMO, _ready, pane_text, screen_text, seq_at_cursor, settle
+from tests.conftest import DEMO, SAMPLES
+from tests.helpers.screen import pane_text, ready, screen_text, seq_at_cursor, settle
 
 RESEARCH = SAMPLES / "temporal" / "sdk-python--research-workflow-history.json"
 
@@ -89,7 +89,7 @@ def test_folded_rows_show_every_line_once(calls: list[int | None], data: st.Data
 
 
 async def _folded(pilot: Pilot[int]) -> None:
-    await _ready(pilot)
+    await ready(pilot)
     await pilot.press("v")
     app = pilot.app
     await settle(app, pilot)  # type: ignore[arg-type]

@@ -15,8 +15,8 @@ from replay_tui.formats.run import locate_run
 from replay_tui.reducers import load_reducer
 from replay_tui.ui.launch import make_app
 from replay_tui.views.runview import RunView
-from tests.conftest import SAMPLES
-from tests.test_app import RunFactory, _goto, pane_text, seq_at_cursor, settle
+from tests.conftest import SAMPLES, RunFactory
+from tests.helpers.screen import pane_text, ready_at, seq_at_cursor, settle
 
 UPDATE = SAMPLES / "temporal" / "hand-written--update-after-reset.json"
 
@@ -77,7 +77,7 @@ async def test_p_goes_to_the_cause_and_capital_p_back() -> None:
 
 
 def test_snapshot_causes_and_effects(snap_compare) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(make_app(str(UPDATE)), terminal_size=(140, 40), run_before=_goto(14))
+    assert snap_compare(make_app(str(UPDATE)), terminal_size=(140, 40), run_before=ready_at(14))
 
 
 async def test_a_claude_code_records_parent_is_its_cause() -> None:

@@ -6,17 +6,14 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 import pytest
 
 from replay_tui.cli import main
-from tests.conftest import SAMPLES, agent_lines, line, receipt, sha
+from tests.conftest import DEMO, SAMPLES, RunFactory, agent_lines, line, receipt, sha
 
-RunFactory = Callable[..., Path]
-DEMO = SAMPLES / "demo-001"
 REFUND = SAMPLES / "refund-180"
 
 

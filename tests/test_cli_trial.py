@@ -30,16 +30,10 @@ from replay_tui.questions.across import HistorySearch, WhenSearch, condition_tur
 from replay_tui.questions.condition import ABSENT, format_path, lookup, parse_condition, parse_path
 from replay_tui.reducers import load_reducer
 from replay_tui.state.diff import path_str
-from tests.conftest import SAMPLES, agent_lines, line, make_run, receipt
+from tests.conftest import DEMO, SAMPLES, agent_lines, line, make_run, receipt
+from tests.helpers.cli import run_cli
 
-DEMO = SAMPLES / "demo-001"
 LEDGER_IS = "(a ledger is JSON lines, one event a line)"
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def one_line_exit_2(capsys: pytest.CaptureFixture[str], *args: str) -> str:

@@ -6,21 +6,10 @@ from textual.pilot import Pilot
 
 from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.launch import make_app
-from tests.conftest import SAMPLES
-from tests.test_app import pane_text, seq_at_cursor, settle, status
-from tests.test_app_across import said, until
+from tests.conftest import DEMO, SAMPLES
+from tests.helpers.screen import compared, pane_text, said, seq_at_cursor, settle, status
 
-DEMO = SAMPLES / "demo-001"
 REFUND = SAMPLES / "refund-180"
-
-
-async def compared(app: ReplayApp, pilot: Pilot[int]) -> None:
-    """B is replayed, compared, and its side drawn (on a loaded machine the
-    pane says "B is being replayed…" for a while after the rows part)."""
-    await settle(app, pilot)
-    await until(pilot, lambda: app.main.compare.differs is not None)
-    await until(pilot, lambda: "B is being replayed" not in pane_text(app, "state"))
-    await pilot.pause()
 
 
 async def test_s_compares_the_run_with_the_branch_that_leaves_the_event_out() -> None:

@@ -21,11 +21,10 @@ from replay_tui.cli import main
 from replay_tui.core.errors import CannotRun
 from replay_tui.ui.launch import make_app
 from tests.corpus.make_corpus import CASES, CASES_DIR, HERE, Case, by_name
-from tests.test_app import screen_text, seq_at_cursor, settle, status
+from tests.helpers.inert import assert_inert
+from tests.helpers.screen import screen_text, seq_at_cursor, settle, status
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
-#: Bytes that must never reach a terminal raw (C0 but newline, DEL, C1, bidi).
-RAW_CONTROLS = [chr(c) for c in range(32) if c != 10] + ["\x7f", "\x9b", "\u202e", "\u2066"]
 
 
 def _ids(cases: list[Case]) -> list[str]:
@@ -43,12 +42,6 @@ def build(case: Case, tmp_path: Path) -> Path:
     run = tmp_path / case.name
     case.build(run)
     return run
-
-
-def assert_inert(text: str) -> None:
-    assert "Traceback" not in text and "internal error" not in text
-    for ch in RAW_CONTROLS:
-        assert ch not in text, f"raw {ch!r} in output"
 
 
 @pytest.mark.parametrize("case", [_runnable(c) for c in CASES])

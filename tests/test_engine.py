@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -15,9 +14,7 @@ from replay_tui.engine.replay import Replay, verify
 from replay_tui.formats.ledger import Ledger, LedgerRewritten
 from replay_tui.formats.run import locate_run
 from replay_tui.reducers import load_reducer
-from tests.conftest import agent_lines, line, receipt, sha
-
-RunFactory = Callable[..., Path]
+from tests.conftest import RunFactory, agent_lines, line, receipt, sha
 
 
 def check(run: Path, reducer: str | None = None) -> Replay:

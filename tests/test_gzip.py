@@ -14,10 +14,8 @@ import pytest
 
 from replay_tui.core.errors import CannotRun
 from replay_tui.ui.launch import make_app
-from tests.conftest import SAMPLES
-from tests.test_app import settle, status
-
-DEMO = SAMPLES / "demo-001"
+from tests.conftest import DEMO
+from tests.helpers.screen import settle, status
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

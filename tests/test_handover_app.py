@@ -14,12 +14,10 @@ from replay_tui.cli.commands import split_link
 from replay_tui.core.errors import CannotRun
 from replay_tui.handover.bookmarks import Bookmarks
 from replay_tui.ui.launch import make_app
-from tests.conftest import SAMPLES
+from tests.conftest import DEMO, SAMPLES
 from tests.helpers.marks import bookmark
-from tests.test_app import screen_text, seq_at_cursor, settle, status
-from tests.test_app_across import said, until
-
-DEMO = SAMPLES / "demo-001"
+from tests.helpers.screen import said, screen_text, seq_at_cursor, settle, status
+from tests.helpers.waiting import until
 
 
 def test_links_split_at_the_last_at_sign_unless_the_path_exists(tmp_path: Path) -> None:

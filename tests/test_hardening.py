@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,9 +13,7 @@ from replay_tui.engine.replay import verify
 from replay_tui.formats.run import locate_run
 from replay_tui.reducers import load_reducer
 from replay_tui.views.runview import RunView
-from tests.conftest import agent_lines, line, receipt, sha
-
-RunFactory = Callable[..., Path]
+from tests.conftest import RunFactory, agent_lines, line, receipt, sha
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

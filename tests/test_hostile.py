@@ -36,8 +36,9 @@ from replay_tui.synth.runs import write_agent_run
 from replay_tui.ui.launch import make_app
 from tests.conftest import SAMPLES
 from tests.corpus.make_corpus import hostile_everywhere
-from tests.test_app import pane_text, screen_text, seq_at_cursor, settle, status
-from tests.test_corpus import assert_inert
+from tests.helpers.files import make_read_only
+from tests.helpers.inert import assert_inert
+from tests.helpers.screen import pane_text, screen_text, seq_at_cursor, settle, status
 
 FUZZ_BASE = Path(tempfile.mkdtemp(prefix="replay-fuzz-base-"))
 atexit.register(shutil.rmtree, FUZZ_BASE, True)
@@ -315,13 +316,6 @@ def fingerprint(root: Path) -> dict[str, tuple[int, int, int, bytes | None]]:
             data = path.read_bytes() if stat.S_ISREG(st_.st_mode) else None
             seen[str(path.relative_to(root))] = (st_.st_mode, st_.st_size, st_.st_mtime_ns, data)
     return seen
-
-
-def make_read_only(root: Path) -> None:
-    for dirpath, _, filenames in os.walk(root):
-        for name in filenames:
-            (Path(dirpath) / name).chmod(0o444)
-        Path(dirpath).chmod(0o555)
 
 
 @pytest.fixture

@@ -5,49 +5,22 @@ from __future__ import annotations
 import os
 import random
 import shutil
-from collections.abc import Callable
 from pathlib import Path
-
-from textual.pilot import Pilot
 
 from replay_tui.engine.replay import Replay
 from replay_tui.engine.report import build_report
 from replay_tui.formats.run import locate_run
 from replay_tui.reducers import load_reducer
-from replay_tui.synth.runs import write_agent_run
 from replay_tui.ui.app import Progress, ReplayApp
 from replay_tui.ui.launch import make_app
-from tests.test_app import status
-
-
-async def until(pilot: Pilot[int], check: Callable[[], bool], seconds: float = 30.0) -> None:
-    for _ in range(int(seconds / 0.02)):
-        if check():
-            return
-        await pilot.pause(0.02)
-    assert check(), "timed out"
-
-
-def _source(tmp_path: Path, n: int = 120, seed: int = 4) -> tuple[Path, list[bytes]]:
-    src = tmp_path / "src"
-    write_agent_run(src, n, seed=seed)
-    return src, (src / "events.jsonl").read_bytes().splitlines(keepends=True)
-
-
-def live_run(tmp_path: Path, n: int, seed: int, first: int) -> tuple[Path, list[bytes]]:
-    """A run of ``n`` events being written: its budget and receipts, and the
-    first ``first`` lines so far (the rest are returned, to append)."""
-    src, lines = _source(tmp_path, n=n, seed=seed)
-    live = tmp_path / "live"
-    live.mkdir()
-    shutil.copy(src / "budget.json", live)
-    shutil.copytree(src / "receipts", live / "receipts")
-    (live / "events.jsonl").write_bytes(b"".join(lines[:first]))
-    return live, lines
+from tests.conftest import DEMO
+from tests.helpers.runs import live_run, source_run
+from tests.helpers.screen import notices, pane_text, status
+from tests.helpers.waiting import until
 
 
 async def test_follow_a_growing_run_to_the_same_verdict_as_check(tmp_path: Path) -> None:
-    src, lines = _source(tmp_path)
+    src, lines = source_run(tmp_path)
     live = tmp_path / "live"
     live.mkdir()
     shutil.copy(src / "budget.json", live)
@@ -93,7 +66,7 @@ async def test_follow_a_growing_run_to_the_same_verdict_as_check(tmp_path: Path)
 
 
 async def test_leaving_the_tail_shows_new_events_and_end_returns(tmp_path: Path) -> None:
-    src, lines = _source(tmp_path, 60)
+    src, lines = source_run(tmp_path, 60)
     live = tmp_path / "live"
     shutil.copytree(src, live)
     (live / "events.jsonl").write_bytes(b"".join(lines[:30]))
@@ -115,13 +88,8 @@ async def test_leaving_the_tail_shows_new_events_and_end_returns(tmp_path: Path)
         await until(pilot, lambda: app.main.timeline.cursor_index == 59)
 
 
-def notices(app: ReplayApp) -> str:
-    """Every notification the app has shown, as one text."""
-    return "\n".join(n.message for n in app._notifications)
-
-
 async def test_rewritten_ledger_shows_a_banner_and_reloads(tmp_path: Path) -> None:
-    src, lines = _source(tmp_path, 40)
+    src, lines = source_run(tmp_path, 40)
     live = tmp_path / "live"
     shutil.copytree(src, live)
     app = make_app(live, follow=True)
@@ -151,7 +119,7 @@ async def test_an_atomic_replace_with_the_same_history_grown_is_an_append(
 ) -> None:
     """Log shippers and rsync rename a temporary file over the ledger: the
     same history, grown, is read on, the cursor still riding the tail."""
-    src, lines = _source(tmp_path, 40)
+    src, lines = source_run(tmp_path, 40)
     live = tmp_path / "live"
     shutil.copytree(src, live)
     (live / "events.jsonl").write_bytes(b"".join(lines[:10]))
@@ -186,7 +154,7 @@ REDUCER = Rules()
 
 
 async def test_editing_the_rules_moves_the_difference_mark(tmp_path: Path) -> None:
-    src, _ = _source(tmp_path, 50)
+    src, _ = source_run(tmp_path, 50)
     rules = tmp_path / "rules.py"
     rules.write_text(RULES.format(cut=10_000))
     app = make_app(src, follow=True, reducer=f"{rules}:REDUCER", watch_rules=True)
@@ -209,7 +177,7 @@ async def test_editing_the_rules_moves_the_difference_mark(tmp_path: Path) -> No
 
 
 async def test_in_place_rewrite_in_the_middle_is_caught(tmp_path: Path) -> None:
-    src, _lines = _source(tmp_path, 40)
+    src, _lines = source_run(tmp_path, 40)
     live = tmp_path / "live"
     shutil.copytree(src, live)
     app = make_app(live, follow=True)
@@ -234,7 +202,7 @@ async def test_in_place_rewrite_in_the_middle_is_caught(tmp_path: Path) -> None:
 async def test_a_key_pressed_as_rows_arrive_leaves_the_tail(tmp_path: Path) -> None:
     """The user's move wins even when the engine's progress is handled before
     the move's own message reaches the app: the cursor is not pulled back."""
-    src, lines = _source(tmp_path, n=60)
+    src, lines = source_run(tmp_path, n=60)
     live = tmp_path / "live"
     shutil.copytree(src, live)
     (live / "events.jsonl").write_bytes(b"".join(lines[:30]))
@@ -257,8 +225,6 @@ async def test_a_receipt_that_arrives_refreshes_both_panes(tmp_path: Path) -> No
     """Following demo-001 at line 5, line 6 (tool_finished) waits for its
     receipt; when the file is written, both panes show it within 0.5 s, and
     it was never shown as a red 'missing' while it was awaited."""
-    from tests.test_app import DEMO, pane_text
-
     live = tmp_path / "live"
     live.mkdir()
     (live / "receipts").mkdir()

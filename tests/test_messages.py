@@ -10,7 +10,7 @@ from replay_tui.ui.launch import make_app
 from replay_tui.ui.messages import Progress
 from replay_tui.ui.screens.run import ReplayScreen
 from tests.conftest import SAMPLES
-from tests.test_app import settle
+from tests.helpers.screen import settle
 
 
 async def test_queued_progress_of_a_replay_is_handled_once_not_per_message(

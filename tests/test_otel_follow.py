@@ -18,8 +18,8 @@ from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import OTEL, RunPaths, locate_run
 from replay_tui.reducers import load_reducer
 from replay_tui.ui.launch import make_app
-from tests.test_live_app import until
-from tests.test_otel_rules import compare
+from tests.helpers.otel_truth import compare
+from tests.helpers.waiting import until
 
 TRACES = Path(__file__).parent / "fixtures" / "otel-traces"
 FILES = sorted(

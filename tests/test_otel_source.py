@@ -14,6 +14,7 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.engine.replay_core import open_ledger
 from replay_tui.formats.otel import load_trace, looks_like_trace
 from replay_tui.formats.run import OTEL, locate_run
+from tests.helpers.otel_truth import compare
 
 TRACES = Path(__file__).parent / "fixtures" / "otel-traces"
 FILES = sorted(p for p in TRACES.rglob("*.json") if not p.name.endswith(".truth.json"))
@@ -136,7 +137,6 @@ def test_replay_tui_verifies_every_recording_to_its_truth(path: Path) -> None:
     """The whole way a user goes: the file found, converted, replayed by the
     rules its format names, and the final state its truth, field by field."""
     from replay_tui.engine.open import open_replay
-    from tests.test_otel_rules import compare
 
     replay, _ = open_replay(str(path))
     try:

@@ -9,8 +9,9 @@ from replay_tui.engine.clock import EventClock
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.widgets.overview import OverviewStrip
 from replay_tui.views.overview import SortedMarks, jump_line, slice_of, slices
-from tests.conftest import SAMPLES
-from tests.test_app import DEMO, seq_at_cursor, settle
+from tests.conftest import DEMO, SAMPLES
+from tests.helpers.screen import compared, seq_at_cursor, settle
+from tests.helpers.waiting import until
 
 LONG = SAMPLES / "long-300"
 
@@ -131,9 +132,6 @@ def test_snapshot_overview_strip(snap_compare) -> None:  # type: ignore[no-untyp
 
 
 async def test_the_strip_marks_where_compared_runs_part_and_a_watched_value_changed() -> None:
-    from tests.test_compare_app import compared
-    from tests.test_live_app import until
-
     app = make_app(DEMO, against=SAMPLES / "broken-divergence")
     async with app.run_test(size=(140, 40)) as pilot:
         await compared(app, pilot)

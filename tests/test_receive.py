@@ -43,7 +43,7 @@ from replay_tui.formats.otlp_proto import (
 )
 from tests.conftest import ROOT
 from tests.helpers import otlp_encode as enc
-from tests.test_otel_rules import compare
+from tests.helpers.otel_truth import compare
 
 TRACES = ROOT / "tests" / "fixtures" / "otel-traces"
 FILES = sorted(

@@ -27,9 +27,8 @@ from replay_tui.formats.run import locate_run
 from replay_tui.questions.rules_diff import first_difference
 from replay_tui.questions.sidebyside import Side, row_differences, side_by_side
 from replay_tui.reducers import load_reducer
-from tests.conftest import SAMPLES
+from tests.conftest import DEMO, SAMPLES
 
-DEMO = SAMPLES / "demo-001"
 EVENTS = len((DEMO / "events.jsonl").read_bytes().splitlines())
 INITIAL: dict[str, Any] = {"n": 0, "items": [], "meta": {"k": {}}}
 

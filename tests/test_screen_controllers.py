@@ -15,9 +15,8 @@ from replay_tui.ui.features.run.controller import COMPARE_FINISHED, RunSession
 from replay_tui.ui.features.run.cursor import CursorOwner
 from replay_tui.ui.features.run.playback import FIXED_PACE, LONGEST_WAIT, SHORTEST_WAIT, Playback
 from replay_tui.views.runview import RunView
-from tests.conftest import SAMPLES
-
-DEMO = SAMPLES / "demo-001"
+from tests.conftest import DEMO, SAMPLES
+from tests.helpers.runs import demo_with_password
 
 
 def test_the_session_reads_coalesces_and_reports(tmp_path: Path) -> None:
@@ -109,8 +108,6 @@ def test_playback_keeps_the_recorded_pace_within_bounds() -> None:
 
 
 def test_y_copies_the_state_masked_as_shown(tmp_path: Path) -> None:
-    from tests.test_trial_app import demo_with_password
-
     replay, _ = open_replay(str(demo_with_password(tmp_path)), watchdog=False, history=True)
     replay.advance()
     replay.finish()

@@ -40,9 +40,7 @@ from tests.browser import (
     served,
     wait_for_screen,
 )
-from tests.conftest import SAMPLES
-
-DEMO = SAMPLES / "demo-001"
+from tests.conftest import DEMO
 
 
 def serve_args(*argv: str) -> argparse.Namespace:

@@ -12,12 +12,10 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 import pytest
-from textual.pilot import Pilot
 
 from replay_tui.cli.commands import main
 from replay_tui.engine.batch import expand_runs
@@ -34,7 +32,8 @@ from replay_tui.reducers.claude_code import is_prompt
 from replay_tui.ui.screens import picker as sessions_ui
 from replay_tui.ui.screens.picker import SessionsApp, app_for_session, widths
 from tests.conftest import AGENT_SESSIONS, AgentHomes
-from tests.test_app import status
+from tests.helpers.screen import status
+from tests.helpers.waiting import until
 
 #: The first prompt of each fixture, as the list shows it.
 FIRST_PROMPTS = {
@@ -428,14 +427,6 @@ def test_check_a_claude_or_codex_home_checks_its_sessions(agent_homes: AgentHome
 
 
 # -- the list to pick from ------------------------------------------------------------
-
-
-async def until(pilot: Pilot[object], check: Callable[[], bool], seconds: float = 30.0) -> None:
-    for _ in range(int(seconds / 0.02)):
-        if check():
-            return
-        await pilot.pause(0.02)
-    assert check(), "timed out"
 
 
 def _rows(app: SessionsApp) -> list[list[str]]:

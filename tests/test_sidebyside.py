@@ -13,22 +13,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay_tui.cli import main
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import locate_run
 from replay_tui.questions.sidebyside import Side, side_by_side
 from replay_tui.reducers import rules_for_run
 from replay_tui.synth.runs import write_agent_run
-from tests.conftest import SAMPLES
+from tests.conftest import DEMO, SAMPLES
+from tests.helpers.cli import run_cli
 
-DEMO = SAMPLES / "demo-001"
 REFUND = SAMPLES / "refund-180"
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_the_teaching_example_a_refund_without_its_approval(

@@ -18,7 +18,7 @@ from replay_tui.ui.launch import make_app
 from replay_tui.views import span_receipt
 from replay_tui.views.runview import RunView
 from replay_tui.views.span_receipt import span_record
-from tests.test_app import pane_text, seq_at_cursor, settle
+from tests.helpers.screen import goto, pane_text, settle
 
 HAND = Path(__file__).parent / "fixtures" / "otel-traces" / "hand"
 HANDOFF = HAND / "openai_agents_handoff.json"  # seq 9: execute_tool issue_refund starts, 10 ends
@@ -219,27 +219,23 @@ def test_the_run_view_gives_the_span_as_the_record_of_every_line(handoff: Replay
 # -- the app ---------------------------------------------------------------------------------
 
 
-async def _goto(app: Any, pilot: Any, seq: int) -> str:
-    await pilot.press("colon", *str(seq), "enter")
-    await settle(app, pilot)
-    assert seq_at_cursor(app) == seq
-    return pane_text(app, "receipt")
-
-
 async def test_the_receipt_pane_shows_a_tool_span_running_then_its_result() -> None:
     app = make_app(str(HANDOFF))
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        shown = await _goto(app, pilot, 9)
+        await goto(app, pilot, 9)
+        shown = pane_text(app, "receipt")
         assert "no call at this event" not in shown
         assert "execute_tool issue_refund · span 9e69… · running" in shown
         assert '"status": "running"' in shown and "order_id" in shown and "42" in shown
         assert "refunded" not in shown
         assert app.query_one("#receipt").border_title == "execute_tool issue_refund"
-        shown = await _goto(app, pilot, 10)
+        await goto(app, pilot, 10)
+        shown = pane_text(app, "receipt")
         assert "execute_tool issue_refund · span 9e69… · ok · 9.0 ms" in shown
         assert "refunded" in shown and '"duration": "9.0 ms"' in shown
-        shown = await _goto(app, pilot, 1)  # the workflow: running until seq 14
+        await goto(app, pilot, 1)  # the workflow: running until seq 14
+        shown = pane_text(app, "receipt")
         assert "invoke_workflow Agent workflow · span ca9a… · running" in shown
 
 
@@ -247,11 +243,13 @@ async def test_the_receipt_pane_shows_a_log_in_its_span() -> None:
     app = make_app(str(LOGS))
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        shown = await _goto(app, pilot, 11)
+        await goto(app, pilot, 11)
+        shown = pane_text(app, "receipt")
         assert "chat gpt-4.1-mini · span e43d… · running" in shown
         assert "gen_ai.tool.message" in shown and "sunny" in shown
         assert "It is sunny and 21C" not in shown  # seq 12's answer: later news
-        shown = await _goto(app, pilot, 13)
+        await goto(app, pilot, 13)
+        shown = pane_text(app, "receipt")
         assert "It is sunny and 21C in Paris." in shown and "· ok ·" in shown
 
 

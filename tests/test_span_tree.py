@@ -18,7 +18,7 @@ from replay_tui.formats.run import locate_run
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.render.span_rows import OPEN_END, span_bar
 from replay_tui.views.calls import CallRow, Folding, bar_cells
-from tests.test_app import _ready, pane_text, screen_text, seq_at_cursor, settle
+from tests.helpers.screen import pane_text, ready, screen_text, seq_at_cursor, settle
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HANDOFF = FIXTURES / "otel-traces" / "hand" / "openai_agents_handoff.json"
@@ -204,7 +204,7 @@ def test_a_bar_spans_its_time_and_a_running_one_reaches_the_latest_ts() -> None:
 
 # -- on screen ------------------------------------------------------------------
 async def _tree_shown(pilot: Pilot[int]) -> None:
-    await _ready(pilot)
+    await ready(pilot)
     await pilot.press("v")
     await settle(pilot.app, pilot)  # type: ignore[arg-type]
 

@@ -12,7 +12,7 @@ from replay_tui.synth.runs import write_agent_run
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.render.json_tree import JsonTree
 from replay_tui.ui.widgets.state_pane import StatePane
-from tests.test_app import screen_text, settle
+from tests.helpers.screen import screen_text, settle
 
 
 @pytest.fixture(scope="module")

@@ -17,12 +17,11 @@ from textual.pilot import Pilot
 from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.widgets.status_line import Piece, fit
-from tests.conftest import SAMPLES
+from tests.conftest import DEMO, SAMPLES
 from tests.helpers.marks import bookmark
-from tests.test_app import settle, status
-from tests.test_app_across import ask, until
+from tests.helpers.screen import ask, settle, status
+from tests.helpers.waiting import until
 
-DEMO = SAMPLES / "demo-001"
 REFUND = SAMPLES / "refund-180"
 NOTE = "the denial that sent it into a retry: ask the customer why it was denied"
 

@@ -18,7 +18,7 @@ from replay_tui.formats.temporal import decode_payload, normalise_kind
 from replay_tui.reducers import rules_for_run
 from replay_tui.ui.launch import make_app
 from tests.conftest import SAMPLES
-from tests.test_app import pane_text, seq_at_cursor, settle, status
+from tests.helpers.screen import pane_text, seq_at_cursor, settle, status
 
 HISTORIES = SAMPLES / "temporal"
 RESEARCH = HISTORIES / "sdk-python--research-workflow-history.json"

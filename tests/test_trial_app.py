@@ -9,16 +9,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 
 from replay_tui.ui.app import KEYS, ReplayApp
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.screens.prompts import PromptScreen
 from replay_tui.ui.widgets.state_pane import StatePane
-from tests.conftest import SAMPLES
-from tests.test_app import screen_text, settle, status
+from tests.conftest import DEMO, SAMPLES
+from tests.helpers.runs import demo_with_password
+from tests.helpers.screen import notices, screen_text, settle, status
+from tests.helpers.waiting import until
 
-DEMO = SAMPLES / "demo-001"
 TEMPORAL = SAMPLES / "temporal" / "sdk-python--research-workflow-history.json"
 
 
@@ -104,19 +104,6 @@ async def test_s_while_following_is_refused(tmp_path: Path) -> None:
         await pilot.press("k", "s")
         await pilot.pause()
         assert app.b is None and app.main.following
-
-
-def demo_with_password(tmp_path: Path) -> Path:
-    run = tmp_path / "secret-run"
-    shutil.copytree(DEMO, run)
-    ledger = run / "events.jsonl"
-    lines = ledger.read_bytes().splitlines(keepends=True)
-    lines[2] = lines[2].replace(
-        b'"args":{"path":"tests/test_parser.py"}',
-        b'"args":{"path":"tests/test_parser.py","password":"hunter2"}',
-    )
-    ledger.write_bytes(b"".join(lines))
-    return run
 
 
 async def test_y_copies_what_is_shown_masked_unless_revealed(tmp_path: Path) -> None:
@@ -238,14 +225,6 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
 GATE = 30_000
 
 
-async def until(pilot: Pilot[int], done: Callable[[], bool], seconds: float) -> bool:
-    for _ in range(int(seconds / 0.02)):
-        if done():
-            return True
-        await pilot.pause(0.02)
-    return done()
-
-
 def cursor_seq(app: ReplayApp) -> int | None:
     index = app.main.timeline.cursor_index
     return None if index is None or app.main.at_initial else app.main.view.row(index).seq
@@ -260,7 +239,7 @@ async def test_a_link_lands_as_soon_as_its_seq_is_validated(
 ) -> None:
     app = make_app(long_run, at=60)
     async with app.run_test(size=(140, 40)) as pilot:
-        assert await until(pilot, lambda: cursor_seq(app) == 60, 10)
+        await until(pilot, lambda: cursor_seq(app) == 60, 10)
         assert not app.replay.finished  # not after the whole run
         assert "seq 60 of" in status(app)
 
@@ -270,7 +249,7 @@ async def test_goto_past_the_validated_prefix_goes_there_when_reached(
 ) -> None:
     app = make_app(long_run)
     async with app.run_test(size=(140, 40)) as pilot:
-        assert await until(pilot, lambda: app.replay.valid == GATE, 10)
+        await until(pilot, lambda: app.replay.valid == GATE, 10)
         await pilot.press("colon")
         await pilot.pause(0.3)
         assert "1..30,000 validated so far" in goto_label(app)
@@ -282,24 +261,24 @@ async def test_goto_past_the_validated_prefix_goes_there_when_reached(
         await pilot.press("colon")
         await pilot.pause(0.1)
         gate.set()  # validation goes on while the prompt is open: its range follows
-        assert await until(pilot, lambda: app.replay.finished, 30)
+        await until(pilot, lambda: app.replay.finished, 30)
         await pilot.pause(0.4)
         assert "1..60,000;" in goto_label(app)
         await pilot.press("escape")
-        assert await until(pilot, lambda: cursor_seq(app) == 55_000, 5)
+        await until(pilot, lambda: cursor_seq(app) == 55_000, 5)
         await pilot.press("colon", *"100", "enter")  # validated: at once
-        assert await until(pilot, lambda: cursor_seq(app) == 100, 1)
+        await until(pilot, lambda: cursor_seq(app) == 100, 1)
 
 
 async def test_a_move_forgets_a_jump_still_waiting(long_run: Path, gate: threading.Event) -> None:
     app = make_app(long_run)
     async with app.run_test(size=(140, 40)) as pilot:
-        assert await until(pilot, lambda: app.replay.valid == GATE, 10)
+        await until(pilot, lambda: app.replay.valid == GATE, 10)
         await pilot.press("colon", *"59000", "enter")
         await pilot.pause(0.1)
         await pilot.press("j")
         gate.set()
-        assert await until(pilot, lambda: app.replay.finished, 30)
+        await until(pilot, lambda: app.replay.finished, 30)
         await pilot.pause(0.3)
         assert cursor_seq(app) == 2
 
@@ -313,10 +292,6 @@ def live_demo(tmp_path: Path, lines: int = 12) -> tuple[Path, list[bytes]]:
     return run, all_lines
 
 
-def notices(app: ReplayApp) -> str:
-    return "\n".join(n.message for n in app._notifications)
-
-
 @pytest.mark.parametrize("edited", [2, 5, 7, 10])
 async def test_an_edit_in_place_with_an_append_is_found_within_a_second(
     tmp_path: Path, edited: int
@@ -327,7 +302,7 @@ async def test_an_edit_in_place_with_an_append_is_found_within_a_second(
     run, lines = live_demo(tmp_path)
     app = make_app(run, follow=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        assert await until(pilot, lambda: app.replay.valid == 12, 10)
+        await until(pilot, lambda: app.replay.valid == 12, 10)
         await pilot.pause(0.3)  # the watcher is up
         first = app.replay
         ledger = run / "events.jsonl"
@@ -337,8 +312,8 @@ async def test_an_edit_in_place_with_an_append_is_found_within_a_second(
         data[at + 2] = ord("X")
         with open(ledger, "r+b") as fh:
             fh.write(bytes(data) + lines[12])
-        assert await until(pilot, lambda: app.replay is not first, 3)
-        assert await until(pilot, lambda: f"line {edited} changed" in notices(app), 5)
+        await until(pilot, lambda: app.replay is not first, 3)
+        await until(pilot, lambda: f"line {edited} changed" in notices(app), 5)
         assert f"ledger rewritten at byte {start}: line {edited} changed" in notices(app)
 
 
@@ -346,22 +321,22 @@ async def test_after_a_rewrite_the_place_is_kept_and_the_banner_goes(tmp_path: P
     run, lines = live_demo(tmp_path)
     app = make_app(run, follow=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        assert await until(pilot, lambda: app.replay.valid == 12, 10)
+        await until(pilot, lambda: app.replay.valid == 12, 10)
         await pilot.pause(0.3)
         await pilot.press("home", "j", "j", "j", "j")  # seq 5: off the tail
         assert cursor_seq(app) == 5 and not app.main.riding
         first = app.replay
         ledger = run / "events.jsonl"
         ledger.write_bytes(ledger.read_bytes().replace(b'"tokens":812', b'"tokens":813'))
-        assert await until(pilot, lambda: app.replay is not first, 3)
-        assert await until(pilot, lambda: "read again, 12 valid events" in notices(app), 5)
+        await until(pilot, lambda: app.replay is not first, 3)
+        await until(pilot, lambda: "read again, 12 valid events" in notices(app), 5)
         await pilot.pause(0.2)
         assert app.main.session.banner == "" and "history changed" not in status(app)
         assert cursor_seq(app) == 5  # the person's place
         assert "+" not in status(app).split("seq 5 of 12")[1][:4]
         with open(ledger, "ab") as out:
             out.write(lines[12])
-        assert await until(pilot, lambda: app.replay.valid == 13, 5)
+        await until(pilot, lambda: app.replay.valid == 13, 5)
         await pilot.pause(0.1)
         assert cursor_seq(app) == 5 and "+1 new event (" in status(app)
 
@@ -370,17 +345,17 @@ async def test_after_a_rewrite_riding_the_tail_resumes(tmp_path: Path) -> None:
     run, lines = live_demo(tmp_path)
     app = make_app(run, follow=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        assert await until(pilot, lambda: app.replay.valid == 12, 10)
-        assert await until(pilot, lambda: cursor_seq(app) == 12, 5)
+        await until(pilot, lambda: app.replay.valid == 12, 10)
+        await until(pilot, lambda: cursor_seq(app) == 12, 5)
         await pilot.pause(0.3)
         first = app.replay
         ledger = run / "events.jsonl"
         ledger.write_bytes(ledger.read_bytes().replace(b'"tokens":812', b'"tokens":813'))
-        assert await until(pilot, lambda: app.replay is not first, 3)
-        assert await until(pilot, lambda: "read again" in notices(app), 5)
+        await until(pilot, lambda: app.replay is not first, 3)
+        await until(pilot, lambda: "read again" in notices(app), 5)
         with open(ledger, "ab") as out:
             out.write(lines[12])
-        assert await until(pilot, lambda: cursor_seq(app) == 13, 5)
+        await until(pilot, lambda: cursor_seq(app) == 13, 5)
         assert app.main.riding and "new event" not in status(app)
 
 
@@ -418,7 +393,7 @@ async def test_watching_an_object_says_which_field_changed() -> None:
         from replay_tui.questions.condition import parse_path
 
         app.main.side.start_watch(parse_path("calls.call-003"))
-        assert await until(pilot, lambda: app.main.watchlist.done, 5)
+        await until(pilot, lambda: app.main.watchlist.done, 5)
         await pilot.pause(0.1)
         rows = pane_rows(app, "#watch")
         assert any("14  tool_allowed  status: " in r and '"allowed"' in r for r in rows), rows
@@ -461,7 +436,7 @@ async def test_a_filter_of_one_row_says_row() -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         app.main.apply_filter("tool_denied")
-        assert await until(pilot, lambda: app.main.search.matches is not None, 5)
+        await until(pilot, lambda: app.main.search.matches is not None, 5)
         assert "filter 'tool_denied': 1 row" in status(app) and "1 rows" not in status(app)
 
 

@@ -34,11 +34,11 @@ from replay_tui.views.chart import (
     format_number,
     summarise,
 )
-from tests.conftest import SAMPLES
-from tests.test_app import screen_text, settle
-from tests.test_app_across import ask, until
+from tests.conftest import DEMO
+from tests.helpers.runs import live_run
+from tests.helpers.screen import ask, screen_text, settle
+from tests.helpers.waiting import until
 
-DEMO = SAMPLES / "demo-001"
 BRAILLE = {chr(c) for c in range(0x2801, 0x2900)}
 
 # -- binning -----------------------------------------------------------------------
@@ -363,22 +363,19 @@ async def test_the_chart_grows_with_a_followed_run(tmp_path: Path) -> None:
     """A followed run's new events: the chart's series goes on from where
     it stopped (a number, and an object charted by its length)."""
 
-    from tests.test_live_app import live_run
-    from tests.test_live_app import until as until_for
-
     live, lines = live_run(tmp_path, 160, 7, 60)
     app = make_app(live, follow=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until_for(pilot, lambda: app.replay.valid == 60)
+        await until(pilot, lambda: app.replay.valid == 60)
         watch = app.main.watchlist
         for path in (("spent", "tokens"), ("calls",)):
             app.main.side.start_watch(path)
-            await until_for(pilot, lambda: watch.done and watch.chart.series is not None)
+            await until(pilot, lambda: watch.done and watch.chart.series is not None)
             assert watch.chart.end == 60
         with open(live / "events.jsonl", "ab") as out:
             out.write(b"".join(lines[60:]))
-        await until_for(pilot, lambda: watch.done and watch.until == len(lines))
-        await until_for(pilot, lambda: watch.chart.end == len(lines))
+        await until(pilot, lambda: watch.done and watch.until == len(lines))
+        await until(pilot, lambda: watch.chart.end == len(lines))
         series = watch.chart.series
         assert series is not None and watch.chart.length
         calls = {orjson.loads(ln)["payload"].get("call_id") for ln in lines} - {None}
