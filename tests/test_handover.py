@@ -34,9 +34,11 @@ from replay_tui.handover.document import (
 )
 from replay_tui.handover.sections import _change_doc
 from replay_tui.state.diff import Change
-from tests.conftest import SAMPLES, line, make_run, receipt, sha
+from tests.conftest import DEMO, SAMPLES, line, make_run, receipt, sha
+from tests.helpers.cli import run_cli
+from tests.helpers.files import make_read_only
+from tests.helpers.inert import RAW_CONTROLS
 
-DEMO = SAMPLES / "demo-001"
 BROKEN = SAMPLES / "broken-divergence"
 CORPUS_HOSTILE = Path(__file__).parent / "corpus" / "cases" / "hostile-text-everywhere"
 
@@ -50,14 +52,6 @@ HOSTILE = [
     "[link](javascript:x)",
     "````~~~",
 ]
-#: Bytes that must never reach a terminal (or a page) raw.
-RAW_CONTROLS = [chr(c) for c in range(32) if c != 10] + ["\x7f", "\x9b", "\u202e", "\u2066"]
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def ats(seqs: Iterable[int]) -> list[str]:
@@ -502,13 +496,6 @@ def test_out_inside_the_run_folder_is_refused(
     # beside a history file is fine: only the history itself is evidence there
     code, out, _ = run_cli(capsys, "report", str(history), "--out", str(tmp_path / "h.md"))
     assert code == 0 and (tmp_path / "h.md").read_text().startswith("# replay-tui report: ")
-
-
-def make_read_only(root: Path) -> None:
-    for dirpath, _, filenames in os.walk(root):
-        for name in filenames:
-            (Path(dirpath) / name).chmod(0o444)
-        Path(dirpath).chmod(0o555)
 
 
 def test_a_read_only_run_is_left_as_it_was(
