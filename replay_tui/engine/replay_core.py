@@ -129,6 +129,22 @@ class ReplayCore:
         #: A Temporal history carries its activities' results in its events:
         #: no receipts/ or budget.json beside it belongs to it.
         self.receipts = ReceiptStore(paths.dir, enabled=paths.format == JSONL)
+        self._start_judging()
+        self._load_budget()
+        initial = self._start_rules(watch, history=history, following=following)
+        self._keep_states(initial, history, checkpoint_every, checkpoint_budget)
+        self._final: tuple[int, str, str] | None = None  # (valid, summary, digest)
+        self._still_open: tuple[int, list[str]] | None = None  # (valid, what is open)
+        #: Called with (seq, state, kind) after each event of the forward
+        #: pass, in order, with the state in place (plain, or the app's draft;
+        #: do not change it and copy what you keep): how ``when`` and ``history``
+        #: watch a run at the cost of ``check``.
+        self.observer: Callable[[int, State, str], None] | None = None
+
+    def _start_judging(self) -> None:
+        """What judging the ledger keeps, before its first line: no error yet,
+        no valid event, the line checker and how a line is parsed, and what
+        the forward pass records of each line (calls, causes, checksums)."""
         self.error: ReplayError | None = None
         self.warnings: list[Warning_] = []
         self.warning_count = 0
@@ -162,13 +178,22 @@ class ReplayCore:
         self._crcs = array("I")
         self._advancing = False
         self._lock = threading.RLock()
+
+    def _load_budget(self) -> None:
+        """The run's ``budget.json`` (a ledger's only): one that breaks its
+        rules is the replay's error before any event."""
         self.budget = Budget()
         try:
-            if paths.format == JSONL:
-                self.budget = load_budget(paths.dir)
+            if self.paths.format == JSONL:
+                self.budget = load_budget(self.paths.dir)
         except RuleViolation as exc:
             self.error = ReplayError(exc.code, exc.message, artifact=exc.artifact)
-        self.rules_call = RulesCaller(rules, watch if watch is not None else RulesWatch())
+
+    def _start_rules(self, watch: RulesWatch | None, *, history: bool, following: bool) -> State:
+        """The rules called (watched unless built in), the call index and the
+        clock the app reads, the context events are applied with, and the
+        initial state the rules give (returned; the ledger is closed if they fail)."""
+        self.rules_call = RulesCaller(self.rules, watch if watch is not None else RulesWatch())
         #: Rules not built in are watched: they must return, and leave events be.
         self.guarded = self.rules_call.guarded
         #: Which events make one call, where the rules say (the app's ``v``).
@@ -197,14 +222,7 @@ class ReplayCore:
         #: The app's draft across the events since the last kept state (see
         #: :meth:`.rules_step.RulesStep._next_in_history`); None: made when next needed.
         self._journal: Journal | None = None
-        self._keep_states(initial, history, checkpoint_every, checkpoint_budget)
-        self._final: tuple[int, str, str] | None = None  # (valid, summary, digest)
-        self._still_open: tuple[int, list[str]] | None = None  # (valid, what is open)
-        #: Called with (seq, state, kind) after each event of the forward
-        #: pass, in order, with the state in place (plain, or the app's draft;
-        #: do not change it and copy what you keep): how ``when`` and ``history``
-        #: watch a run at the cost of ``check``.
-        self.observer: Callable[[int, State, str], None] | None = None
+        return initial
 
     def _call_failed(self, event: Event) -> bool:
         """Whether ``event`` ends its call in failure, as built-in rules
