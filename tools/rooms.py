@@ -89,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     package = ROOT / "replay_tui"
     folders = Counter(p.parent.relative_to(ROOT).as_posix() for p in package.rglob("*.py"))
-    tests = Counter(p.parent.relative_to(ROOT).as_posix() for p in (ROOT / "tests").glob("**/test_*.py"))
+    tests = Counter(
+        p.parent.relative_to(ROOT).as_posix() for p in (ROOT / "tests").glob("**/test_*.py")
+    )
     print("files per folder")
     for folder, count in sorted((folders + tests).items()):
         print(f"  {count:4}  {folder}/")
