@@ -32,7 +32,7 @@ from replay_tui.handover.document import (
     render_markdown,
     write_report,
 )
-from replay_tui.handover.sections import _change_doc
+from replay_tui.handover.sections import change_doc
 from replay_tui.state.diff import Change
 from tests.conftest import DEMO, SAMPLES, line, make_run, receipt, sha
 from tests.helpers.cli import run_cli
@@ -445,9 +445,9 @@ def test_change_values_under_secret_keys_are_masked(tmp_path: Path) -> None:
         doc = build_report_doc(replay, [1], {}, False)
     finally:
         replay.close()
-    masked = _change_doc(Change(("auth", "token"), "old-secret", "new-secret"), False)
+    masked = change_doc(Change(("auth", "token"), "old-secret", "new-secret"), False)
     assert masked["old"] == masked["new"] == "••••••"
-    shown = _change_doc(Change(("auth", "token"), "old-secret", "new-secret"), True)
+    shown = change_doc(Change(("auth", "token"), "old-secret", "new-secret"), True)
     assert shown["new"] == '"new-secret"'
     assert doc["seqs"][0]["changes"]
 

@@ -16,7 +16,7 @@ import orjson
 
 # C0 controls, DEL, C1 controls; bidi embeddings/overrides/isolates and marks;
 # zero-width and line/paragraph separators; BOM/ZWNBSP. All are shown escaped.
-_UNSAFE = re.compile(
+UNSAFE_CHARS = re.compile(
     "[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069"
     "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
 )
@@ -39,7 +39,7 @@ def _escape(match: re.Match[str]) -> str:
 
 def escape_controls(text: str) -> str:
     """``text`` with every control, bidi and invisible character spelled out."""
-    return _UNSAFE.sub(_escape, text)
+    return UNSAFE_CHARS.sub(_escape, text)
 
 
 def clip(text: str, limit: int) -> str:

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from replay_tui.formats.receipts import (  # opened as receipts are
-    _CLOEXEC,
-    _DIRECTORY,
-    _NOFOLLOW,
-    _NONBLOCK,
+    O_CLOEXEC,
+    O_DIRECTORY,
+    O_NOFOLLOW,
+    O_NONBLOCK,
 )
 
 #: What a ``<persisted-output>`` block says: the size, and where it was saved.
@@ -113,12 +113,12 @@ def _read(folder: Path, name: str) -> tuple[bytes | None, str]:
     """The bytes of ``folder/name`` (a regular file, no symlink on the
     way from ``folder``), or None and why not."""
     try:
-        dir_fd = os.open(folder, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC)
+        dir_fd = os.open(folder, os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
     except OSError:
         return None, "its tool-results folder is not there (or is a symlink)"
     try:
         try:
-            fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=dir_fd)
+            fd = os.open(name, os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, dir_fd=dir_fd)
         except OSError:
             return None, f"tool-results/{name} is not on disk (or is a symlink)"
         try:

@@ -25,10 +25,10 @@ from replay_tui.core import strict_json
 from replay_tui.core.errors import RuleViolation
 
 CALL_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,128}\Z")
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # never hang on a FIFO planted as a receipt
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # never hang on a FIFO planted as a receipt
+O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 MAX_RECEIPT_BYTES = 64 << 20
 _CACHE_RECEIPT_LIMIT = 1 << 20
 
@@ -109,7 +109,7 @@ class ReceiptStore:
         with self._lock:
             if self._dir_fd is None:
                 self._dir_fd = os.open(
-                    self.run_dir / "receipts", os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
+                    self.run_dir / "receipts", os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
                 )
             return self._dir_fd
 
@@ -174,7 +174,7 @@ class ReceiptStore:
         try:
             fd = os.open(
                 f"{call_id}.json",
-                os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC,
+                os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
                 dir_fd=dir_fd,
             )
         except FileNotFoundError:

@@ -37,7 +37,7 @@ from replay_tui.core.words import plural
 from replay_tui.engine.replay import Replay
 from replay_tui.engine.report import build_report, human_summary, refuse_inside_run, write_temp
 from replay_tui.handover.charts import ChartSpec, chart_docs
-from replay_tui.handover.inert_text import BLOCK_LIMIT, _text, json_safe, json_text, mask_raw
+from replay_tui.handover.inert_text import BLOCK_LIMIT, inert_value, json_safe, json_text, mask_raw
 from replay_tui.handover.rendering import (
     HTML_TAGS,
     HTML_TEMPLATE,
@@ -50,9 +50,9 @@ from replay_tui.handover.rendering import (
 from replay_tui.handover.sections import (
     VALUE_LIMIT,
     WINDOW,
-    _error_doc,
-    _seq_doc,
     change_line,
+    error_doc,
+    seq_doc,
     timeline_label,
     timeline_lines,
 )
@@ -115,21 +115,21 @@ def build_report_doc(
     marked = {s for s in chosen if s >= 1}
     return {
         "run": escape_controls(name),
-        "run_id": _text(replay.run_id),
+        "run_id": inert_value(replay.run_id),
         "verdict": escape_controls(check[0]),
         "check": [escape_controls(line) for line in check],
         "ok": replay.error is None,
-        "events_sha256": _text(report["events_sha256"]),
-        "compressed": _text(report.get("compressed")),
+        "events_sha256": inert_value(report["events_sha256"]),
+        "compressed": inert_value(report.get("compressed")),
         "rules": {
             "name": escape_controls(str(replay.reducer.name)),
             "version": escape_controls(str(replay.reducer.version)),
-            "sha256": _text(replay.rules.rules_sha256),
+            "sha256": inert_value(replay.rules.rules_sha256),
         },
         "writer": f"replay-tui {__version__}",
         "reveal": reveal,
-        "error": _error_doc(view, reveal, marked),
-        "seqs": [_seq_doc(view, seq, notes.get(seq) or None, reveal, marked) for seq in chosen],
+        "error": error_doc(view, reveal, marked),
+        "seqs": [seq_doc(view, seq, notes.get(seq) or None, reveal, marked) for seq in chosen],
         "charts": chart_docs(replay, charts, chosen, reveal),
     }
 

@@ -10,8 +10,8 @@ from typing import Any
 import orjson
 
 from replay_tui.core.safe_text import (
-    _UNSAFE,
     MASK,
+    UNSAFE_CHARS,
     clip,
     escape_controls,
     is_secret_key,
@@ -40,7 +40,7 @@ def json_safe(text: str) -> str:
     """JSON text with bidi, invisible and C1 characters written as ``\\uXXXX``
     escapes: still the same JSON, and nothing in it acts on a terminal or
     reorders what people read."""
-    return _UNSAFE.sub(_json_escape, text)
+    return UNSAFE_CHARS.sub(_json_escape, text)
 
 
 def json_text(value: Any, *, reveal: bool, pretty: bool = True, limit: int = BLOCK_LIMIT) -> str:
@@ -73,16 +73,16 @@ def mask_raw(text: str) -> str:
     return _RAW_SECRET.sub(repl, text)
 
 
-def _raw_text(raw: str, reveal: bool) -> str:
+def inert_raw(raw: str, reveal: bool) -> str:
     return clip(escape_controls(raw if reveal else mask_raw(raw)), BLOCK_LIMIT)
 
 
-def _lines_text(text: str) -> str:
+def inert_lines(text: str) -> str:
     """Text of several lines (a traceback): each line made inert, the lines kept."""
     lines = text.rstrip("\n").split("\n")
     return clip("\n".join(escape_controls(line) for line in lines), BLOCK_LIMIT)
 
 
-def _text(value: Any) -> str | None:
+def inert_value(value: Any) -> str | None:
     """A string from the run (or the rules) for people, or None."""
     return None if value is None else escape_controls(str(value))

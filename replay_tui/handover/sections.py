@@ -11,7 +11,7 @@ from typing import Any
 from replay_tui.core.safe_text import MASK, clip, escape_controls, is_secret_key, mask_secrets
 from replay_tui.core.words import plural
 from replay_tui.formats.envelope import Event
-from replay_tui.handover.inert_text import _lines_text, _raw_text, _text, json_text, mask_raw
+from replay_tui.handover.inert_text import inert_lines, inert_raw, inert_value, json_text, mask_raw
 from replay_tui.state.diff import Change, path_str
 from replay_tui.views.runview import PIN_WORDS, LineView, ReceiptView, RunView
 
@@ -35,11 +35,11 @@ def _event_parts(lv: LineView, reveal: bool) -> dict[str, Any]:
         "line": lv.index + 1,
         "kind": None,
         "event": None,
-        "raw": _raw_text(lv.raw, reveal) if lv.raw is not None else None,
+        "raw": inert_raw(lv.raw, reveal) if lv.raw is not None else None,
     }
 
 
-def _change_doc(change: Change, reveal: bool) -> dict[str, Any]:
+def change_doc(change: Change, reveal: bool) -> dict[str, Any]:
     """One change as the state pane shows it: a secret-looking key's value is
     the mask, other values have their secrets masked."""
     key = change.path[-1] if change.path else None
@@ -95,7 +95,7 @@ def _receipt_doc(rv: ReceiptView | None, reveal: bool) -> dict[str, Any] | None:
     out["sha256"] = r.sha256
     if r.data is None:
         out["problem"] = escape_controls(f"not usable: {r.problem}")
-        out["raw"] = _raw_text(r.raw.decode("utf-8", "backslashreplace"), reveal)
+        out["raw"] = inert_raw(r.raw.decode("utf-8", "backslashreplace"), reveal)
     else:
         out["masked"] = not reveal and mask_secrets(r.data) != r.data
         out["json"] = json_text(r.data, reveal=reveal)
@@ -184,7 +184,7 @@ def timeline_lines(timeline: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _error_doc(view: RunView, reveal: bool, marked: set[int]) -> dict[str, Any] | None:
+def error_doc(view: RunView, reveal: bool, marked: set[int]) -> dict[str, Any] | None:
     """The first error: where and what, its event and the state before it."""
     replay = view.replay
     err = replay.error
@@ -200,12 +200,12 @@ def _error_doc(view: RunView, reveal: bool, marked: set[int]) -> dict[str, Any] 
             ]
         )
         or "before the first event",
-        "kind": _text(err.kind),
+        "kind": inert_value(err.kind),
         "code": escape_controls(err.code),
         "message": escape_controls(err.message),
-        "artifact": _text(err.artifact),
+        "artifact": inert_value(err.artifact),
         "one_line": escape_controls(err.one_line()),
-        "traceback": _lines_text(err.traceback) if err.traceback else None,
+        "traceback": inert_lines(err.traceback) if err.traceback else None,
         "event": None,
         "raw": None,
         "valid": replay.valid,
@@ -228,11 +228,11 @@ def _error_doc(view: RunView, reveal: bool, marked: set[int]) -> dict[str, Any] 
     if before is None:
         before = replay.frozen_at(replay.valid)
     out["state_before"] = json_text(before, reveal=reveal)
-    out["state_word"] = _text(replay.summarize(before))
+    out["state_word"] = inert_value(replay.summarize(before))
     return out
 
 
-def _seq_doc(
+def seq_doc(
     view: RunView, seq: int, note: str | None, reveal: bool, marked: set[int]
 ) -> dict[str, Any]:
     """One chosen seq: its event, rule, changes, receipt and timeline."""
@@ -261,7 +261,7 @@ def _seq_doc(
         lv = view.initial_view()
         out["mode"] = "initial"
         out["state"] = json_text(lv.state_before, reveal=reveal)
-        out["state_word"] = _text(lv.summary)
+        out["state_word"] = inert_value(lv.summary)
         return out
     index = seq - 1
     count = view.row_count()
@@ -278,9 +278,9 @@ def _seq_doc(
     out["receipt"] = _receipt_doc(lv.receipt, reveal)
     out["record"] = _record_doc(lv, reveal)
     if lv.mode == "step" and lv.step is not None:
-        out["rule"] = _text(lv.step.explanation)
-        out["changes"] = [_change_doc(c, reveal) for c in lv.step.changes]
-        out["state_word"] = _text(lv.summary)
+        out["rule"] = inert_value(lv.step.explanation)
+        out["changes"] = [change_doc(c, reveal) for c in lv.step.changes]
+        out["state_word"] = inert_value(lv.summary)
         if lv.still_open:
             out["still_open"] = [escape_controls(s) for s in lv.still_open]
         return out

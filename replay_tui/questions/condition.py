@@ -25,10 +25,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay_tui.state.paths import _BARE, _KEYWORDS, _read_path
-
 # paths are the state's; conditions are written over them (re-exported)
 from replay_tui.state.paths import ABSENT as ABSENT
+from replay_tui.state.paths import BARE, KEYWORDS, read_path
 from replay_tui.state.paths import PathError as PathError
 from replay_tui.state.paths import StatePath as StatePath
 from replay_tui.state.paths import format_path as format_path
@@ -188,8 +187,8 @@ class _Parser:
     def word(self) -> str | None:
         """The keyword at the cursor (not consumed), if one stands there alone."""
         self.skip()
-        m = _BARE.match(self.text, self.i)
-        if m is None or m.group() not in _KEYWORDS:
+        m = BARE.match(self.text, self.i)
+        if m is None or m.group() not in KEYWORDS:
             return None
         after = self.text[m.end() : m.end() + 1]
         return None if after in (".", "[") else m.group()
@@ -216,7 +215,7 @@ class _Parser:
 
     def _found(self) -> str:
         rest = self.text[self.i :]
-        m = _BARE.match(rest)
+        m = BARE.match(rest)
         return repr(m.group() if m else rest[:1])
 
     def expr(self) -> Node:
@@ -263,7 +262,7 @@ class _Parser:
             length = True
             self.i += 4
             self.skip()
-        path, self.i = _read_path(self.text, self.i)
+        path, self.i = read_path(self.text, self.i)
         if length:
             self.skip()
             if self.i >= len(self.text) or self.text[self.i] != ")":
@@ -299,7 +298,7 @@ class _Parser:
             value, end = json.JSONDecoder(parse_constant=refuse).raw_decode(self.text, self.i)
         except json.JSONDecodeError:
             found = self._found()
-            hint = ' (strings need double quotes: "...")' if _BARE.match(self.text, self.i) else ""
+            hint = ' (strings need double quotes: "...")' if BARE.match(self.text, self.i) else ""
             raise self.fail(
                 f'expected a JSON value after {op}, such as "retrying", 1000, true or null, '
                 f"but found {found}{hint}"

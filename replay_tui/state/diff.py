@@ -15,7 +15,7 @@ import orjson
 from replay_tui.state.paths import MISSING as MISSING
 from replay_tui.state.paths import Path as Path
 from replay_tui.state.paths import format_path
-from replay_tui.state.persistent import _SCALAR_TYPES, _plain_for_diff, json_default
+from replay_tui.state.persistent import SCALAR_TYPES, json_default, plain_for_diff
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -112,7 +112,7 @@ def diff_frozen(old: Any, new: Any, path: Path) -> list[Change]:
     if old is new:
         return _NO_CHANGES
     to = type(new)
-    if to in _SCALAR_TYPES and (old is MISSING or type(old) in _SCALAR_TYPES):
+    if to in SCALAR_TYPES and (old is MISSING or type(old) in SCALAR_TYPES):
         if (
             old is MISSING
             or to is not type(old)
@@ -121,7 +121,7 @@ def diff_frozen(old: Any, new: Any, path: Path) -> list[Change]:
         ):
             return [Change(path, old, new)]
         return _NO_CHANGES
-    return diff(_plain_for_diff(old), _plain_for_diff(new), path)
+    return diff(plain_for_diff(old), plain_for_diff(new), path)
 
 
 _NO_CHANGES: list[Change] = []

@@ -23,18 +23,18 @@ from typing import Any
 
 from replay_tui.state.diff import MISSING, Change, Path, diff, diff_frozen
 from replay_tui.state.persistent import (
-    _SCALAR_TYPES,
     BIG,
     DELETED,
+    SCALAR_TYPES,
     BigDict,
     BigList,
     Draft,
     FrozenDict,
     FrozenList,
-    _frozen_list,
     dict_rebuilt,
     dict_rebuilt_big,
     freeze,
+    frozen_list,
 )
 
 #: The value a key had when an event began, when that cannot be told from the
@@ -287,7 +287,7 @@ class DictDraft(Draft, MutableMapping[str, Any]):
                 v = writes[k]
                 if v is DELETED:
                     new: Any = MISSING
-                elif type(v) in _SCALAR_TYPES:
+                elif type(v) in SCALAR_TYPES:
                     new = v
                 else:
                     new = writes[k] = freeze(v)
@@ -338,7 +338,7 @@ class DictDraft(Draft, MutableMapping[str, Any]):
                 frozen_writes[k] = DELETED
                 new: Any = MISSING
             else:
-                new = frozen_writes[k] = v if type(v) in _SCALAR_TYPES else freeze(v)
+                new = frozen_writes[k] = v if type(v) in SCALAR_TYPES else freeze(v)
             if patches is None or old is new:
                 continue
             changed = diff_frozen(old, new, (*path, k))
@@ -523,7 +523,7 @@ class ListDraft(Draft, MutableSequence[Any]):
         for i, value in changed.items():
             items[i] = value
         items.extend(tail)
-        return _frozen_list(items)
+        return frozen_list(items)
 
     def _commit_copy(self, patches: list[Change] | None, path: Path) -> FrozenList | BigList:
         base = self._base
@@ -538,7 +538,7 @@ class ListDraft(Draft, MutableSequence[Any]):
                     patches.extend(diff(base[i], new[i], (*path, i)))
             patches.extend(Change((*path, i), base[i], MISSING) for i in range(common, len(base)))
             patches.extend(Change((*path, i), MISSING, new[i]) for i in range(common, len(new)))
-        return _frozen_list(new)
+        return frozen_list(new)
 
 
 def _draft_of(value: Any, up: Any = None, key: Any = None) -> Any:

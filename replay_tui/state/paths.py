@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from replay_tui.core.safe_text import _UNSAFE
+from replay_tui.core.safe_text import UNSAFE_CHARS
 
 
 class _Missing:
@@ -64,9 +64,9 @@ class PathError(ValueError):
         return f"bad {what} at column {self.column}: {self.message}: {self.text}"
 
 
-_BARE = re.compile(r"[A-Za-z0-9_-]+")
+BARE = re.compile(r"[A-Za-z0-9_-]+")
 _INDEX = re.compile(r"\[(\d+)\]")
-_KEYWORDS = frozenset({"and", "or", "not", "exists"})
+KEYWORDS = frozenset({"and", "or", "not", "exists"})
 
 
 # -- paths ---------------------------------------------------------------------
@@ -92,7 +92,7 @@ def _read_key(text: str, i: int) -> tuple[str, int]:
         except json.JSONDecodeError:
             raise PathError(text, i + 1, "unterminated quoted key") from None
         return key, end
-    m = _BARE.match(text, i)
+    m = BARE.match(text, i)
     if m is None:
         found = repr(text[i]) if i < len(text) else "the end"
         raise PathError(
@@ -103,7 +103,7 @@ def _read_key(text: str, i: int) -> tuple[str, int]:
     return m.group(), m.end()
 
 
-def _read_path(text: str, i: int) -> tuple[StatePath, int]:
+def read_path(text: str, i: int) -> tuple[StatePath, int]:
     """A path starting at ``i``: (path, index after it)."""
     parts: list[str | int] = []
     key, i = _read_key(text, i)
@@ -129,7 +129,7 @@ def parse_path(text: str) -> StatePath:
     offset = len(text) - len(text.lstrip())
     if not stripped:
         raise PathError(text, 1, "expected a path such as calls.call-003.status")
-    path, end = _read_path(text, offset)
+    path, end = read_path(text, offset)
     if end < len(text.rstrip()):
         raise PathError(text, end + 1, f"unexpected {text[end]!r} after the path")
     return path
@@ -139,7 +139,9 @@ def _quoted(key: str) -> str:
     """A key as a JSON string: readable (``"café"``), but every control,
     bidi or invisible character escaped (``"\\u202e"``), so it cannot act on
     a terminal and reads back the same."""
-    return _UNSAFE.sub(lambda m: json.dumps(m.group())[1:-1], json.dumps(key, ensure_ascii=False))
+    return UNSAFE_CHARS.sub(
+        lambda m: json.dumps(m.group())[1:-1], json.dumps(key, ensure_ascii=False)
+    )
 
 
 def format_path(path: StatePath) -> str:
@@ -149,7 +151,7 @@ def format_path(path: StatePath) -> str:
         if isinstance(part, int):
             out.append(f"[{part}]")
             continue
-        word = part if _BARE.fullmatch(part) and part not in _KEYWORDS else _quoted(part)
+        word = part if BARE.fullmatch(part) and part not in KEYWORDS else _quoted(part)
         out.append(word if not out else "." + word)
     return "".join(out)
 

@@ -260,12 +260,12 @@ def freeze(value: Any) -> Any:
     non-string key), as writing the state as JSON would.
     """
     t = type(value)
-    if t in _SCALAR_TYPES or t in _FROZEN_TYPES:
+    if t in SCALAR_TYPES or t in _FROZEN_TYPES:
         return value
     if t is dict or (isinstance(value, dict) and t is not FrozenDict):
         return _freeze_dict(value)
     if t is list or t is tuple or (isinstance(value, list) and t is not FrozenList):
-        return _frozen_list([freeze(v) for v in value])
+        return frozen_list([freeze(v) for v in value])
     if isinstance(value, Draft):
         return value.commit(None)
     if isinstance(value, Mapping):
@@ -273,11 +273,11 @@ def freeze(value: Any) -> Any:
     raise TypeError(f"Type is not JSON serializable: {t.__name__}")
 
 
-_SCALAR_TYPES = frozenset(_SCALARS)
+SCALAR_TYPES = frozenset(_SCALARS)
 _FROZEN_TYPES = frozenset(FROZEN)
 
 
-def _frozen_list(items: list[Any]) -> FrozenList | BigList:
+def frozen_list(items: list[Any]) -> FrozenList | BigList:
     return BigList.of(items) if len(items) > BIG else FrozenList(items)
 
 
@@ -322,7 +322,7 @@ def json_default(value: Any) -> Any:
     raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
 
 
-def _plain_for_diff(value: Any) -> Any:
+def plain_for_diff(value: Any) -> Any:
     """``diff`` walks dicts and lists; big ones are shown to it as such."""
     t = type(value)
     if t is BigDict:

@@ -62,7 +62,7 @@ def shown_value(value: Any, limit: int, *, reveal: bool = True) -> str:
     secret-looking values masked unless ``reveal``. Not yet escaped."""
     if value is ABSENT:
         return "absent"
-    if type(value) not in _SCALAR_TYPES:
+    if type(value) not in SCALAR_TYPES:
         if isinstance(value, Mapping) and len(value) > BRIEF_ITEMS:
             return f"{{…}} {len(value):,} keys"
         if isinstance(value, Sequence) and not isinstance(value, str) and len(value) > BRIEF_ITEMS:
@@ -96,7 +96,7 @@ def needs_of(condition: Condition) -> dict[StatePath, str]:
     return {path: needs[path] for path in condition.paths}
 
 
-class _Snap:
+class Snapshot:
     """An object or list as it was: its canonical bytes (compared) and, when
     asked, its value again."""
 
@@ -106,7 +106,7 @@ class _Snap:
         self.data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Snap) and other.data == self.data
+        return isinstance(other, Snapshot) and other.data == self.data
 
     def __hash__(self) -> int:
         return hash(self.data)
@@ -115,7 +115,7 @@ class _Snap:
         return orjson.loads(self.data)
 
 
-class _Len:
+class Length:
     """What ``len`` and ``exists`` need of a value: that it is there, and its length."""
 
     __slots__ = ("n",)
@@ -124,24 +124,26 @@ class _Len:
         self.n = n
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Len) and other.n == self.n
+        return isinstance(other, Length) and other.n == self.n
 
     def __hash__(self) -> int:
         return hash(self.n)
 
 
-_SCALARS = (str, int, float, bool, type(None))
-_SCALAR_TYPES = frozenset(_SCALARS)
+SCALARS = (str, int, float, bool, type(None))
+SCALAR_TYPES = frozenset(SCALARS)
 
 
-def _observe(value: Any, need: str) -> Any:
+def observe_change(value: Any, need: str) -> Any:
     """What is kept of the value at a path, to tell a change."""
     if value is ABSENT:
         return ABSENT
     if need == "exists":
         return True
     if need == "len":
-        return _Len(None if isinstance(value, (int, float, bool)) or value is None else len(value))
-    if isinstance(value, _SCALARS):
+        return Length(
+            None if isinstance(value, (int, float, bool)) or value is None else len(value)
+        )
+    if isinstance(value, SCALARS):
         return (type(value), value)  # 1 and true differ in JSON, not in Python
-    return _Snap(value)
+    return Snapshot(value)

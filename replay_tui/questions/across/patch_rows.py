@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from replay_tui.questions.across.changes import _SCALARS, _observe
+from replay_tui.questions.across.changes import SCALARS, observe_change
 from replay_tui.questions.condition import ABSENT, StatePath, key_index
 
 
@@ -23,7 +23,7 @@ def _key_pattern(key: str | int) -> bytes:
     return b"(?:" + own + b"|" + str(index).encode() + b")"
 
 
-def _needles(path: StatePath, need: str) -> tuple[list[bytes], re.Pattern[bytes] | None]:
+def path_needles(path: StatePath, need: str) -> tuple[list[bytes], re.Pattern[bytes] | None]:
     """What a patch record holds if it can change what is watched at ``path``,
     as regular expressions (alternatives of :func:`re.compile`).
 
@@ -45,7 +45,7 @@ def _needles(path: StatePath, need: str) -> tuple[list[bytes], re.Pattern[bytes]
     return above, re.compile(child)
 
 
-class _Spec:
+class RowSpec:
     """One watched path, ready for the row loop."""
 
     __slots__ = ("digits", "m", "need", "path", "prefixes", "whole")
@@ -78,14 +78,14 @@ class _Spec:
         return q if out is None else out
 
 
-def _copy(value: Any) -> Any:
+def copy_kept(value: Any) -> Any:
     """A private copy of a JSON value (patch values may be shared)."""
-    if isinstance(value, _SCALARS):
+    if isinstance(value, SCALARS):
         return value
     return orjson.loads(orjson.dumps(value))
 
 
-def _set_inside(value: Any, rest: list[Any], new: Any) -> Any:
+def set_inside(value: Any, rest: list[Any], new: Any) -> Any:
     """``value`` with the patch at ``rest`` below it applied (as
     :func:`~replay_tui.state.history.apply_changes` applies one)."""
     node = value
@@ -101,18 +101,18 @@ def _set_inside(value: Any, rest: list[Any], new: Any) -> Any:
         if new is ABSENT:
             del node[last:]
         elif last >= len(node):
-            node.append(_copy(new))
+            node.append(copy_kept(new))
         else:
-            node[last] = _copy(new)
+            node[last] = copy_kept(new)
     elif isinstance(node, dict) and isinstance(last, str):
         if new is ABSENT:
             node.pop(last, None)
         else:
-            node[last] = _copy(new)
+            node[last] = copy_kept(new)
     return value
 
 
-class _Sized:
+class Sized:
     """Stands in for an object or list whose length alone is watched."""
 
     __slots__ = ("n",)
@@ -124,31 +124,31 @@ class _Sized:
         return self.n
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Sized) and other.n == self.n
+        return isinstance(other, Sized) and other.n == self.n
 
     def __hash__(self) -> int:
         return self.n
 
 
-def _kept(value: Any, need: str) -> Any:
+def kept_value(value: Any, need: str) -> Any:
     """What a scan keeps of a value: all of it, its length, or that it is there."""
     if value is ABSENT:
         return ABSENT
     if need == "exists":
         return True
-    if need == "len" and not isinstance(value, _SCALARS):
-        return _Sized(len(value))
-    return _copy(value)
+    if need == "len" and not isinstance(value, SCALARS):
+        return Sized(len(value))
+    return copy_kept(value)
 
 
-def _unsized(kept: Any) -> Any:
+def unsized(kept: Any) -> Any:
     """A kept value as shown: a length for one whose length alone is watched."""
-    return kept.n if isinstance(kept, _Sized) else kept
+    return kept.n if isinstance(kept, Sized) else kept
 
 
-def _same(a: Any, b: Any) -> bool:
+def same_value(a: Any, b: Any) -> bool:
     if a is ABSENT or b is ABSENT:
         return a is b
-    if isinstance(a, _Sized) or isinstance(b, _Sized):
+    if isinstance(a, Sized) or isinstance(b, Sized):
         return bool(a == b)
-    return bool(_observe(a, "value") == _observe(b, "value"))
+    return bool(observe_change(a, "value") == observe_change(b, "value"))

@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from replay_tui.questions.across.changes import _SCALARS, Moves, PathChange, Turn, needs_of
+from replay_tui.questions.across.changes import SCALARS, Moves, PathChange, Turn, needs_of
 from replay_tui.questions.across.patch_rows import (
-    _copy,
-    _kept,
-    _needles,
-    _same,
-    _set_inside,
-    _Sized,
-    _Spec,
-    _unsized,
+    RowSpec,
+    Sized,
+    copy_kept,
+    kept_value,
+    path_needles,
+    same_value,
+    set_inside,
+    unsized,
 )
 from replay_tui.questions.condition import ABSENT, Compare, Condition, StatePath, lookup
 from replay_tui.state.persistent import thaw
@@ -41,7 +41,7 @@ def _touching(
     cancelled: threading.Event | None,
 ) -> Iterator[tuple[int, list[list[Any]] | None]]:
     """Events ``start+1 .. until`` of a patch log whose record matches one of
-    ``patterns`` (see :func:`_needles`), as (seq, decoded rows), read a chunk
+    ``patterns`` (see :func:`path_needles`), as (seq, decoded rows), read a chunk
     at a time; after each chunk (last seq, None): everything up to it is
     read. Stops between chunks when ``cancelled``."""
     where = bisect.bisect_right
@@ -78,15 +78,15 @@ class PatchScan:
         self.needs = dict(needs)
         state = history.state_at(start)
         self.values: dict[StatePath, Any] = {
-            p: _kept(thaw(lookup(state, p)) if need == "value" else lookup(state, p), need)
+            p: kept_value(thaw(lookup(state, p)) if need == "value" else lookup(state, p), need)
             for p, need in self.needs.items()
         }
         self.seq = start
-        self._specs = [_Spec(p, need) for p, need in self.needs.items()]
+        self._specs = [RowSpec(p, need) for p, need in self.needs.items()]
         needles: set[bytes] = set()
         self._patterns: list[re.Pattern[bytes]] = []
         for p, need in self.needs.items():
-            found, pattern = _needles(p, need)
+            found, pattern = path_needles(p, need)
             needles.update(found)
             if pattern is not None:
                 self._patterns.append(pattern)
@@ -124,7 +124,7 @@ class PatchScan:
         spec = self._specs[0]
         whole, m, path = spec.whole, spec.m, spec.path
         kept = self.values[path]
-        if not isinstance(kept, _Sized):
+        if not isinstance(kept, Sized):
             return self._apply(rows)
         size = kept.n
         for row in rows:
@@ -141,7 +141,7 @@ class PatchScan:
                 return self._apply(rows)  # the object itself replaced: the general way
         if size == kept.n:
             return None
-        self.values[path] = _Sized(size)
+        self.values[path] = Sized(size)
         return {path: (kept.n, size)}
 
     def _apply_leaf(self, rows: list[list[Any]]) -> Moves | None:
@@ -155,7 +155,7 @@ class PatchScan:
             if q == whole:
                 op = row[1]
                 new = row[3] if op == 0 else (row[2] if op == 1 else ABSENT)
-                if not isinstance(new, _SCALARS) and new is not ABSENT:
+                if not isinstance(new, SCALARS) and new is not ABSENT:
                     return self._apply(rows)
                 found = new
             else:
@@ -197,32 +197,32 @@ class PatchScan:
                 op = row[1]
                 new = row[3] if op == 0 else (row[2] if op == 1 else ABSENT)
                 if rel == 1:
-                    values[p] = _kept(new, need)
+                    values[p] = kept_value(new, need)
                 elif rel == 2:
-                    values[p] = _kept(lookup(new, spec.path[n:]), need)  # absent: absent
+                    values[p] = kept_value(lookup(new, spec.path[n:]), need)  # absent: absent
                 elif values[p] is ABSENT or need == "exists":
                     continue  # something under it changed: it is still there
                 elif need == "len":
-                    if n == m + 1 and op != 0 and isinstance(values[p], _Sized):
+                    if n == m + 1 and op != 0 and isinstance(values[p], Sized):
                         size = values[p].n
                         last = q[-1]
                         if op == 1:
-                            values[p] = _Sized(size + 1)
+                            values[p] = Sized(size + 1)
                         else:
-                            values[p] = _Sized(
+                            values[p] = Sized(
                                 min(size, last) if isinstance(last, int) else size - 1
                             )
                 else:
-                    if values[p] is before[p] and not isinstance(values[p], _SCALARS):
-                        values[p] = _copy(values[p])  # keep the old value to show
-                    values[p] = _set_inside(values[p], q[m:], new)
+                    if values[p] is before[p] and not isinstance(values[p], SCALARS):
+                        values[p] = copy_kept(values[p])  # keep the old value to show
+                    values[p] = set_inside(values[p], q[m:], new)
         if before is None:
             return None
         moves: Moves = {}
         for p, old in before.items():
             now = values[p]
-            if not _same(old, now):
-                moves[p] = (_unsized(old), _unsized(now))
+            if not same_value(old, now):
+                moves[p] = (unsized(old), unsized(now))
         return moves
 
 
@@ -331,10 +331,10 @@ class PathScan:
     def __init__(self, history: History, path: StatePath, start: int = 0) -> None:
         self.history = history
         self.path = path
-        self.spec = _Spec(path, "value")
+        self.spec = RowSpec(path, "value")
         self.present = lookup(history.state_at(start), path) is not ABSENT
         self.seq = start
-        self._needles, _ = _needles(path, "value")
+        self._needles, _ = path_needles(path, "value")
 
     def advance(self, until: int, cancelled: threading.Event | None = None) -> Iterator[PathChange]:
         log = self.history.patches
@@ -374,7 +374,7 @@ class PathScan:
                     was = ABSENT if op == 1 else lookup(row[2], rest)
                     new = row[3] if op == 0 else (row[2] if op == 1 else ABSENT)
                     now = lookup(new, rest)  # absent: absent
-                    if _same(was, now):
+                    if same_value(was, now):
                         continue  # the value under it is the same
                 else:
                     continue
@@ -408,7 +408,7 @@ class LengthScan:
     @property
     def value(self) -> Any:
         """The length where the scan is (a scalar there: itself; ABSENT)."""
-        return _unsized(self._scan.values[self.path])
+        return unsized(self._scan.values[self.path])
 
     def advance(
         self, until: int, cancelled: threading.Event | None = None

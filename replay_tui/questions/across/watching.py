@@ -7,24 +7,24 @@ from collections.abc import Mapping
 from typing import Any
 
 from replay_tui.questions.across.changes import (
-    _SCALAR_TYPES,
+    SCALAR_TYPES,
+    Length,
     Moves,
-    _Len,
-    _observe,
-    _Snap,
+    Snapshot,
+    observe_change,
 )
 from replay_tui.questions.condition import ABSENT, StatePath, lookup
 
 
 def _shown(seen: Any) -> Any:
-    """An observation as the value it stands for (a length for ``_Len``)."""
+    """An observation as the value it stands for (a length for ``Length``)."""
     if seen is ABSENT:
         return ABSENT
     if isinstance(seen, tuple):
         return seen[1]
-    if isinstance(seen, _Snap):
+    if isinstance(seen, Snapshot):
         return seen.value()
-    if isinstance(seen, _Len):
+    if isinstance(seen, Length):
         return seen.n if seen.n is not None else True
     return seen
 
@@ -52,8 +52,8 @@ class StateWatcher:
         self._seen: dict[StatePath, Any] = {}
 
     def _observe(self, value: Any, need: str) -> Any:
-        seen = _observe(value, need)
-        if isinstance(seen, _Snap) and len(seen.data) > WATCH_BYTES:
+        seen = observe_change(value, need)
+        if isinstance(seen, Snapshot) and len(seen.data) > WATCH_BYTES:
             raise TooBigToWatch(f"{len(seen.data):,} bytes")
         return seen
 
@@ -66,7 +66,7 @@ class StateWatcher:
         for path, need in self.needs.items():
             value = lookup(state, path)
             was = seen[path]
-            if need == "value" and type(value) in _SCALAR_TYPES:
+            if need == "value" and type(value) in SCALAR_TYPES:
                 # the common case, a counter or a status: compared as it is
                 if type(was) is tuple and was[0] is type(value) and was[1] == value:
                     continue
