@@ -121,3 +121,17 @@ def test_entry_points_resolve() -> None:
 def test_few_modules_loose_at_the_top() -> None:
     loose = sorted(p.name for p in (ROOT / "replay_tui").glob("*.py"))
     assert len(loose) <= 6, loose
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    """What two modules share is named as shared: a module split along its
+    seams says so, not by reaching for another's ``_private`` names."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "replay_tui").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("replay_tui"):
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                found += [f"{path.relative_to(ROOT)}: {node.module}.{n}" for n in private]
+    assert found == []
