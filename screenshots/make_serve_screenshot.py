@@ -4,7 +4,7 @@ headless Chromium, after `j` nine times (the cursor on seq 10).
     python screenshots/make_serve_screenshot.py
 
 Needs Debian's chromium (/usr/bin/chromium) and the test extra (Playwright);
-the same steps as tests/test_serve.py's browser test. Look at the picture
+the same steps as tests/cli/test_serve.py's browser test. Look at the picture
 after.
 """
 

@@ -19,6 +19,7 @@ import pytest
 pytest.register_assert_rewrite("tests.helpers")
 
 ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
 SAMPLES = ROOT / "sample_runs"
 DEMO = SAMPLES / "demo-001"
 AGENT_SESSIONS = ROOT / "tests" / "fixtures" / "agent-sessions"

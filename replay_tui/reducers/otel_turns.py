@@ -233,7 +233,7 @@ def _place(fact: Fact, sid: str) -> tuple[Any, Any, str]:
 def _follow(tid: str, trace: Mapping[str, Any], tree: _Tree, touched: Touched) -> bool:
     """Derive the change ``touched`` made by its turn only, if the forest's
     shape, kinds and the routing of logs cannot have changed; False: the
-    trace must be derived whole. (Exactness: tests/test_otel_rules.py
+    trace must be derived whole. (Exactness: tests/reducers/test_otel_rules.py
     compares this with deriving every trace afresh after every record.)"""
     kind, sid, log = touched
     entries: Mapping[str, Any] = trace["spans"]

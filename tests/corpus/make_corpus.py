@@ -2,7 +2,7 @@
 
 Every case is a function that writes a run folder, plus its verdict: the exit
 status of ``replay-tui check`` (0 verified, 1 failed, 2 cannot run) and, for
-a failure, the error code and seq (or line). ``tests/test_corpus.py`` builds
+a failure, the error code and seq (or line). ``tests/hostile/test_corpus.py`` builds
 every case in a temporary folder and runs ``check`` and the app over it.
 
 ``python tests/corpus/make_corpus.py`` also writes the cases that are plain

@@ -14,9 +14,10 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.engine.replay_core import open_ledger
 from replay_tui.formats.otel import load_trace, looks_like_trace
 from replay_tui.formats.run import OTEL, locate_run
+from tests.conftest import ROOT, TESTS
 from tests.helpers.otel_truth import compare
 
-TRACES = Path(__file__).parent / "fixtures" / "otel-traces"
+TRACES = TESTS / "fixtures" / "otel-traces"
 FILES = sorted(p for p in TRACES.rglob("*.json") if not p.name.endswith(".truth.json"))
 
 
@@ -39,7 +40,7 @@ def _order(events: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
 
 
 def test_the_fixtures_are_the_shared_recordings_byte_for_byte() -> None:
-    shared = Path(__file__).resolve().parent.parent.parent / "shared" / "otel-traces"
+    shared = ROOT.parent / "shared" / "otel-traces"
     if not shared.is_dir():
         pytest.skip("../shared/ is not beside this clone")
     for path in shared.rglob("*"):

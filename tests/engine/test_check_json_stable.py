@@ -9,7 +9,7 @@ folder in ``sample_runs/``, every Temporal history in ``sample_runs/temporal/``,
 every session file in ``sample_runs/agent-sessions/`` (sub-agents' transcripts
 too) and every committed case in ``tests/corpus/cases/``. The corpus cases that only
 exist when built (symlinks, FIFOs, /dev/zero, permissions, 10 MB lines) are not
-covered here: ``tests/test_corpus.py`` checks their verdicts.
+covered here: ``tests/hostile/test_corpus.py`` checks their verdicts.
 
 Each fixture key is ``<RUN> | <flags>``; the command is
 ``python -m replay_tui check <flags> <RUN>``, run from the repo root with the
@@ -50,7 +50,7 @@ every other entry byte for byte the same.
 Regenerate them, from the repo root, only on purpose (a deliberate change of
 output):
 
-    git worktree add /tmp/before HEAD && python tests/test_check_json_stable.py --regenerate /tmp/before; git worktree remove --force /tmp/before
+    git worktree add /tmp/before HEAD && python tests/engine/test_check_json_stable.py --regenerate /tmp/before; git worktree remove --force /tmp/before
 """
 
 from __future__ import annotations
@@ -65,7 +65,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
+
 FIXTURE = ROOT / "tests" / "fixtures" / "check_json" / "expected.json"
 SEP = " | "
 

@@ -18,9 +18,10 @@ from replay_tui.formats.run import locate_run
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.render.span_rows import OPEN_END, span_bar
 from replay_tui.views.calls import CallRow, Folding, bar_cells
+from tests.conftest import TESTS
 from tests.helpers.screen import pane_text, ready, screen_text, seq_at_cursor, settle
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = TESTS / "fixtures"
 HANDOFF = FIXTURES / "otel-traces" / "hand" / "openai_agents_handoff.json"
 #: A Claude Code session whose parallel tool_use records name each other.
 CHAINED = FIXTURES / "agent-sessions" / "claude-code" / "codemie--session-624a4a58.jsonl"

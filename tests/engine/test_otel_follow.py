@@ -18,10 +18,11 @@ from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import OTEL, RunPaths, locate_run
 from replay_tui.reducers import load_reducer
 from replay_tui.ui.launch import make_app
+from tests.conftest import TESTS
 from tests.helpers.otel_truth import compare
 from tests.helpers.waiting import until
 
-TRACES = Path(__file__).parent / "fixtures" / "otel-traces"
+TRACES = TESTS / "fixtures" / "otel-traces"
 FILES = sorted(
     p
     for p in TRACES.rglob("*.json")

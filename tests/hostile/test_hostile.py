@@ -1,6 +1,6 @@
 """Input from outside: fuzzed bytes, buggy user rules, a run folder as evidence.
 
-See tests/test_corpus.py for the named hostile cases; this file covers what
+See tests/hostile/test_corpus.py for the named hostile cases; this file covers what
 no list of cases can: arbitrary byte damage (hypothesis), rules that raise,
 change their event or never return, a ledger that keeps growing, and the
 promise that nothing under a run folder is ever written.

@@ -34,13 +34,13 @@ from replay_tui.handover.document import (
 )
 from replay_tui.handover.sections import change_doc
 from replay_tui.state.diff import Change
-from tests.conftest import DEMO, SAMPLES, line, make_run, receipt, sha
+from tests.conftest import DEMO, ROOT, SAMPLES, TESTS, line, make_run, receipt, sha
 from tests.helpers.cli import run_cli
 from tests.helpers.files import make_read_only
 from tests.helpers.inert import RAW_CONTROLS
 
 BROKEN = SAMPLES / "broken-divergence"
-CORPUS_HOSTILE = Path(__file__).parent / "corpus" / "cases" / "hostile-text-everywhere"
+CORPUS_HOSTILE = TESTS / "corpus" / "cases" / "hostile-text-everywhere"
 
 HOSTILE = [
     "<script>alert(1)</script>",
@@ -638,7 +638,7 @@ def test_a_missing_run_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Pat
 
 
 def test_reducer_runs_supervised_and_help_has_examples(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run(
         [
             sys.executable,
@@ -704,7 +704,7 @@ def test_the_templates_ship_in_the_package() -> None:
     # the HTML template's tags are the ones the page may hold, and no others
     assert set(re.findall(r"<([a-z][a-z0-9]*)", html)) == handover.HTML_TAGS
     assert "`replay-tui check` says:" in markdown
-    tomls = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text()
+    tomls = (ROOT / "pyproject.toml").read_text()
     assert '"handover/templates/*"' in tomls and '"jinja2>=3.1"' in tomls
 
 

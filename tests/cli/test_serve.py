@@ -31,7 +31,8 @@ from replay_tui.cli.serve import (
     exposure_warning,
 )
 from replay_tui.core.net import is_loopback
-from tests.browser import (
+from tests.conftest import DEMO, ROOT
+from tests.helpers.browser import (
     CHROMIUM,
     browser_page,
     cursor_row,
@@ -40,7 +41,6 @@ from tests.browser import (
     served,
     wait_for_screen,
 )
-from tests.conftest import DEMO
 
 
 def serve_args(*argv: str) -> argparse.Namespace:
@@ -130,7 +130,7 @@ def test_a_run_path_of_shell_characters_reaches_the_app_whole(tmp_path: Path) ->
     shutil.copytree(DEMO, run)
     command = app_command(serve_args(str(run), "--at", "3"))
     env = {k: v for k, v in os.environ.items() if k != "TEXTUAL_DRIVER"}
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = str(ROOT)
     out = subprocess.run(
         command,
         shell=True,

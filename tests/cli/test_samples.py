@@ -24,7 +24,7 @@ def test_every_error_code_has_a_broken_sample() -> None:
 
 def test_every_sample_folder_is_listed() -> None:
     folders = {p.name for p in SAMPLES.iterdir() if p.is_dir() and not p.name.startswith("_")}
-    # temporal/ holds history files, not run folders: tests/test_temporal.py checks each
+    # temporal/ holds history files, not run folders: tests/formats/test_temporal.py checks each
     assert "temporal" in folders and any((SAMPLES / "temporal").glob("*.json"))
     folders.discard("temporal")
     # agent-sessions/ holds session files: each is listed by its path (below)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent
+from tests.conftest import TESTS
 
 
 def _modules() -> dict[Path, ast.Module]:
@@ -43,7 +43,7 @@ def _imported(path: Path, tree: ast.Module) -> list[tuple[int, str]]:
 
 
 def _is_test_module(module: str) -> bool:
-    """A test file under tests/ (``tests.test_app``: tests/test_app.py)."""
+    """A test file under tests/ (``tests.test_app``: tests/ui/test_app.py)."""
     parts = module.split(".")
     if parts[0] != "tests" or not parts[-1].startswith("test_"):
         return False

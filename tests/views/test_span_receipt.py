@@ -18,9 +18,10 @@ from replay_tui.ui.launch import make_app
 from replay_tui.views import span_receipt
 from replay_tui.views.runview import RunView
 from replay_tui.views.span_receipt import span_record
+from tests.conftest import TESTS
 from tests.helpers.screen import goto, pane_text, settle
 
-HAND = Path(__file__).parent / "fixtures" / "otel-traces" / "hand"
+HAND = TESTS / "fixtures" / "otel-traces" / "hand"
 HANDOFF = HAND / "openai_agents_handoff.json"  # seq 9: execute_tool issue_refund starts, 10 ends
 LOGS = HAND / "openai_v2_logs_span_id.json"  # seq 7: a chat span starts, 8-12 its logs, 13 its end
 COPIES = HAND / "duplicate_span_ids.json"

@@ -14,10 +14,11 @@ from replay_tui.formats.ledger import BIG_LINE
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.screens.whole_result import ResultReader
 from replay_tui.views.reader_text import ROW_CHARS, Cancelled, ReaderText
+from tests.conftest import ROOT
 from tests.helpers.screen import pane_text, seq_at_cursor, settle
 from tests.helpers.waiting import until
 
-SAMPLE = Path(__file__).parent.parent / "sample_runs" / "agent-sessions" / "claude-code-short.jsonl"
+SAMPLE = ROOT / "sample_runs" / "agent-sessions" / "claude-code-short.jsonl"
 ROWS = 40_000  # about 2.6 MB of result, written twice: a line past BIG_LINE
 
 

@@ -6,7 +6,7 @@ The page's terminal is xterm.js drawing to a canvas, so there is no DOM text
 to read. :data:`HOOK` runs in the page before textual.js and keeps the
 ``Terminal`` that textual.js makes (``this.terminal = new Terminal(...)``);
 :func:`screen_text` reads its buffer, the very cells xterm.js paints. The
-screenshot is the picture of them. Used by tests/test_serve.py and by
+screenshot is the picture of them. Used by tests/cli/test_serve.py and by
 screenshots/make_serve_screenshot.py.
 """
 
@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
+
 CHROMIUM = Path("/usr/bin/chromium")
 #: Headless, offline and quiet: nothing but the served page is fetched.
 CHROMIUM_ARGS = [

@@ -8,10 +8,11 @@ from pathlib import Path
 
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.screens.run import ReplayScreen
+from tests.conftest import ROOT, TESTS
 from tests.helpers.screen import pane_text, seq_at_cursor, settle, status
 from tests.helpers.waiting import until
 
-FIXTURES = Path(__file__).parent / "fixtures" / "agent-sessions" / "claude-code"
+FIXTURES = TESTS / "fixtures" / "agent-sessions" / "claude-code"
 SUBAGENTS = FIXTURES / "codemie--incremental-subagents"
 
 
@@ -74,7 +75,7 @@ async def test_a_session_is_followed_as_the_agent_writes(tmp_path: Path) -> None
         assert pane_text(app, "state")
 
 
-SAMPLES = Path(__file__).parent.parent / "sample_runs" / "agent-sessions"
+SAMPLES = ROOT / "sample_runs" / "agent-sessions"
 
 
 def _stat(path: Path) -> tuple[bytes, int, int]:
@@ -105,12 +106,7 @@ async def test_the_app_leaves_a_session_as_it_was_and_its_features_work(tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["claude-code-error.jsonl"]
 
 
-BROKEN = (
-    Path(__file__).parent.parent
-    / "sample_runs"
-    / "agent-sessions"
-    / "claude-code-broken-chain.jsonl"
-)
+BROKEN = ROOT / "sample_runs" / "agent-sessions" / "claude-code-broken-chain.jsonl"
 
 
 async def test_m_shows_only_what_a_resume_loads_and_the_break_explains_itself() -> None:
@@ -163,7 +159,7 @@ async def test_the_gutter_rails_the_records_a_resume_loads_where_it_drops_some()
 
 
 async def test_m_elsewhere_says_where_it_works() -> None:
-    app = make_app(Path(__file__).parent.parent / "sample_runs" / "demo-001")
+    app = make_app(ROOT / "sample_runs" / "demo-001")
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         await pilot.press("m")
