@@ -72,10 +72,8 @@ class ReplayScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = list(bindings_for("screen"))
 
-    playing = var(False, toggle_class="-playing")
     validating = var(True, toggle_class="-validating")
     live = var(False, toggle_class="-live")
-    failed = var(False, toggle_class="-failed")
     #: Rules (not built in) have been inside one call for seconds.
     stuck = var(False, toggle_class="-stuck")
     #: A state path is watched: the watch pane is shown.
@@ -134,6 +132,11 @@ class ReplayScreen(Screen[None]):
         return self.timeline.tail.riding
 
     @property
+    def playing(self) -> bool:
+        """Playback (``p``) steps the cursor on its own."""
+        return self.timeline.playback.playing
+
+    @property
     def at_initial(self) -> bool:
         """Prefix 0 is shown (the initial state, before event 1)."""
         return self.timeline.before_first
@@ -188,7 +191,6 @@ class ReplayScreen(Screen[None]):
         if self.replay.pending is not None:
             self.reader.receipt_pending()
         self.validating = False
-        self.failed = self.replay.error is not None
         self.session.advanced()
         self.live = self.following
         self._rows_grew()
@@ -536,12 +538,11 @@ class ReplayScreen(Screen[None]):
 
     # -- playback -------------------------------------------------------------
     def action_play(self) -> None:
-        self.playing = self.timeline.toggle_play()
+        self.timeline.toggle_play()
         self.refresh_status()
 
     @on(Timeline.PlayStopped)
     def _play_stopped(self) -> None:
-        self.playing = False
         self.refresh_status()
 
     def action_speed(self, factor: float) -> None:
