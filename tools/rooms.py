@@ -5,8 +5,9 @@ the guide's pages.
     python tools/rooms.py            # the summary
     python tools/rooms.py --over     # and every room over its size
 
-A module over ~600 lines, a class over 500 or a function over 100 is a
-room to split along its seams (see docs/architecture.md).
+A folder of over 15 modules, a module over ~600 lines, a class over 500
+(the App over 150) or a function over 100 is a room to split along its
+seams (see docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMITS = {"module": 600, "class": 500, "function": 100}
+#: Modules in one folder (``__init__.py`` not counted), and the App's lines:
+#: what it does beyond wiring the screens belongs in them.
+FOLDER_LIMIT = 15
+APP_LIMIT = 150
 
 
 def rooms(package: Path) -> list[tuple[str, str, int]]:
@@ -92,9 +97,18 @@ def main(argv: list[str] | None = None) -> int:
     tests = Counter(
         p.parent.relative_to(ROOT).as_posix() for p in (ROOT / "tests").glob("**/test_*.py")
     )
+    modules = Counter(
+        p.parent.relative_to(ROOT).as_posix() for p in package.rglob("*.py") if p.stem != "__init__"
+    )
     print("files per folder")
     for folder, count in sorted((folders + tests).items()):
         print(f"  {count:4}  {folder}/")
+    crowded = [(f, n) for f, n in sorted(modules.items()) if n > FOLDER_LIMIT]
+    most = max(modules.items(), key=lambda item: item[1])
+    print(f"  most modules: {most[1]} in {most[0]}/   ({len(crowded)} over {FOLDER_LIMIT})")
+    if args.over:
+        for folder, count in crowded:
+            print(f"           {count:5} modules  {folder}/")
     found = rooms(package)
     print("largest")
     for kind in LIMITS:
@@ -105,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.over:
             for _, name, lines in over:
                 print(f"           {lines:5} lines  {name}")
+    app = next(r for r in found if r[0] == "class" and r[1].endswith(" ReplayApp"))
+    print(f"  the App  {app[2]:5} lines  {app[1]}   (limit {APP_LIMIT})")
     groups = circles("replay_tui")
     print(f"import circles: {len(groups)}")
     for group in groups:

@@ -36,7 +36,7 @@ from replay_tui.core.allocator import keep_big_blocks_mapped
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.supervision import supervised
-from replay_tui.reducers.guard import EventChanged, RulesStuck
+from replay_tui.reducers.calling.guard import EventChanged, RulesStuck
 
 if TYPE_CHECKING:
     from replay_tui.cli.options import Subparsers

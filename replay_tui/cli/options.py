@@ -13,7 +13,7 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.formats.run import FORMATS
 from replay_tui.reducers import DEFAULT, available
-from replay_tui.reducers.guard import DEFAULT_TIMEOUT
+from replay_tui.reducers.calling.guard import DEFAULT_TIMEOUT
 
 
 class Parser(argparse.ArgumentParser):

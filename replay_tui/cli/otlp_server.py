@@ -3,10 +3,10 @@
 An SDK's OTLP/HTTP exporter, pointed at ``OTEL_EXPORTER_OTLP_ENDPOINT``,
 POSTs each batch to ``/v1/traces`` (an ``ExportTraceServiceRequest``) or
 ``/v1/logs`` (an ``ExportLogsServiceRequest``), as ``application/x-protobuf``
-(:mod:`~replay_tui.formats.otlp_proto` decodes it) or ``application/json``,
+(:mod:`~replay_tui.formats.otel.proto` decodes it) or ``application/json``,
 maybe gzip- or deflate-compressed. Each request taken becomes one line of
 the trace file, the OTLP/JSON the Collector's file exporter writes
-(:mod:`~replay_tui.formats.otel_lines` follows such a file): compact JSON
+(:mod:`~replay_tui.formats.otel.lines` follows such a file): compact JSON
 and a newline, written by one ``os.write`` on a file opened to append,
 under a lock, so a reader never meets two requests in one line, and meets
 half of one only as a last line not yet ended.
@@ -39,8 +39,8 @@ import orjson
 from replay_tui.core.net import is_loopback
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
-from replay_tui.formats.otel_load import dicts_of
-from replay_tui.formats.otlp_proto import ProtoError, decode_logs, decode_traces, encode_status
+from replay_tui.formats.otel.load import dicts_of
+from replay_tui.formats.otel.proto import ProtoError, decode_logs, decode_traces, encode_status
 
 #: The OTLP/HTTP paths: what each request holds, how protobuf is read, what is counted.
 PATHS: dict[str, tuple[str, Callable[[bytes], dict[str, Any]], str, str]] = {

@@ -21,7 +21,7 @@ from replay_tui.cli.serve import WILDCARDS, bind_failure, exposed_at, url_host
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
-from replay_tui.formats.otel_lines import collector_lines
+from replay_tui.formats.otel.lines import collector_lines
 
 if TYPE_CHECKING:
     from replay_tui.cli.options import Subparsers

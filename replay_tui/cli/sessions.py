@@ -20,8 +20,8 @@ from replay_tui.cli.args import positive_int
 from replay_tui.cli.options import out
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import byte_size, plural
-from replay_tui.formats.record_counts import RecordCounts
-from replay_tui.formats.session_stores import (
+from replay_tui.formats.session_stores.counts import RecordCounts
+from replay_tui.formats.session_stores.listing import (
     Listing,
     StoredSession,
     clip_start,

@@ -17,7 +17,7 @@ from replay_tui.cli.options import out
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
-from replay_tui.formats.session_stores import NAMES, clip_start, find_sessions
+from replay_tui.formats.session_stores.listing import NAMES, clip_start, find_sessions
 from replay_tui.formats.sessions import CODEX, run_id_of, session_format_of
 from replay_tui.questions.usage import (
     FIELDS,

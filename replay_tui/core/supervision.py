@@ -1,7 +1,7 @@
 """Supervising a process whose work may hang: a child that must beat or
 be stopped (``check --jobs``, the CLI's own supervisor), and the beat it
 sends. Nothing here knows what the work is: rules are guarded in
-:mod:`replay_tui.reducers.guard`, on top of this."""
+:mod:`replay_tui.reducers.calling.guard`, on top of this."""
 
 from __future__ import annotations
 

@@ -22,10 +22,10 @@ from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import CHECK_CHECKPOINT_BUDGET, Replay
 from replay_tui.engine.report import build_report, human_summary
 from replay_tui.formats.run import has_ledger
-from replay_tui.formats.session_stores import session_files_under
+from replay_tui.formats.session_stores.listing import session_files_under
 from replay_tui.formats.sessions import session_format_of
 from replay_tui.formats.temporal import looks_like_history
-from replay_tui.reducers.guard import DEFAULT_TIMEOUT
+from replay_tui.reducers.calling.guard import DEFAULT_TIMEOUT
 
 
 def expand_runs(args: list[str]) -> list[str]:

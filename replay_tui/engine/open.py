@@ -16,7 +16,7 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import RunPaths, locate_run
 from replay_tui.reducers import LoadedReducer, rules_for_run
-from replay_tui.reducers.guard import DEFAULT_TIMEOUT, RulesWatch, Watchdog, stop_when_stuck
+from replay_tui.reducers.calling.guard import DEFAULT_TIMEOUT, RulesWatch, Watchdog, stop_when_stuck
 
 
 def replay_of(paths: RunPaths, rules: LoadedReducer, **options: Any) -> Replay:

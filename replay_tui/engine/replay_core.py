@@ -30,14 +30,14 @@ from replay_tui.formats import temporal
 from replay_tui.formats.budget import Budget, load_budget
 from replay_tui.formats.envelope import Event, LineError, SequenceChecker
 from replay_tui.formats.ledger import ConvertedLedger, GzipLedger, Ledger
-from replay_tui.formats.otel_lines import TraceLedger, TraceLinesLedger, collector_lines
+from replay_tui.formats.otel.lines import TraceLedger, TraceLinesLedger, collector_lines
 from replay_tui.formats.receipts import ReceiptStore
 from replay_tui.formats.run import JSONL, OTEL, RunPaths
 from replay_tui.formats.sessions import SESSION_FORMATS, lines_for
 from replay_tui.reducers import LoadedReducer
 from replay_tui.reducers.base import FAILED_CALL, Context, State, call_facts
-from replay_tui.reducers.call import RulesCaller, rules_traceback
-from replay_tui.reducers.guard import RulesWatch
+from replay_tui.reducers.calling.caller import RulesCaller, rules_traceback
+from replay_tui.reducers.calling.guard import RulesWatch
 from replay_tui.state.drafts import Journal
 from replay_tui.state.history import History
 from replay_tui.state.persistent import freeze, thaw

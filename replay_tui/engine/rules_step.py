@@ -15,8 +15,8 @@ from replay_tui.core.errors import ERROR_CODES, ReplayError, RuleViolation
 from replay_tui.engine.replay_core import Pending, ReplayCore
 from replay_tui.formats.envelope import Event
 from replay_tui.reducers.base import ReceiptPending
-from replay_tui.reducers.call import rules_traceback
-from replay_tui.reducers.guard import EventChanged, RulesStuck
+from replay_tui.reducers.calling.caller import rules_traceback
+from replay_tui.reducers.calling.guard import EventChanged, RulesStuck
 from replay_tui.state import canonical
 from replay_tui.state.diff import Change, diff
 from replay_tui.state.drafts import DictDraft, Journal

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replay_tui.core.errors import CannotRun
-from replay_tui.formats.otel import looks_like_trace
+from replay_tui.formats.otel.source import looks_like_trace
 from replay_tui.formats.sessions import CLAUDE_CODE, CODEX, SESSION_FORMATS, session_format_of
 from replay_tui.formats.sniff import named_as_ledger, not_a_run
 from replay_tui.formats.temporal import looks_like_history

@@ -59,7 +59,7 @@ class LoadedReducer:
         self.spec = spec
         self.rules_sha256 = hashlib.sha256(source).hexdigest()
         #: Built-in rules are ours and tested; any other rules are watched
-        #: (see :mod:`replay_tui.reducers.guard`).
+        #: (see :mod:`replay_tui.reducers.calling.guard`).
         self.trusted = False
 
 

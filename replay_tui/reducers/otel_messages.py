@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from replay_tui.formats.otel_load import to_int
+from replay_tui.formats.otel.load import to_int
 
 Msg = dict[str, Any]
 Summary = dict[str, Any]

@@ -29,7 +29,7 @@ import bisect
 from collections.abc import Mapping
 from typing import Any
 
-from replay_tui.formats.otel_load import break_loops
+from replay_tui.formats.otel.load import break_loops
 from replay_tui.reducers.otel_messages import (
     DETAILS,
     LEGACY,

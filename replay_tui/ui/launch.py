@@ -11,7 +11,7 @@ from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import open_ledger
 from replay_tui.formats.run import RunPaths, locate_run
 from replay_tui.questions.sidebyside import past_the_end
-from replay_tui.reducers.guard import DEFAULT_TIMEOUT
+from replay_tui.reducers.calling.guard import DEFAULT_TIMEOUT
 from replay_tui.ui.app import COMPARE_FINISHED, ReplayApp, ReplayScreen
 
 #: The demo run shipped inside the package, opened by ``replay-tui`` alone.

@@ -1,6 +1,6 @@
 """A span of an OpenTelemetry trace as its own receipt, as known after a prefix.
 
-A trace (:mod:`replay_tui.formats.otel`) has no receipts/: what a call did is
+A trace (:mod:`replay_tui.formats.otel.source`) has no receipts/: what a call did is
 in its span. So at any record of a span (its start, its events, the logs
 tied to it, its end) the inspector shows the span: its name, ids, times,
 status, attributes, resource and scope, its events and its logs, each with
@@ -38,11 +38,11 @@ from replay_tui.engine.replay import LedgerChanged, Replay
 from replay_tui.formats.envelope import Event
 from replay_tui.reducers.otel_genai import span_seconds, status_word
 
-#: The records a trace is made of (see :mod:`replay_tui.formats.otel`).
+#: The records a trace is made of (see :mod:`replay_tui.formats.otel.source`).
 SPAN_START, SPAN_EVENT, LOG, SPAN_END = "span_start", "span_event", "log", "span_end"
 KINDS = frozenset({SPAN_START, SPAN_EVENT, LOG, SPAN_END})
 
-#: Where each record says when it is (see :mod:`replay_tui.formats.otel`).
+#: Where each record says when it is (see :mod:`replay_tui.formats.otel.source`).
 _TIME = {SPAN_START: "start_ns", SPAN_EVENT: "time_ns", LOG: "time_ns", SPAN_END: "end_ns"}
 
 #: A span's first and last records read and listed (the rest are counted).

@@ -33,8 +33,8 @@ from hypothesis import strategies as st
 from replay_tui.cli.commands import main
 from replay_tui.cli.otlp_server import Receiver
 from replay_tui.engine.open import open_replay
-from replay_tui.formats.otel_load import Loader
-from replay_tui.formats.otlp_proto import (
+from replay_tui.formats.otel.load import Loader
+from replay_tui.formats.otel.proto import (
     MAX_DEPTH,
     ProtoError,
     decode_logs,

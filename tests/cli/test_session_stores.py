@@ -19,8 +19,8 @@ import pytest
 
 from replay_tui.cli.commands import main
 from replay_tui.engine.batch import expand_runs
-from replay_tui.formats import session_stores
-from replay_tui.formats.session_stores import (
+from replay_tui.formats.session_stores import listing as session_stores
+from replay_tui.formats.session_stores.listing import (
     LIVE_SECONDS,
     PROMPT_CHARS,
     describe,
@@ -501,7 +501,7 @@ def test_the_list_and_the_sessions_opened_from_it_take_turns() -> None:
     import argparse
 
     from replay_tui.cli.sessions import pick_and_open
-    from replay_tui.formats.session_stores import Listing
+    from replay_tui.formats.session_stores.listing import Listing
 
     picks: list[tuple[Path | None, str]] = [
         (Path("a.jsonl"), "x"),

@@ -12,7 +12,7 @@ import pytest
 
 from replay_tui.core.errors import CannotRun
 from replay_tui.engine.replay_core import open_ledger
-from replay_tui.formats.otel import load_trace, looks_like_trace
+from replay_tui.formats.otel.source import load_trace, looks_like_trace
 from replay_tui.formats.run import OTEL, locate_run
 from tests.conftest import ROOT, TESTS
 from tests.helpers.otel_truth import compare

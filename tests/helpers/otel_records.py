@@ -1,5 +1,5 @@
 """A trace file as the rules receive it, through the source itself
-(:mod:`replay_tui.formats.otel`), with a way to change the normal form on
+(:mod:`replay_tui.formats.otel.source`), with a way to change the normal form on
 the way (a span's end moved before its start, logs cut from their span)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 import orjson
 
 from replay_tui.formats.envelope import Event, parse_line
-from replay_tui.formats.otel import Trace, load_spans, records_of
-from replay_tui.formats.otel_load import Loader
+from replay_tui.formats.otel.load import Loader
+from replay_tui.formats.otel.source import Trace, load_spans, records_of
 
 Record = tuple[str, dict[str, Any], str | None]
 

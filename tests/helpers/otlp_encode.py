@@ -1,6 +1,6 @@
 """OTLP/JSON export requests encoded as OTLP/protobuf, as an SDK sends them.
 
-Written apart from :mod:`replay_tui.formats.otlp_proto` (its own field
+Written apart from :mod:`replay_tui.formats.otel.proto` (its own field
 numbers, from opentelemetry-proto's .proto files), so the two check each
 other. Takes the OTLP/JSON shapes the corpus holds: ids in hex, 64-bit
 integers as strings or numbers, enums as numbers or names.

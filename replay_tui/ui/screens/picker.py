@@ -5,7 +5,7 @@ filters the list by text, q quits.
 
 The list shows at once from what a stat of each file says (newest first);
 a worker then reads each one's first records and counts its lines
-(:func:`~replay_tui.formats.session_stores.describe`) and fills in its row.
+(:func:`~replay_tui.formats.session_stores.listing.describe`) and fills in its row.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from textual.worker import get_current_worker
 
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import byte_size
-from replay_tui.formats.record_counts import RecordCounts
-from replay_tui.formats.session_stores import (
+from replay_tui.formats.session_stores.counts import RecordCounts
+from replay_tui.formats.session_stores.listing import (
     Listing,
     StoredSession,
     clip_start,

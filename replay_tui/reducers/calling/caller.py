@@ -2,7 +2,7 @@
 
 Built-in rules are called directly. Rules of your own are watched (they must
 return within the timeout, and leave the event they are given as it was; see
-:mod:`replay_tui.reducers.guard`), and get plain dicts unless they say they take
+:mod:`replay_tui.reducers.calling.guard`), and get plain dicts unless they say they take
 drafts (``drafts = True``). Everything that calls the rules goes through
 :class:`RulesCaller`, so those promises hold for ``apply``, ``summary``,
 ``explain`` and the inspector's ``record_for`` alike.
@@ -21,7 +21,7 @@ import orjson
 from replay_tui.core.errors import CannotRun
 from replay_tui.reducers import LoadedReducer
 from replay_tui.reducers.base import Context, State, explain, notes, still_open, where
-from replay_tui.reducers.guard import EventChanged, RulesWatch
+from replay_tui.reducers.calling.guard import EventChanged, RulesWatch
 from replay_tui.state import canonical
 from replay_tui.state.diff import diff
 from replay_tui.state.paths import format_path
@@ -165,10 +165,11 @@ class RulesCaller:
         return self.watch.call(seq, fn, self.as_rules_take(state), *args)
 
 
-_PACKAGE_DIR = Path(__file__).resolve().parent.parent
-_REDUCERS_DIR = Path(__file__).resolve().parent
-#: In reducers/, what calls the rules rather than being rules.
-_CALLERS = frozenset({"__init__.py", "base.py", "call.py", "guard.py"})
+_REDUCERS_DIR = Path(__file__).resolve().parent.parent
+_PACKAGE_DIR = _REDUCERS_DIR.parent
+#: In reducers/, what loads the rules and states their contract rather than
+#: being rules (what calls them is in calling/, apart).
+_CALLERS = frozenset({"__init__.py", "base.py"})
 
 
 def _is_rules_frame(filename: str) -> bool:

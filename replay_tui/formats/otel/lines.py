@@ -3,7 +3,7 @@
 The OpenTelemetry Collector's file exporter (and ``replay-tui receive``)
 writes one OTLP/JSON export request a line, appended as spans end. Such a
 file grows, so it can be followed: each complete line becomes its records
-(see :mod:`replay_tui.formats.otel`) ordered among themselves, after every
+(see :mod:`replay_tui.formats.otel.source`) ordered among themselves, after every
 record of the lines before it. So the order is the order of export, then
 time within one export request (with the module's tie-breaks, depth being
 that of the spans of that request). It is the same whether the file is read
@@ -35,8 +35,8 @@ import orjson
 
 from replay_tui.formats.envelope import Event, LineError, parse_line
 from replay_tui.formats.ledger import ConvertedLedger, Ledger
-from replay_tui.formats.otel import Envelopes, load_trace, ordered
-from replay_tui.formats.otel_load import OTLP, Loader, shape_of
+from replay_tui.formats.otel.load import OTLP, Loader, shape_of
+from replay_tui.formats.otel.source import Envelopes, load_trace, ordered
 
 _HEAD_BYTES = 1 << 16
 #: An export request that starts on the first line, its first key on it too.

@@ -33,7 +33,7 @@ import orjson
 
 from replay_tui.core.safe_text import clip, escape_controls
 from replay_tui.formats.envelope import LineError, parse_object
-from replay_tui.formats.record_counts import RecordCounts
+from replay_tui.formats.session_stores.counts import RecordCounts
 from replay_tui.formats.sessions import (
     CLAUDE_CODE,
     CODEX,

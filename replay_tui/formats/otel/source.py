@@ -1,6 +1,6 @@
 """OpenTelemetry traces (GenAI agents' runs) as a ledger source.
 
-A trace file (any shape :mod:`replay_tui.formats.otel_load` reads) is read
+A trace file (any shape :mod:`replay_tui.formats.otel.load` reads) is read
 once and becomes one event per record, in time order:
 
 - ``span_start`` at a span's start (its payload: the whole span, so a
@@ -40,7 +40,7 @@ import orjson
 
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.supervision import expect_silence
-from replay_tui.formats.otel_load import Loader, Log, Span, break_loops, shape_of
+from replay_tui.formats.otel.load import Loader, Log, Span, break_loops, shape_of
 from replay_tui.formats.whole_file import read_whole
 
 FORMAT = "otel"
@@ -54,7 +54,7 @@ _RANK = {"span_start": 0, "span_event": 1, "log": 2, "span_end": 3}
 
 def looks_like_trace(path: Path) -> bool:
     """Whether ``path`` starts as a trace export does (the shapes
-    :mod:`~replay_tui.formats.otel_load` reads), by its first bytes."""
+    :mod:`~replay_tui.formats.otel.load` reads), by its first bytes."""
     try:
         with path.open("rb") as f:
             head = f.read(_HEAD_BYTES)
@@ -66,7 +66,7 @@ def looks_like_trace(path: Path) -> bool:
 def effective_parents(spans: dict[tuple[str, str], Span]) -> dict[tuple[str, str], Any]:
     """Span key -> its parent's key, or None for a root: a parent not in
     the file (a remote parent, a partial export) makes a local root; a loop
-    of parent links is broken as :func:`~replay_tui.formats.otel_load.break_loops` says."""
+    of parent links is broken as :func:`~replay_tui.formats.otel.load.break_loops` says."""
     parent: dict[tuple[str, str], Any] = {}
     for key, span in spans.items():
         up = (span.trace_id, span.parent_id)
@@ -104,7 +104,7 @@ def _iso(ns: int) -> str | None:
 class Envelopes:
     """Records made envelope lines, seq after seq: what a record's parent
     was and where each span started, remembered across calls (a growing
-    file is converted a line at a time; see :mod:`~replay_tui.formats.otel_lines`)."""
+    file is converted a line at a time; see :mod:`~replay_tui.formats.otel.lines`)."""
 
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
