@@ -115,8 +115,12 @@ def header_block(rfile: io.BufferedIOBase, *, status: int = 431) -> bytes:
 
 def read_body(rfile: io.BufferedIOBase, headers: Message, limit: int) -> bytes:
     """The body as sent (``Content-Length`` or chunked), at most ``limit`` bytes."""
-    coding = str(headers.get("Transfer-Encoding", ""))
-    text = str(headers.get("Content-Length", ""))
+    codings = headers.get_all("Transfer-Encoding") or []
+    lengths = headers.get_all("Content-Length") or []
+    if len(lengths) > 1 or len(codings) > 1:
+        raise Refused(400, "more than one Content-Length or Transfer-Encoding", drained=False)
+    coding = str(codings[0]) if codings else ""
+    text = str(lengths[0]) if lengths else ""
     if coding:
         if coding.strip().lower() != "chunked":
             raise Refused(501, f"Transfer-Encoding {coding}: only chunked", drained=False)

@@ -326,7 +326,7 @@ def _read(
             found = {spec.name: converted}  # the last one sent is the value
         else:
             found[spec.name] = converted
-    result = _ordered(found, schema)
+    result = _ordered(found, schema, budget)
     budget.take(result)
     return result
 
@@ -366,7 +366,7 @@ def _value(buf: bytes, spec: Field, value: int, end: int, depth: int, budget: _B
     return value  # FIXED32
 
 
-def _ordered(found: dict[str, Any], schema: Message) -> dict[str, Any]:
+def _ordered(found: dict[str, Any], schema: Message, budget: _Budget) -> dict[str, Any]:
     """``found`` in the .proto's order, defaults left out (see the module)."""
     result: dict[str, Any] = {}
     for spec in schema.fields.values():
@@ -377,6 +377,7 @@ def _ordered(found: dict[str, Any], schema: Message) -> dict[str, Any]:
                 result[name] = value
         elif spec.kind == MESSAGE and not spec.repeated and not schema.oneof:
             result[name] = {}
+            budget.take(result[name])
     return result
 
 
