@@ -13,12 +13,20 @@ half of one only as a last line not yet ended.
 
 The answers are OTLP/HTTP's: 200 with an empty export response in the
 request's encoding; else a ``google.rpc.Status`` saying why (in protobuf for
-a protobuf request, else JSON): 400 a body that is not the request, 413 one
-over the size bound (compressed or not), 415 another content type or
-encoding, 404 another path, 405 another method, 411 a body of no stated
-length, 403 (on a loopback address) a request naming a host that is not
-loopback, as a page on a DNS name rebound to 127.0.0.1 would. None of these
-is one an exporter retries. Nothing but the trace file is written.
+a protobuf request, else JSON), with a code of
+:data:`~replay_tui.cli.otlp_body.STATUSES`, each listed in the guide (the
+OTel page): 400 a body that is not the request, 413 one over the size bound
+(compressed or not, or decoding to more than ``DECODE_FACTOR`` times its
+size), 415 another content type or encoding, 404 another path, 405 another
+method, 403 (on a loopback address) a request naming a host that is not
+loopback, as a page on a DNS name rebound to 127.0.0.1 would... None of
+these is one an exporter retries but 503 (busy, or the disk full). Nothing
+but the trace file is written.
+
+Bounded: a request's head and body are read by
+:mod:`~replay_tui.cli.otlp_body` (each part bounded), ``BUSY_SLOTS``
+requests are read and decoded at once, ``MAX_CONNECTIONS`` are open at most,
+and a request must arrive whole within ``REQUEST_SECONDS``.
 """
 
 from __future__ import annotations
