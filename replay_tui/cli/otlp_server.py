@@ -344,6 +344,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.headers = http.client.HTTPMessage()
         self._kind = ""
         self._slow = False
+        self._read = False
+        self._cutting = threading.Lock()
         try:
             if not self.rfile.peek(1):  # type: ignore[attr-defined]
                 return  # the client closed the connection
@@ -366,9 +368,20 @@ class _Handler(BaseHTTPRequestHandler):
             self._cut.cancel()
 
     def _too_slow(self) -> None:
-        self._slow = True
+        with self._cutting:
+            if self._read:
+                return  # read whole just in time: answered
+            self._slow = True
         with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _all_read(self) -> None:
+        """The request is read whole: from here on, its time is this server's."""
+        with self._cutting:
+            self._read = True
+            if self._slow:  # cut as its last byte came: not taken, so not written
+                raise OSError("cut")
+        self._cut.cancel()
 
     def _request(self) -> None:
         found = request_line(self.rfile)
@@ -414,7 +427,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         limit = self.server.max_bytes
         body = read_body(self.rfile, self.headers, limit)
-        self._cut.cancel()  # all read: the rest is this server's time
+        self._all_read()
         encoding = self.headers.get("Content-Encoding", "").strip().lower()
         line, count = decode(path, self._kind, decompress(body, encoding, limit))
         try:

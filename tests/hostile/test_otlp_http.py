@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import http.client
+import io
+import itertools
 import json
 import re
 import signal
@@ -26,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from replay_tui.cli import otlp_server
-from replay_tui.cli.otlp_body import STATUSES, Refused, decompress
+from replay_tui.cli.otlp_body import STATUSES, Refused, decompress, read_body
 from replay_tui.cli.otlp_server import Receiver, decode
 from tests.conftest import ROOT
 
@@ -303,6 +306,37 @@ def test_the_address_it_listens_on_is_said(tmp_path: Path) -> None:
         first,
     )
     assert found and found.group(1) == found.group(2), first
+
+
+@settings(max_examples=60, deadline=None)
+@given(parts=st.lists(st.binary(max_size=300), min_size=1, max_size=20))
+def test_gzip_members_inflate_to_what_was_packed(parts: list[bytes]) -> None:
+    packed = b"".join(gzip.compress(part) for part in parts)
+    assert decompress(packed, "gzip", 1 << 20) == b"".join(parts)
+    whole = b"".join(parts)
+    assert decompress(zlib.compress(whole), "deflate", 1 << 20) == whole
+    if whole:  # one byte under: refused, not cut short
+        with pytest.raises(Refused) as refused:
+            decompress(packed, "gzip", len(whole) - 1)
+        assert refused.value.status == 413
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    body=st.binary(max_size=2000),
+    cuts=st.lists(st.integers(0, 2000), max_size=10),
+    extension=st.sampled_from([b"", b";x=1", b" "]),
+)
+def test_any_chunking_reads_back_the_body(body: bytes, cuts: list[int], extension: bytes) -> None:
+    edges = sorted({0, len(body), *(c for c in cuts if c < len(body))})
+    chunks = [body[a:b] for a, b in itertools.pairwise(edges) if b > a]
+    wire = b"".join(b"%x%s\r\n%s\r\n" % (len(c), extension, c) for c in chunks) + b"0\r\n\r\n"
+    headers = http.client.parse_headers(io.BytesIO(b"Transfer-Encoding: chunked\r\n\r\n"))
+    assert read_body(io.BytesIO(wire), headers, len(body)) == body
+    if body:
+        with pytest.raises(Refused) as refused:
+            read_body(io.BytesIO(wire), headers, len(body) - 1)
+        assert refused.value.status == 413
 
 
 # -- time and connections ----------------------------------------------------------------
