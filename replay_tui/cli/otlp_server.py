@@ -13,22 +13,33 @@ half of one only as a last line not yet ended.
 
 The answers are OTLP/HTTP's: 200 with an empty export response in the
 request's encoding; else a ``google.rpc.Status`` saying why (in protobuf for
-a protobuf request, else JSON): 400 a body that is not the request, 413 one
-over the size bound (compressed or not), 415 another content type or
-encoding, 404 another path, 405 another method, 411 a body of no stated
-length, 403 (on a loopback address) a request naming a host that is not
-loopback, as a page on a DNS name rebound to 127.0.0.1 would. None of these
-is one an exporter retries. Nothing but the trace file is written.
+a protobuf request, else JSON), with a code of
+:data:`~replay_tui.cli.otlp_body.STATUSES`, each listed in the guide (the
+OTel page): 400 a body that is not the request, 413 one over the size bound
+(compressed or not, or decoding to more than ``DECODE_FACTOR`` times its
+size), 415 another content type or encoding, 404 another path, 405 another
+method, 403 (on a loopback address) a request naming a host that is not
+loopback, as a page on a DNS name rebound to 127.0.0.1 would... None of
+these is one an exporter retries but 503 (busy, or the disk full). Nothing
+but the trace file is written.
+
+Bounded: a request's head and body are read by
+:mod:`~replay_tui.cli.otlp_body` (each part bounded), ``BUSY_SLOTS``
+requests are read and decoded at once, ``MAX_CONNECTIONS`` are open at most,
+and a request must arrive whole within ``REQUEST_SECONDS``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import io
+import itertools
 import os
+import re
 import socket
 import sys
 import threading
-import zlib
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -36,14 +47,29 @@ from typing import Any
 
 import orjson
 
+from replay_tui.cli.otlp_body import (
+    DRAIN_BYTES,
+    STATUSES,
+    Refused,
+    decompress,
+    header_block,
+    read_body,
+    request_line,
+)
 from replay_tui.core.net import is_loopback
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
 from replay_tui.formats.otel.load import dicts_of
-from replay_tui.formats.otel.proto import ProtoError, decode_logs, decode_traces, encode_status
+from replay_tui.formats.otel.proto import (
+    ProtoError,
+    TooBig,
+    decode_logs,
+    decode_traces,
+    encode_status,
+)
 
 #: The OTLP/HTTP paths: what each request holds, how protobuf is read, what is counted.
-PATHS: dict[str, tuple[str, Callable[[bytes], dict[str, Any]], str, str]] = {
+PATHS: dict[str, tuple[str, Callable[[bytes, int], dict[str, Any]], str, str]] = {
     "/v1/traces": ("resourceSpans", decode_traces, "scopeSpans", "spans"),
     "/v1/logs": ("resourceLogs", decode_logs, "scopeLogs", "logRecords"),
 }
@@ -53,22 +79,22 @@ PROTOBUF = "application/x-protobuf"
 PROTOBUF_TYPES = (PROTOBUF, "application/protobuf")
 #: The default bound on a request, compressed and not: 32 MiB.
 DEFAULT_MAX_BYTES = 32 << 20
-#: A refused body this long or shorter is read and dropped, so the client
-#: gets the answer rather than a reset connection; a longer one is not.
-_DRAIN_BYTES = 256 << 20
 #: gRPC codes for the Status of a refusal, by HTTP status.
-_GRPC = {400: 3, 403: 7, 404: 12, 405: 12, 411: 3, 413: 8, 415: 3, 500: 13, 503: 14}
-
-
-class Refused(Exception):
-    """A request not taken: the HTTP status and why, in words."""
-
-    def __init__(self, status: int, message: str, *, drained: bool = True) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        #: Whether the body was read: if not, the connection cannot take another request.
-        self.drained = drained
+_GRPC = {
+    400: 3,
+    403: 7,
+    404: 12,
+    405: 12,
+    411: 3,
+    413: 8,
+    414: 3,
+    415: 3,
+    431: 3,
+    500: 13,
+    501: 12,
+    503: 14,
+    505: 12,
+}
 
 
 class CannotOpen(Exception):
@@ -108,117 +134,101 @@ class LineFile:
                 self._fd = -1
 
 
-# -- a request's body ---------------------------------------------------------------
-
-
-def read_body(rfile: io.BufferedIOBase, headers: Any, limit: int) -> bytes:
-    """The body as sent (``Content-Length`` or chunked), at most ``limit`` bytes."""
-    if "chunked" in headers.get("Transfer-Encoding", "").lower():
-        return _read_chunked(rfile, limit)
-    text = headers.get("Content-Length")
-    if text is None:
-        raise Refused(411, "a body needs a Content-Length (or chunked transfer)", drained=False)
-    try:
-        length = int(text)
-    except ValueError:
-        length = -1
-    if length < 0:
-        raise Refused(400, f"Content-Length {text!r} is not a length", drained=False)
-    if length > limit:
-        drained = length <= _DRAIN_BYTES and _drain(rfile, length)
-        raise Refused(413, f"{length} bytes: over the bound of {limit}", drained=drained)
-    body = rfile.read(length)
-    if len(body) < length:
-        raise Refused(400, "the body ended before its Content-Length", drained=False)
-    return body
-
-
-def _drain(rfile: io.BufferedIOBase, length: int) -> bool:
-    while length > 0:
-        chunk = rfile.read(min(length, 1 << 16))
-        if not chunk:
-            return False
-        length -= len(chunk)
-    return True
-
-
-def _read_chunked(rfile: io.BufferedIOBase, limit: int) -> bytes:
-    body = bytearray()
-    while True:
-        line = rfile.readline(1024)
-        try:
-            size = int(line.split(b";")[0].strip(), 16)
-        except ValueError:
-            raise Refused(400, "a bad chunk size", drained=False) from None
-        if size == 0:
-            while rfile.readline(1024).strip():  # trailers
-                pass
-            return bytes(body)
-        if len(body) + size > limit:
-            raise Refused(413, f"over the bound of {limit} bytes", drained=False)
-        chunk = rfile.read(size)
-        rfile.readline(1024)
-        if len(chunk) < size:
-            raise Refused(400, "the body ended inside a chunk", drained=False)
-        body += chunk
-
-
-def decompress(body: bytes, encoding: str, limit: int) -> bytes:
-    """``body`` as sent before ``Content-Encoding`` (gzip, deflate or none),
-    at most ``limit`` bytes once decompressed."""
-    encoding = encoding.strip().lower()
-    if encoding in ("", "identity"):
-        return body
-    if encoding not in ("gzip", "x-gzip", "deflate"):
-        raise Refused(415, f"Content-Encoding {encoding}: gzip, deflate or none")
-    out = bytearray()
-    rest = body
-    while rest:  # gzip: one member after another
-        unpack = zlib.decompressobj(31 if encoding != "deflate" else 15)
-        try:
-            out += unpack.decompress(rest, limit + 1 - len(out))
-        except zlib.error as exc:
-            raise Refused(400, f"not {encoding} data: {exc}") from None
-        if len(out) > limit or unpack.unconsumed_tail:
-            raise Refused(413, f"over the bound of {limit} bytes once decompressed")
-        if not unpack.eof:
-            raise Refused(400, f"the {encoding} data ends early")
-        rest = unpack.unused_data if encoding != "deflate" else b""
-    return bytes(out)
+#: Decoding a request may take this many times its (decompressed) size in
+#: memory, and 64 KiB more: real exports take at most 15 (protobuf and JSON,
+#: every recording of tests/fixtures/otel-traces), a body of empty messages
+#: or values some 150 (protobuf) or 40 (JSON): refused (413), not decoded.
+DECODE_FACTOR = 24
+_DECODE_FLOOR = 64 << 10
+#: A JSON string (its escapes too), to count a body's values outside strings.
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+#: The bytes of memory orjson may take for each value it makes (a dict, a
+#: list, a key, a number...), measured: 108 at most, for an empty dict.
+_JSON_VALUE_BYTES = 112
+#: How deep a line may nest: what orjson (the app's reader and writer) takes.
+MAX_JSON_DEPTH = 255
+_BRACKETS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 def decode(path: str, content_type: str, body: bytes) -> tuple[bytes, int]:
-    """The line ``body`` becomes, and how many spans (or log records) it holds."""
+    """The line ``body`` becomes, and how many spans (or log records) it holds.
+
+    Protobuf becomes the Collector's OTLP/JSON; JSON is written as it was
+    sent (its line breaks, outside strings as JSON has them, taken out), so
+    what it says (an integer past 64 bits too) is what the file says."""
     key, from_protobuf, scoped, records = PATHS[path]
+    budget = DECODE_FACTOR * len(body) + _DECODE_FLOOR
     if content_type in PROTOBUF_TYPES:
         try:
-            request = from_protobuf(body)
+            request = from_protobuf(body, budget)
+        except TooBig as exc:
+            raise Refused(
+                413, f"{exc} ({DECODE_FACTOR} times its size): send smaller batches"
+            ) from None
         except ProtoError as exc:
             raise Refused(400, f"not an OTLP/protobuf request: {exc}") from None
-    else:
         try:
-            doc = orjson.loads(body)
-        except orjson.JSONDecodeError as exc:
-            raise Refused(400, f"not JSON: {exc}") from None
-        if not isinstance(doc, dict):
-            raise Refused(400, "not an OTLP/JSON request: not a JSON object")
-        items = doc.get(key)
-        if not isinstance(items, list | None):
-            raise Refused(400, f"not an OTLP/JSON request: {key} is not a list")
-        request = {key: items or []}
-    try:
-        line = orjson.dumps(request) + b"\n"
-    except orjson.JSONEncodeError as exc:
-        raise Refused(400, f"cannot be written as one JSON line: {exc}") from None
+            line = orjson.dumps(request) + b"\n"
+        except orjson.JSONEncodeError as exc:
+            raise Refused(400, f"cannot be written as one JSON line: {exc}") from None
+    else:
+        request, line = _json_line(body, key, budget)
     count = 0
-    for resourced in request[key]:
-        for scope in dicts_of(resourced.get(scoped) if isinstance(resourced, dict) else None):
+    for resourced in dicts_of(request.get(key)):
+        for scope in dicts_of(resourced.get(scoped)):
             found = scope.get(records)
             count += len(found) if isinstance(found, list) else 0
     return line, count
 
 
+def _json_line(body: bytes, key: str, budget: int) -> tuple[dict[str, Any], bytes]:
+    """An OTLP/JSON request and the line it is written as (see :func:`decode`)."""
+    bare = _JSON_STRING.sub(b'""', body)  # what is outside strings
+    values = sum(bare.count(c) for c in b"{[,:") + 1
+    if _JSON_VALUE_BYTES * values + 4 * len(body) > budget:
+        raise Refused(
+            413,
+            f"{values} JSON values in {len(body)} bytes: decoding them takes more than "
+            f"{DECODE_FACTOR} times its size",
+        )
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise Refused(400, f"not JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise Refused(400, "not an OTLP/JSON request: not a JSON object")
+    items = doc.get(key)
+    if not isinstance(items, list | None):
+        raise Refused(400, f"not an OTLP/JSON request: {key} is not a list")
+    brackets = memoryview(bare.translate(_BRACKETS, _NOT_BRACKETS)).cast("b")
+    if max(itertools.accumulate(brackets), default=0) > MAX_JSON_DEPTH:
+        raise Refused(
+            400, f"cannot be written as one JSON line: nested deeper than {MAX_JSON_DEPTH}"
+        )
+    if items and next(iter(doc)) == key:
+        return doc, body.translate(None, b"\r\n").strip(b" \t") + b"\n"
+    if items and _BIG_INTEGER.search(bare):
+        raise Refused(400, f"an integer past 64 bits, and {key} not the first key: put it first")
+    return doc, orjson.dumps({key: items or []}) + b"\n"
+
+
+#: A JSON integer that does not fit in 64 bits (20 digits or more), outside strings.
+_BIG_INTEGER = re.compile(rb"(?<![0-9.eE])-?[0-9]{20,}")
+
+
 # -- the server -----------------------------------------------------------------------
+
+#: Seconds a kept-alive connection may wait for its next request.
+IDLE_SECONDS = 120
+#: Seconds a request may take to arrive whole (its head and body) once its
+#: first byte has: then the connection is closed, unanswered.
+REQUEST_SECONDS = 120
+#: Requests read and decoded at once (the others wait, their bodies unread):
+#: what memory a request takes (see DECODE_FACTOR) is taken this many times at most.
+BUSY_SLOTS = 2
+#: Connections open at once; one more is answered 503 and closed.
+MAX_CONNECTIONS = 64
 
 
 class Receiver(ThreadingHTTPServer):
@@ -238,6 +248,7 @@ class Receiver(ThreadingHTTPServer):
         *,
         max_bytes: int = DEFAULT_MAX_BYTES,
         log: Callable[[str], None] | None = None,
+        request_seconds: float = REQUEST_SECONDS,
     ) -> None:
         infos = socket.getaddrinfo(
             host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
@@ -251,19 +262,50 @@ class Receiver(ThreadingHTTPServer):
             self.server_close()
             raise CannotOpen(f"{path}: cannot append to it: {exc.strerror or exc}") from None
         self.max_bytes = max_bytes
+        self.request_seconds = request_seconds
         #: On a loopback address, requests must name a loopback host.
         self.loopback_only = is_loopback(host)
         self.log = log
+        self.slots = threading.BoundedSemaphore(BUSY_SLOTS)
         self._log_lock = threading.Lock()
+        self._open = 0
+        self._open_lock = threading.Lock()
 
     @property
     def port(self) -> int:
         return int(self.server_address[1])
 
+    @property
+    def host(self) -> str:
+        """The address it listens on, as bound (``0.0.0.0``, ``::``, ``127.0.0.1``...)."""
+        return str(self.server_address[0])
+
     def said(self, text: str) -> None:
         if self.log is not None:
             with self._log_lock:
                 self.log(escape_controls(text))
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._open_lock:
+            full = self._open >= MAX_CONNECTIONS
+            self._open += 0 if full else 1
+        if not full:
+            super().process_request(request, client_address)
+            return
+        self.said(f"a connection from {client_address[0]} refused: {MAX_CONNECTIONS} open")
+        try:
+            request.settimeout(1)
+            request.sendall(_plain_answer(503, f"{MAX_CONNECTIONS} connections open: try again"))
+        except OSError:
+            pass
+        self.shutdown_request(request)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._open_lock:
+                self._open -= 1
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A connection that failed (the client went away): said, no traceback."""
@@ -277,91 +319,180 @@ class Receiver(ThreadingHTTPServer):
             sink.close()
 
 
+def _plain_answer(status: int, message: str) -> bytes:
+    """A whole answer that closes the connection, for when no handler runs."""
+    body = orjson.dumps({"code": _GRPC.get(status, 2), "message": message})
+    return (
+        f"HTTP/1.1 {status} {STATUSES[status]}\r\nContent-Type: {JSON}\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode("ascii") + body
+
+
 class _Handler(BaseHTTPRequestHandler):
+    """One connection: its requests one after the other (keep-alive), each
+    read by :mod:`~replay_tui.cli.otlp_body` (not ``http.server``'s own
+    parsing, whose answers to a bad request are not OTLP's)."""
+
     server: Receiver
     protocol_version = "HTTP/1.1"
     server_version = "replay-tui-receive"
-    #: Seconds a connection may wait for its next bytes (an idle keep-alive closes).
-    timeout = 120
+    timeout = IDLE_SECONDS
 
-    def do_POST(self) -> None:
+    def handle_one_request(self) -> None:
+        self.close_connection = True
+        self.command, self.path, self.request_version = "", "", "HTTP/1.1"
+        self.headers = http.client.HTTPMessage()
+        self._kind = ""
+        self._slow = False
+        self._read = False
+        self._cutting = threading.Lock()
+        try:
+            if not self.rfile.peek(1):  # type: ignore[attr-defined]
+                return  # the client closed the connection
+        except OSError:
+            return  # idle too long
+        self._cut = threading.Timer(self.server.request_seconds, self._too_slow)
+        self._cut.daemon = True
+        self._cut.start()
+        try:
+            self._request()
+        except Refused as refused:
+            self._refuse(refused)
+        except OSError as exc:
+            self.close_connection = True
+            why = f"not whole within {self.server.request_seconds:g} s" if self._slow else repr(exc)
+            self.server.said(f"{self.command or 'a request'} {self.path}: closed: {why}")
+        except Exception as exc:  # a failure of this server: said, answered, not a traceback
+            self._refuse(Refused(500, f"the server failed: {exc!r}", drained=False))
+        finally:
+            self._cut.cancel()
+
+    def _too_slow(self) -> None:
+        with self._cutting:
+            if self._read:
+                return  # read whole just in time: answered
+            self._slow = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _all_read(self) -> None:
+        """The request is read whole: from here on, its time is this server's."""
+        with self._cutting:
+            self._read = True
+            if self._slow:  # cut as its last byte came: not taken, so not written
+                raise OSError("cut")
+        self._cut.cancel()
+
+    def _request(self) -> None:
+        found = request_line(self.rfile)
+        if found is None:
+            return
+        self.command, self.path, version = found
+        self.headers = http.client.parse_headers(io.BytesIO(header_block(self.rfile)))
+        words = self.headers.get("Connection", "").lower()
+        self.close_connection = "close" in words or (version < (1, 1) and "keep-alive" not in words)
+        if "Content-Type" in self.headers:
+            self._kind = self.headers.get_content_type()
+        self._check_host()
         path = self.path.split("?", 1)[0]
-        content_type = self.headers.get_content_type()
+        if self.command != "POST":
+            status = 405 if path in PATHS else 404
+            words = (
+                f"OTLP/HTTP takes POST, not {self.command}"
+                if status == 405
+                else "not an OTLP/HTTP path"
+            )
+            raise Refused(status, f"{path}: {words}", drained=self._drained())
+        if path not in PATHS:
+            raise Refused(
+                404,
+                f"{path}: not an OTLP/HTTP path (/v1/traces, /v1/logs)",
+                drained=self._drained(),
+            )
+        if self._kind != JSON and self._kind not in PROTOBUF_TYPES:
+            raise Refused(
+                415,
+                f"Content-Type {self._kind or 'none'}: {PROTOBUF} or {JSON}",
+                drained=self._drained(),
+            )
+        if not self.server.slots.acquire(timeout=self.server.request_seconds):
+            raise Refused(503, "busy with other requests: try again", drained=False)
         try:
-            self._check_host()
-            if path not in PATHS:
-                raise Refused(404, f"{path}: not an OTLP/HTTP path (/v1/traces, /v1/logs)")
-            if content_type != JSON and content_type not in PROTOBUF_TYPES:
-                raise Refused(415, f"Content-Type {content_type}: {PROTOBUF} or {JSON}")
-        except Refused as refused:
-            refused.drained = self._drained()
-            self._refuse(refused, content_type)
-            return
+            self._post(path, version)
+        finally:
+            self.server.slots.release()
+
+    def _post(self, path: str, version: tuple[int, int]) -> None:
+        if version >= (1, 1) and self.headers.get("Expect", "").lower() == "100-continue":
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        limit = self.server.max_bytes
+        body = read_body(self.rfile, self.headers, limit)
+        self._all_read()
+        encoding = self.headers.get("Content-Encoding", "").strip().lower()
+        line, count = decode(path, self._kind, decompress(body, encoding, limit))
         try:
-            limit = self.server.max_bytes
-            body = read_body(self.rfile, self.headers, limit)
-            encoding = self.headers.get("Content-Encoding", "").strip().lower()
-            line, count = decode(path, content_type, decompress(body, encoding, limit))
-            try:
-                self.server.sink.append(line)
-            except OSError as exc:
-                raise Refused(503, f"cannot append to the file: {exc.strerror or exc}") from None
-        except Refused as refused:
-            self._refuse(refused, content_type)
-            return
-        protobuf = content_type in PROTOBUF_TYPES
+            self.server.sink.append(line)
+        except OSError as exc:
+            raise Refused(503, f"cannot append to the file: {exc.strerror or exc}") from None
+        protobuf = self._kind in PROTOBUF_TYPES
         what = plural(count, "log record" if path == "/v1/logs" else "span")
         how = ("protobuf" if protobuf else "JSON") + (f", {encoding}" if encoding else "")
         self.server.said(f"POST {path} 200: {what} ({len(body)} bytes, {how})")
         self._answer(200, b"" if protobuf else b"{}", PROTOBUF if protobuf else JSON)
-
-    def _other_method(self) -> None:
-        path = self.path.split("?", 1)[0]
-        status = 405 if path in PATHS else 404
-        words = (
-            f"OTLP/HTTP takes POST, not {self.command}"
-            if status == 405
-            else "not an OTLP/HTTP path"
-        )
-        refused = Refused(status, f"{path}: {words}", drained=self._drained())
-        self._refuse(refused, "")
-
-    do_GET = do_HEAD = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _other_method
 
     def _drained(self) -> bool:
         """Whether the body of a request refused before it was read could be
         read (and dropped), so the connection can take the next request."""
         if "Content-Length" not in self.headers and "Transfer-Encoding" not in self.headers:
             return True  # no body
+        if self.headers.get("Expect", "").lower() == "100-continue":
+            return False  # the body waits for a 100 Continue it will not get
         try:
-            read_body(self.rfile, self.headers, _DRAIN_BYTES)
+            read_body(self.rfile, self.headers, DRAIN_BYTES)
         except Refused:
             return False
         return True
 
     def _check_host(self) -> None:
-        host = self.headers.get("Host")
-        if not self.server.loopback_only or host is None:
+        """The Host header, parsed: a name (or address) and maybe a port; on a
+        loopback address, a loopback name (a DNS name may be rebound to it)."""
+        named = self.headers.get_all("Host") or []
+        if len(named) > 1:
+            raise Refused(400, "more than one Host header", drained=False)
+        if not named:
             return
-        name = host[1 : host.find("]")] if host.startswith("[") else host.split(":")[0]
-        if not is_loopback(name):
-            raise Refused(403, f"this server answers 127.0.0.1 and localhost, not {host}")
+        name = host_name(named[0])
+        if name is None:
+            raise Refused(400, f"Host {named[0]!r}: not a host and port", drained=False)
+        if self.server.loopback_only and not is_loopback(name):
+            raise Refused(
+                403, f"this server answers 127.0.0.1 and localhost, not {named[0]}", drained=False
+            )
 
-    def _refuse(self, refused: Refused, content_type: str) -> None:
+    def _refuse(self, refused: Refused) -> None:
         code = _GRPC.get(refused.status, 2)
-        if content_type in PROTOBUF_TYPES:
+        if self._kind in PROTOBUF_TYPES:
             body, kind = encode_status(code, refused.message), PROTOBUF
         else:
             body, kind = orjson.dumps({"code": code, "message": refused.message}), JSON
         if not refused.drained:
             self.close_connection = True
-        self.server.said(f"{self.command} {self.path} {refused.status}: {refused.message}")
-        self._answer(refused.status, body, kind)
+        who = f"{self.command} {self.path}" if self.command else "a request"
+        self.server.said(f"{who} {refused.status}: {refused.message}")
+        extra = {"Allow": "POST"} if refused.status == 405 else {}
+        try:
+            self._answer(refused.status, body, kind, extra)
+        except OSError:
+            self.close_connection = True
 
-    def _answer(self, status: int, body: bytes, content_type: str) -> None:
-        self.send_response_only(status)
+    def _answer(
+        self, status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None
+    ) -> None:
+        self.send_response_only(status, STATUSES[status])
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
+        for name, value in (extra or {}).items():
+            self.send_header(name, value)
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
@@ -370,3 +501,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         """Nothing: a request is said (with --verbose) by :meth:`Receiver.said`."""
+
+
+#: A Host header: a bracketed IPv6 address or a name (RFC 3986's reg-name),
+#: then maybe a port.
+_HOST = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)(?::[0-9]{0,5})?")
+
+
+def host_name(value: str) -> str | None:
+    """The host a ``Host`` header names (an IPv6 address without its
+    brackets); None if it is not a host and maybe a port."""
+    found = _HOST.fullmatch(value.strip())
+    if found is None:
+        return None
+    return found.group(1).removeprefix("[").removesuffix("]")

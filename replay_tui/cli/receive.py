@@ -36,9 +36,10 @@ EPILOG = (
     "  export OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318\n"
     "  export OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf\n"
     "Each request to /v1/traces or /v1/logs becomes one line of FILE, the OTLP/JSON\n"
-    "the Collector's file exporter writes. Refused: other paths (404) and methods\n"
-    "(405), other content types (415), bodies over --max-bytes, compressed or not\n"
-    "(413), bodies that are not an export request (400).\n"
+    "the Collector's file exporter writes (JSON as it was sent). Refused: other paths\n"
+    "(404) and methods (405), other content types (415), bodies over --max-bytes,\n"
+    "compressed or not, or that decode to 24 times their size (413), bodies that are\n"
+    "not an export request (400); the guide's OpenTelemetry page lists every answer.\n"
     "examples:\n"
     "  replay-tui receive traces.jsonl   (then, in another terminal:)\n"
     "  replay-tui --follow --format otel traces.jsonl\n"
@@ -127,6 +128,15 @@ def exposure_warning(host: str, port: int, file: str) -> str | None:
     return f"warning: listening on {where}: anyone who can reach it can append to {file}"
 
 
+def listening_on(bound: str, port: int) -> str:
+    """Where the server listens (``bound``: the address it is bound to), in
+    words: its URL, or, bound to every interface, that and a URL that reaches it here."""
+    if bound in WILDCARDS:
+        here = "[::1]" if ":" in bound else "127.0.0.1"
+        return f"every interface, port {port} ({bound}; from this machine: http://{here}:{port})"
+    return f"http://{url_host(bound)}:{port}"
+
+
 def _say(text: str) -> None:
     sys.stderr.write(f"replay-tui receive: {text}\n")
 
@@ -149,10 +159,9 @@ def cmd_receive(args: argparse.Namespace) -> int:
     warning = exposure_warning(host, port, args.file)
     if warning is not None:
         _say(escape_controls(warning))
-    here = "127.0.0.1" if host in WILDCARDS else url_host(host)
     out(
-        f"replay-tui receive: listening on http://{here}:{port} (OTLP/HTTP, JSON and "
-        f"protobuf): appending to {args.file}; follow it with: replay-tui --follow "
+        f"replay-tui receive: listening on {listening_on(server.host, port)} (OTLP/HTTP, JSON "
+        f"and protobuf): appending to {args.file}; follow it with: replay-tui --follow "
         f"--format otel {shlex.quote(args.file)}"
     )
     sys.stdout.flush()

@@ -22,7 +22,11 @@ not sent. Fields this decoder does not know (newer ones, the long-gone
 
 A body that is not such a request (a truncated field, a length past the
 end, a wire type a field cannot have, nesting deeper than ``MAX_DEPTH``) is
-a :class:`ProtoError`, in words saying where.
+a :class:`ProtoError`, in words saying where. Decoding is one pass over the
+body (a field's bytes are sliced once, where it is a leaf) and its memory is
+counted as it grows: past ``budget`` bytes it stops, :class:`TooBig` (two
+bytes of protobuf, an empty message, become a dict of some hundred bytes,
+so a small body may hold a very large document).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from __future__ import annotations
 import base64
 import math
 import struct
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +78,28 @@ _DEFAULTS: dict[int, Any] = {
 
 class ProtoError(ValueError):
     """A body that is not the protobuf request it was sent as."""
+
+
+class TooBig(ProtoError):
+    """A request whose decoding would take more memory than it was allowed."""
+
+
+class _Budget:
+    """The bytes of memory a decoding may still take (``sys.getsizeof`` of
+    what it makes, and a slot for each)."""
+
+    __slots__ = ("left", "total")
+
+    def __init__(self, total: int | None) -> None:
+        self.total = total
+        self.left = total if total is not None else -1
+
+    def take(self, made: object) -> None:
+        if self.total is None:
+            return
+        self.left -= sys.getsizeof(made) + 8
+        if self.left < 0:
+            raise TooBig(f"decoding it takes more than {self.total} bytes of memory")
 
 
 @dataclass(slots=True)
@@ -219,19 +246,21 @@ def _build() -> tuple[Message, Message]:
 TRACES_REQUEST, LOGS_REQUEST = _build()
 
 
-def decode_traces(body: bytes) -> dict[str, Any]:
-    """An ``ExportTraceServiceRequest`` as OTLP/JSON (``resourceSpans`` always there)."""
-    return {"resourceSpans": [], **_decode(body, TRACES_REQUEST)}
+def decode_traces(body: bytes, budget: int | None = None) -> dict[str, Any]:
+    """An ``ExportTraceServiceRequest`` as OTLP/JSON (``resourceSpans``
+    always there), made in at most ``budget`` bytes of memory (else
+    :class:`TooBig`; None: no bound)."""
+    return {"resourceSpans": [], **_decode(body, TRACES_REQUEST, budget)}
 
 
-def decode_logs(body: bytes) -> dict[str, Any]:
+def decode_logs(body: bytes, budget: int | None = None) -> dict[str, Any]:
     """An ``ExportLogsServiceRequest`` as OTLP/JSON (``resourceLogs`` always there)."""
-    return {"resourceLogs": [], **_decode(body, LOGS_REQUEST)}
+    return {"resourceLogs": [], **_decode(body, LOGS_REQUEST, budget)}
 
 
-def _decode(body: bytes, schema: Message) -> dict[str, Any]:
+def _decode(body: bytes, schema: Message, budget: int | None) -> dict[str, Any]:
     try:
-        return _read(body, 0, len(body), schema, 0)
+        return _read(body, 0, len(body), schema, 0, _Budget(budget))
     except RecursionError:  # a stack smaller than MAX_DEPTH needs
         raise ProtoError(f"messages nested deeper than {MAX_DEPTH}") from None
 
@@ -251,7 +280,9 @@ def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
             raise ProtoError(f"a varint longer than 10 bytes at byte {pos}")
 
 
-def _read(buf: bytes, pos: int, end: int, schema: Message, depth: int) -> dict[str, Any]:
+def _read(
+    buf: bytes, pos: int, end: int, schema: Message, depth: int, budget: _Budget
+) -> dict[str, Any]:
     """The message in ``buf[pos:end]``, as OTLP/JSON."""
     if depth > MAX_DEPTH:
         raise ProtoError(f"messages nested deeper than {MAX_DEPTH}")
@@ -286,17 +317,21 @@ def _read(buf: bytes, pos: int, end: int, schema: Message, depth: int) -> dict[s
                 f"{schema.name}.{spec.name} at byte {at} sent as {_WIRE_NAMES[wire]}, "
                 f"not {_WIRE_NAMES[_WIRE[spec.kind]]}"
             )
-        converted = _value(buf, spec, value, pos, depth)
+        converted = _value(buf, spec, value, pos, depth, budget)
+        if spec.kind != MESSAGE:
+            budget.take(converted)
         if spec.repeated:
             found.setdefault(spec.name, []).append(converted)
         elif schema.oneof:
             found = {spec.name: converted}  # the last one sent is the value
         else:
             found[spec.name] = converted
-    return _ordered(found, schema)
+    result = _ordered(found, schema, budget)
+    budget.take(result)
+    return result
 
 
-def _value(buf: bytes, spec: Field, value: int, end: int, depth: int) -> Any:
+def _value(buf: bytes, spec: Field, value: int, end: int, depth: int, budget: _Budget) -> Any:
     """A field's JSON form: ``value`` is the number read, or for a
     length-delimited field where its bytes start (they end at ``end``)."""
     kind = spec.kind
@@ -304,7 +339,7 @@ def _value(buf: bytes, spec: Field, value: int, end: int, depth: int) -> Any:
         return buf[value:end].decode("utf-8", "replace")
     if kind == MESSAGE:
         assert spec.message is not None
-        return _read(buf, value, end, spec.message, depth + 1)
+        return _read(buf, value, end, spec.message, depth + 1, budget)
     if kind == HEX:
         raw = buf[value:end]
         return raw.hex() if raw.strip(b"\0") else ""
@@ -331,7 +366,7 @@ def _value(buf: bytes, spec: Field, value: int, end: int, depth: int) -> Any:
     return value  # FIXED32
 
 
-def _ordered(found: dict[str, Any], schema: Message) -> dict[str, Any]:
+def _ordered(found: dict[str, Any], schema: Message, budget: _Budget) -> dict[str, Any]:
     """``found`` in the .proto's order, defaults left out (see the module)."""
     result: dict[str, Any] = {}
     for spec in schema.fields.values():
@@ -342,6 +377,7 @@ def _ordered(found: dict[str, Any], schema: Message) -> dict[str, Any]:
                 result[name] = value
         elif spec.kind == MESSAGE and not spec.repeated and not schema.oneof:
             result[name] = {}
+            budget.take(result[name])
     return result
 
 
