@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from replay_tui.cli.args import positive_int
+from replay_tui.cli.args import finding_code, positive_int
 from replay_tui.cli.options import out, rules_options
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.words import plural
@@ -56,6 +56,7 @@ def add_parser(sub: Subparsers) -> None:
     parser.add_argument(
         "--fail-on",
         action="append",
+        type=finding_code,
         default=[],
         metavar="CODE",
         help="exit 1 if there is a warning of this code (e.g. broken_chain; any: every "
