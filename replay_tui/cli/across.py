@@ -134,6 +134,29 @@ def _searched_note(replay: Replay) -> str | None:
     )
 
 
+def _stop_json(replay: Replay) -> dict[str, Any] | None:
+    """Where strict replay stopped, if it did in what was read: the seq,
+    line and code at which the valid prefix ended."""
+    error = replay.error
+    if error is None:
+        return None
+    seq = error.seq if error.seq is not None else replay.valid + 1
+    return {"seq": seq, "line": error.line, "code": error.code, "valid": replay.valid}
+
+
+def _completeness(replay: Replay, answered: bool) -> dict[str, Any]:
+    """The fields every question's JSON ends with: how far it searched,
+    whether the answer is whole (``answered``: it cannot change, as a first
+    answer found), and where strict replay stopped if it did."""
+    complete = answered or replay.error is None
+    return {
+        "searched": replay.valid,
+        "complete": complete,
+        "stop": _stop_json(replay),
+        "error": replay.error.to_json() if replay.error is not None and not complete else None,
+    }
+
+
 def _err(text: str) -> None:
     sys.stderr.write(f"replay-tui: {escape_controls(text)}\n")
 
@@ -233,10 +256,10 @@ def cmd_when(args: argparse.Namespace) -> int:
                 "turns": [
                     _turn_json(t, t.kind or _kind(replay, t.seq), needs) for t in search.turns
                 ],
-                "searched": replay.valid,
-                "complete": replay.error is None or search.done,
-                "error": replay.error.to_json() if replay.error and not search.done else None,
+                **_completeness(replay, search.done),
             }
+            if search.done and search.turns:  # stopped at the first answer
+                out["searched"] = min(replay.valid, search.turns[-1].seq)
             sys.stdout.buffer.write(orjson.dumps(out, option=orjson.OPT_INDENT_2) + b"\n")
         else:
             for turn in search.turns:
@@ -296,7 +319,8 @@ def cmd_history(args: argparse.Namespace) -> int:
                 )
                 for c in changes
             ]
-            sys.stdout.buffer.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2) + b"\n")
+            doc = {"path": format_path(path), "changes": rows, **_completeness(replay, False)}
+            sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
         elif args.csv:
             _csv_rows(changes, search.value, lambda c: c.kind or _kind(replay, c.seq) or "")
         else:
