@@ -12,13 +12,20 @@ from typing import TYPE_CHECKING
 from replay_tui.cli.args import finding_code, positive_int
 from replay_tui.cli.options import out, rules_options
 from replay_tui.core.errors import CannotRun
+from replay_tui.core.links import split_link
 from replay_tui.core.words import plural
-from replay_tui.engine.batch import check_many, expand_runs, failing_warnings
+from replay_tui.engine.batch import (
+    check_many,
+    expand_runs,
+    failing_warnings,
+    judge,
+    prefix_report,
+    summary_of,
+)
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import CHECK_CHECKPOINT_BUDGET
 from replay_tui.engine.report import (
     build_report,
-    human_summary,
     protected,
     refuse_inside_run,
     report_bytes,
@@ -102,19 +109,21 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _check_single(args: argparse.Namespace) -> int:
+    run, at = split_link(args.run[0])
+    assert run is not None
     if args.out is not None:
         # before the replay, which may take a while: a bad --out fails at once
-        refuse_inside_run(locate_run(args.run[0], fmt=args.format), args.out)
+        refuse_inside_run(locate_run(run, fmt=args.format), args.out)
     replay, dog = open_replay(
-        args.run[0],
+        run,
         args.reducer,
         timeout=args.rules_timeout,
         fmt=args.format,
         checkpoint_budget=CHECK_CHECKPOINT_BUDGET,
     )
     try:
-        replay.verify()
-        report = build_report(replay, partial=args.partial)
+        judge(replay, at, run)
+        report = prefix_report(build_report(replay, partial=args.partial), at)
         data = report_bytes(report)
         if args.out is not None:
             write_atomic(args.out, data, protect=protected(replay.paths))
@@ -122,7 +131,7 @@ def _check_single(args: argparse.Namespace) -> int:
         if args.json:
             sys.stdout.buffer.write(data)
         else:
-            out(human_summary(replay.paths.name, replay, report))
+            out(summary_of(replay.paths.name, replay, report, at))
             if failing:
                 named = ", ".join(args.fail_on)
                 out(f"  failed: {plural(failing, 'warning')} of a code --fail-on names ({named})")

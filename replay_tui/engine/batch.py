@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from replay_tui.core.errors import CannotRun
+from replay_tui.core.links import split_link
 from replay_tui.core.supervision import worker_init
 from replay_tui.core.words import plural
 from replay_tui.engine.open import open_replay
@@ -102,6 +103,40 @@ class CheckResult:
         return orjson.dumps(body, option=orjson.OPT_SORT_KEYS) + b"\n"
 
 
+def judge(replay: Replay, at: int | None, name: str = "") -> None:
+    """Replay the whole run strictly (``check``), or with ``at`` (``RUN@SEQ``)
+    its first ``at`` events only: the events after them are not read, and
+    what only a whole run is judged on (its last line, orphan receipts, the
+    final state's summary) is not judged. A run shorter than ``at`` that
+    verifies cannot run (exit 2)."""
+    if at is None:
+        replay.verify()
+        return
+    replay.advance(limit=at)
+    if replay.valid < at and replay.error is None:
+        replay.finish()  # the whole run read, and shorter
+        if replay.error is None:
+            raise CannotRun(
+                f"{name}@{at}: the run has only {plural(replay.valid, 'event')} "
+                f"(give a seq 0..{replay.valid})"
+            )
+
+
+def prefix_report(report: dict[str, Any], at: int | None) -> dict[str, Any]:
+    """The report, saying (``"prefix": SEQ``) when only events 1..SEQ were checked."""
+    return report if at is None else report | {"prefix": at}
+
+
+def summary_of(name: str, replay: Replay, report: dict[str, Any], at: int | None) -> str:
+    """``check``'s summary of a run, or of its prefix (``RUN@SEQ``): named
+    ``NAME@SEQ``, and saying the rest was not read."""
+    if at is None:
+        return human_summary(name, replay, report)
+    first, _, rest = human_summary(f"{name}@{at}", replay, report).partition("\n")
+    note = f"  checked the prefix up to seq {at} only: the events after it were not read"
+    return "\n".join(line for line in (first, note, rest) if line)
+
+
 def failing_warnings(replay: Replay, fail_on: tuple[str, ...]) -> int:
     """How many of ``replay``'s warnings ``--fail-on`` names (``any``: all)."""
     if not fail_on:
@@ -124,16 +159,20 @@ def check_one(
     replay: Replay | None = None
     watchdog = None
     try:
+        path, at = split_link(run)
+        assert path is not None
         replay, watchdog = open_replay(
-            run,
+            path,
             reducer,
             timeout=rules_timeout,
             fmt=fmt,
             checkpoint_budget=CHECK_CHECKPOINT_BUDGET,
         )
-        replay.verify()
-        report = build_report(replay, partial=partial)
-        first = human_summary(run, replay, report).splitlines()[0]
+        judge(replay, at, path)
+        report = prefix_report(build_report(replay, partial=partial), at)
+        first = summary_of(path, replay, report, None).splitlines()[0]
+        if at is not None:
+            first = first.replace(f"{path}: ", f"{run}: ", 1) + f" (the prefix up to seq {at} only)"
         failing = failing_warnings(replay, fail_on)
         if failing and replay.error is None:
             first += f" (failed: {plural(failing, 'warning')} of a code --fail-on names)"
