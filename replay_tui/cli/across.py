@@ -333,11 +333,7 @@ def cmd_history(args: argparse.Namespace) -> int:
                 )
                 for c in changes
             ]
-            doc = {
-                "path": format_path(path),
-                "changes": rows,
-                **_completeness(replay, False, at),
-            }
+            doc = {"changes": rows, **_completeness(replay, False, at)}
             sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
         elif args.csv:
             _csv_rows(changes, search.value, lambda c: c.kind or _kind(replay, c.seq) or "")

@@ -16,10 +16,12 @@ from replay_tui.core.links import split_link
 from replay_tui.core.words import plural
 from replay_tui.engine.batch import (
     check_many,
-    expand_runs,
     failing_warnings,
+    gather_runs,
     judge,
+    no_runs_in,
     prefix_report,
+    reasons,
     summary_of,
 )
 from replay_tui.engine.open import open_replay
@@ -42,8 +44,9 @@ def add_parser(sub: Subparsers) -> None:
     parser.add_argument(
         "run",
         nargs="+",
-        help="run folder or its events.jsonl; several runs, or a folder of runs, are "
-        "checked in parallel, one line each",
+        help="run folder, its events.jsonl, or any file a source reads; RUN@SEQ checks "
+        "events 1..SEQ only; several runs, or a folder (every run in it that a source "
+        "reads; the rest skipped, with the reason), are checked in parallel, one line each",
     )
     parser.add_argument(
         "--json",
@@ -79,12 +82,16 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    runs = expand_runs(args.run)
+    gathered = gather_runs(args.run)
+    runs, skipped = gathered.runs, gathered.skipped
     if len(runs) == 1 and runs[0] == args.run[0]:
+        if runs[0] in gathered.empty:
+            raise CannotRun(no_runs_in(runs[0], gathered.empty[runs[0]]))
         return _check_single(args)
     if args.out is not None:
         raise CannotRun("--out takes one run; with several, use --json and redirect")
     counts = {0: 0, 1: 0, 2: 0}
+    warned = 0
     for result in check_many(
         runs,
         reducer=args.reducer,
@@ -95,16 +102,27 @@ def cmd_check(args: argparse.Namespace) -> int:
         fail_on=tuple(args.fail_on),
     ):
         counts[result.code] += 1
+        warned += bool(result.warnings)
         if args.json:
             sys.stdout.buffer.write(result.json_line())
             sys.stdout.flush()
         else:
             out(result.one_line())
+    for item in skipped:
+        if args.json:
+            sys.stdout.buffer.write(item.json_line())
+        else:
+            out(item.one_line())
     if not args.json:
-        out(
+        line = (
             f"{plural(len(runs), 'run')}: {counts[0]} verified, {counts[1]} failed, "
             f"{counts[2]} could not be checked"
         )
+        if warned:
+            line += f"; {warned} with warnings"
+        if skipped:
+            line += f"; {len(skipped)} skipped ({reasons(skipped)})"
+        out(line)
     return 2 if counts[2] else (1 if counts[1] else 0)
 
 
