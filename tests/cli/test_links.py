@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from replay_tui.core.links import link_to, split_link
 from replay_tui.engine.open import open_replay
@@ -111,3 +114,24 @@ def test_the_app_copies_an_absolute_link(
     code, out, _ = run_cli(capsys, "state", link)
     assert code == 0 and out == run_cli(capsys, "state", str(DEMO), "--at", "5")[1]
     assert link_to(Path("a/../b"), 0) == f"{tmp_path / 'b'}@0"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    name=st.text(alphabet="ab9@._-", min_size=1, max_size=12).filter(
+        lambda n: n not in (".", "..") and "/" not in n
+    ),
+    seq=st.integers(min_value=0, max_value=10**12),
+)
+def test_a_copied_link_reads_back_as_its_run_and_seq(name: str, seq: int) -> None:
+    """Whatever the run's name (``@`` and digits in it too), the link ``c``
+    copies splits back into that run and that seq, unless the link itself
+    names a path that exists (which is then a path, as documented)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Path(tmp) / name
+        run.mkdir()
+        link = link_to(run, seq)
+        if Path(link).exists():
+            assert split_link(link) == (link, None)
+        else:
+            assert split_link(link) == (str(run), seq)
