@@ -207,8 +207,13 @@ def why_not_a_run(path: Path) -> str | None:
     if paths.format != JSONL or path.name in (EVENTS, EVENTS_GZ):
         return None
     looks = describe(path)
-    if looks is None and (named_as_ledger(path) or _starts_with_an_event(path)):
+    if looks is None and named_as_ledger(path):
         return None
+    try:
+        if looks is None and _starts_with_an_event(path):
+            return None
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or exc}"
     source = _gzip_session(path) if paths.compressed else None
     if source is not None:
         return f"a gzip-compressed {source} session: sessions are read in place, gunzip it"
@@ -219,12 +224,13 @@ def why_not_a_run(path: Path) -> str | None:
 
 
 def _starts_with_an_event(path: Path) -> bool:
-    """Whether the first line of ``path`` is a JSON object with a field of an event."""
+    """Whether the first line of ``path`` is a JSON object with a field of
+    an event; raises OSError if it cannot be read."""
+    with path.open("rb") as fh:
+        first = fh.readline(HEAD_BYTES)
     try:
-        with path.open("rb") as fh:
-            first = fh.readline(HEAD_BYTES)
         obj = orjson.loads(first)
-    except (OSError, orjson.JSONDecodeError):
+    except orjson.JSONDecodeError:
         return False
     return isinstance(obj, dict) and any(k in obj for k in ("seq", "run_id", "kind"))
 

@@ -566,24 +566,3 @@ def clip_start(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters from its start (``…/repo/name``):
     a path's end names it."""
     return text if len(text) <= limit else "…" + text[-(limit - 1) :]
-
-
-# -- a folder of sessions, for check ------------------------------------------------
-
-
-def session_files_under(folder: Path, depth: int = 3) -> list[Path]:
-    """The session files (Claude Code's, Codex's: told by their first
-    records) named ``*.jsonl`` in ``folder`` and in its folders named by
-    numbers, down to ``depth`` levels (a Codex store's ``YYYY/MM/DD``),
-    sorted. Other folders are not looked in: a folder of sessions is a
-    store, or a part of one, not any tree that holds some."""
-    found: list[Path] = []
-    for entry in sorted(_entries(folder, []), key=lambda e: e.name):
-        if _is_dir(entry):
-            if depth > 0 and entry.name.isdigit() and not entry.is_symlink():
-                found.extend(session_files_under(Path(entry.path), depth - 1))
-        elif entry.name.endswith(".jsonl"):
-            path = Path(entry.path)
-            if path.is_file() and session_format_of(path) is not None:
-                found.append(path)
-    return found
