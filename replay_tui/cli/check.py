@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -101,6 +102,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         fmt=args.format,
         fail_on=tuple(args.fail_on),
     ):
+        if result.run in gathered.empty:  # a folder with no run: what it skipped
+            why = no_runs_in(result.run, gathered.empty[result.run])
+            result = replace(result, summary=why.removeprefix(f"{result.run}: "))
         counts[result.code] += 1
         warned += bool(result.warnings)
         if args.json:

@@ -147,3 +147,15 @@ def test_a_rollout_named_otherwise_is_listed(
     assert code == 0 and str(renamed) in [s["path"] for s in json.loads(out)]
     assert f"{day / 'notes.txt'}: passed over: not a Codex rollout: not a .jsonl file" in err
     assert f"{day / 'old.jsonl.gz'}: passed over: not a Codex rollout: compressed" in err
+
+
+def test_a_folder_with_no_run_among_others_says_what_it_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.md").write_text("# nothing here\n")
+    code, out, _ = run_cli(capsys, "check", str(DEMO), str(tmp_path), "--jobs", "1")
+    assert code == 2
+    assert out.splitlines()[1] == (
+        f"{tmp_path}: cannot check: not a run folder (no events.jsonl in it), and no run in it "
+        "that a source reads: 1 skipped (1 Markdown text)"
+    )
