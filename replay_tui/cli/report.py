@@ -134,9 +134,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         lines = len(replay.ledger)
         past = sorted(s for s in seqs if s > lines)
         if past:
+            named = f"{run}@{linked}" if past[0] == linked else f"--at {past[0]}"
             raise CannotRun(
-                f"--at {past[0]}: seq {past[0]} is past the end of the run "
-                f"({plural(lines, 'event')})"
+                f"{named}: seq {past[0]} is past the end of the run ({plural(lines, 'event')})"
             )
         notes: dict[int, str] = {}
         if args.bookmarks:

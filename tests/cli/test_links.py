@@ -67,6 +67,8 @@ def test_when_and_history_search_the_linked_prefix(capsys: pytest.CaptureFixture
 def test_report_takes_a_link_as_its_seq(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "report", f"{DEMO}@3")
     assert code == 0 and "## Seq 3" in out
+    code, out, err = run_cli(capsys, "report", f"{DEMO}@99")
+    assert code == 2 and out == "" and f"{DEMO}@99: seq 99 is past the end of the run" in err
 
 
 @pytest.mark.parametrize(
