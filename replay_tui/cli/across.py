@@ -19,6 +19,7 @@ import orjson
 
 from replay_tui.cli.options import rules_options
 from replay_tui.core.errors import CannotRun
+from replay_tui.core.links import split_link
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.engine.open import open_replay
 from replay_tui.formats.envelope import Event
@@ -78,7 +79,9 @@ def add_parser(sub: Subparsers) -> None:
         epilog=CONDITION_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p_when.add_argument("run", help="run folder or its events.jsonl")
+    p_when.add_argument(
+        "run", help="run folder or its events.jsonl; RUN@SEQ searches events 1..SEQ only"
+    )
     p_when.add_argument("condition", help="e.g. 'phase == \"retrying\"' (quote it for the shell)")
     p_when.add_argument("--all", action="store_true", help="every seq it turns true, not the first")
     p_when.add_argument(
@@ -97,7 +100,9 @@ def add_parser(sub: Subparsers) -> None:
         epilog=CONDITION_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p_hist.add_argument("run", help="run folder or its events.jsonl")
+    p_hist.add_argument(
+        "run", help="run folder or its events.jsonl; RUN@SEQ looks at events 1..SEQ only"
+    )
     p_hist.add_argument("path", help="e.g. calls.call-003.status, checks[0].passed")
     form = p_hist.add_mutually_exclusive_group()
     form.add_argument(
@@ -124,14 +129,40 @@ def _kind(replay: Replay, seq: int) -> str | None:
     return event.kind if isinstance(event, Event) else None
 
 
-def _searched_note(replay: Replay) -> str | None:
-    """Why only a prefix was searched, when strict replay stopped early."""
+def _searched_note(replay: Replay, at: int | None) -> str | None:
+    """Why only a prefix was searched: ``RUN@SEQ`` named it, or strict
+    replay stopped early."""
     if replay.error is None:
-        return None
+        return None if at is None else f"searched the prefix up to seq {at} only ({at} events)"
     return (
         f"searched the valid prefix only (events 1..{replay.valid}): strict replay stopped "
         f"{replay.error.one_line()}"
     )
+
+
+def _stop_json(replay: Replay) -> dict[str, Any] | None:
+    """Where strict replay stopped, if it did in what was read: the seq,
+    line and code at which the valid prefix ended."""
+    error = replay.error
+    if error is None:
+        return None
+    seq = error.seq if error.seq is not None else replay.valid + 1
+    return {"seq": seq, "line": error.line, "code": error.code, "valid": replay.valid}
+
+
+def _completeness(replay: Replay, answered: bool, at: int | None) -> dict[str, Any]:
+    """The fields every question's JSON ends with: how far it searched (the
+    prefix ``RUN@SEQ`` named, if one), whether the answer is whole
+    (``answered``: it cannot change, as a first answer found), and where
+    strict replay stopped if it did."""
+    complete = answered or replay.error is None
+    return {
+        **({} if at is None else {"prefix": at}),
+        "searched": replay.valid,
+        "complete": complete,
+        "stop": _stop_json(replay),
+        "error": replay.error.to_json() if replay.error is not None and not complete else None,
+    }
 
 
 def _err(text: str) -> None:
@@ -158,14 +189,18 @@ def _watch(
     args: argparse.Namespace,
     search: WhenSearch | HistorySearch,
     stop: Callable[[], bool],
+    at: int | None,
 ) -> tuple[Replay, Any]:
-    """Run the forward pass with ``search`` watching it. A watched object too
-    big to compare after every event: run it again keeping the patch log
-    (the app's engine), and ask that."""
+    """Run the forward pass with ``search`` watching it (up to ``at`` events
+    for ``RUN@SEQ``). A watched object too big to compare after every event:
+    run it again keeping the patch log (the app's engine), and ask that."""
+    from replay_tui.engine.batch import judge
     from replay_tui.engine.replay import CHECK_CHECKPOINT_BUDGET
 
+    run, _ = split_link(args.run)
+    assert run is not None
     replay, dog = open_replay(
-        args.run,
+        run,
         args.reducer,
         timeout=args.rules_timeout,
         fmt=args.format,
@@ -176,17 +211,17 @@ def _watch(
             search.start(replay.state_at(0))
             if not stop():
                 replay.observer = search.see
-                replay.advance(cancelled=stop)
+                replay.advance(cancelled=stop, limit=at)
                 if not stop():
-                    replay.finish()
+                    judge(replay, at, run)
         except TooBigToWatch:
             if dog is not None:
                 dog.stop()
             replay.close()
             replay, dog = open_replay(
-                args.run, args.reducer, timeout=args.rules_timeout, fmt=args.format, history=True
+                run, args.reducer, timeout=args.rules_timeout, fmt=args.format, history=True
             )
-            replay.verify()
+            judge(replay, at, run)
             search.from_replay(replay)
     except BaseException:
         if dog is not None:
@@ -222,10 +257,11 @@ def cmd_when(args: argparse.Namespace) -> int:
     except ConditionError as exc:
         raise CannotRun(exc.one_line()) from None
     search = WhenSearch(condition, every=args.all)
-    replay, dog = _watch(args, search, lambda: search.done)
+    _, at = split_link(args.run)
+    replay, dog = _watch(args, search, lambda: search.done, at)
     try:
         needs = search.watcher.needs
-        note = None if search.done else _searched_note(replay)
+        note = None if search.done else _searched_note(replay, at)
         if args.json:
             out = {
                 "condition": args.condition,
@@ -233,10 +269,10 @@ def cmd_when(args: argparse.Namespace) -> int:
                 "turns": [
                     _turn_json(t, t.kind or _kind(replay, t.seq), needs) for t in search.turns
                 ],
-                "searched": replay.valid,
-                "complete": replay.error is None or search.done,
-                "error": replay.error.to_json() if replay.error and not search.done else None,
+                **_completeness(replay, search.done, at),
             }
+            if search.done and search.turns:  # stopped at the first answer
+                out["searched"] = min(replay.valid, search.turns[-1].seq)
             sys.stdout.buffer.write(orjson.dumps(out, option=orjson.OPT_INDENT_2) + b"\n")
         else:
             for turn in search.turns:
@@ -286,7 +322,8 @@ def cmd_history(args: argparse.Namespace) -> int:
     except ConditionError as exc:
         raise CannotRun(exc.one_line("path")) from None
     search = HistorySearch(path)
-    replay, dog = _watch(args, search, lambda: False)
+    _, at = split_link(args.run)
+    replay, dog = _watch(args, search, lambda: False, at)
     try:
         changes: list[PathChange] = search.changes
         if args.json:
@@ -296,7 +333,8 @@ def cmd_history(args: argparse.Namespace) -> int:
                 )
                 for c in changes
             ]
-            sys.stdout.buffer.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2) + b"\n")
+            doc = {"changes": rows, **_completeness(replay, False, at)}
+            sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
         elif args.csv:
             _csv_rows(changes, search.value, lambda c: c.kind or _kind(replay, c.seq) or "")
         else:
@@ -306,7 +344,7 @@ def cmd_history(args: argparse.Namespace) -> int:
                 f"{_shown(value(c.old, frozen=True))} → {_shown(value(c.new, frozen=True))}"
                 for c in changes
             )
-        note = _searched_note(replay)
+        note = _searched_note(replay, at)
         if note:
             _err(note)
         if not changes:

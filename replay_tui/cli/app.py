@@ -4,12 +4,12 @@ imported only when it runs, so the other commands start without it."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from replay_tui.cli.args import seq_or_zero
 from replay_tui.cli.options import rules_options, skip_option
 from replay_tui.core.errors import CannotRun
+from replay_tui.core.links import run_and_seq
 from replay_tui.questions.sidebyside import skip_seqs
 
 if TYPE_CHECKING:
@@ -65,22 +65,6 @@ def app_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def split_link(run: str | None) -> tuple[str | None, int | None]:
-    """``RUN@SEQ`` as (RUN, SEQ). A path that exists as given is a path,
-    even with an ``@`` in it."""
-    if run is None or Path(run).exists():
-        return run, None
-    head, at, tail = run.rpartition("@")
-    if at and head and tail.isdigit():
-        return head, int(tail)
-    if at and head and Path(head).exists():
-        raise CannotRun(
-            f"{run}: {tail!r} after @ is not a seq; a link is RUN@SEQ, "
-            f"SEQ a whole number (0: the initial state), e.g. {head}@10"
-        )
-    return run, None
-
-
 def cmd_open(args: argparse.Namespace) -> int:
     from replay_tui.ui.launch import open_app  # textual is imported only here
 
@@ -92,11 +76,7 @@ def app_of(args: argparse.Namespace) -> ReplayApp:
     CannotRun with the one line the terminal would give."""
     from replay_tui.ui.launch import make_app  # textual is imported only here
 
-    run, seq = split_link(args.run)
-    if args.at is not None:
-        if seq is not None and seq != args.at:
-            raise CannotRun(f"{args.run} and --at {args.at} name two seqs: give one")
-        seq = args.at
+    run, seq = (None, args.at) if args.run is None else run_and_seq(args.run, args.at)
     if seq is not None and seq < 0:
         raise CannotRun(f"--at {seq}: seqs are 0 (the initial state) and up")
     return make_app(

@@ -4,7 +4,10 @@ one line and exit 2 (argparse's error, which ``cli.options.Parser`` makes one)."
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
+
+from replay_tui.core.errors import ERROR_CODES, KNOWN_CODES, WARNING_CODES
 
 
 def _whole(text: str) -> int:
@@ -78,3 +81,23 @@ def byte_count(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: give bytes, 1 or more (or with K, M, G)")
     return n
+
+
+#: ``--fail-on any``: every warning.
+ANY_CODE = "any"
+
+
+def finding_code(text: str) -> str:
+    """``--fail-on CODE``: a code the engine or a source can report, or
+    ``any``. An unknown word is refused (a typo would pass silently in CI),
+    naming the closest known code and listing them all."""
+    if text == ANY_CODE or text in KNOWN_CODES:
+        return text
+    words = (*KNOWN_CODES, ANY_CODE)
+    spelled = text.strip().lower().replace("-", "_").replace(" ", "_")
+    close = [spelled] if spelled in words else difflib.get_close_matches(spelled, words, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise argparse.ArgumentTypeError(
+        f"unknown code {text!r}: {hint}known codes: warnings {', '.join(WARNING_CODES)}; "
+        f"errors {', '.join(ERROR_CODES)}; or {ANY_CODE}"
+    )

@@ -6,19 +6,29 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from replay_tui.cli.args import positive_int
+from replay_tui.cli.args import finding_code, positive_int
 from replay_tui.cli.options import out, rules_options
 from replay_tui.core.errors import CannotRun
+from replay_tui.core.links import split_link
 from replay_tui.core.words import plural
-from replay_tui.engine.batch import check_many, expand_runs, failing_warnings
+from replay_tui.engine.batch import (
+    check_many,
+    failing_warnings,
+    gather_runs,
+    judge,
+    no_runs_in,
+    prefix_report,
+    reasons,
+    summary_of,
+)
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import CHECK_CHECKPOINT_BUDGET
 from replay_tui.engine.report import (
     build_report,
-    human_summary,
     protected,
     refuse_inside_run,
     report_bytes,
@@ -35,8 +45,9 @@ def add_parser(sub: Subparsers) -> None:
     parser.add_argument(
         "run",
         nargs="+",
-        help="run folder or its events.jsonl; several runs, or a folder of runs, are "
-        "checked in parallel, one line each",
+        help="run folder, its events.jsonl, or any file a source reads; RUN@SEQ checks "
+        "events 1..SEQ only; several runs, or a folder (every run in it that a source "
+        "reads; the rest skipped, with the reason), are checked in parallel, one line each",
     )
     parser.add_argument(
         "--json",
@@ -56,6 +67,7 @@ def add_parser(sub: Subparsers) -> None:
     parser.add_argument(
         "--fail-on",
         action="append",
+        type=finding_code,
         default=[],
         metavar="CODE",
         help="exit 1 if there is a warning of this code (e.g. broken_chain; any: every "
@@ -71,12 +83,16 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    runs = expand_runs(args.run)
+    gathered = gather_runs(args.run)
+    runs, skipped = gathered.runs, gathered.skipped
     if len(runs) == 1 and runs[0] == args.run[0]:
+        if runs[0] in gathered.empty:
+            raise CannotRun(no_runs_in(runs[0], gathered.empty[runs[0]]))
         return _check_single(args)
     if args.out is not None:
         raise CannotRun("--out takes one run; with several, use --json and redirect")
     counts = {0: 0, 1: 0, 2: 0}
+    warned = 0
     for result in check_many(
         runs,
         reducer=args.reducer,
@@ -86,34 +102,50 @@ def cmd_check(args: argparse.Namespace) -> int:
         fmt=args.format,
         fail_on=tuple(args.fail_on),
     ):
+        if result.run in gathered.empty:  # a folder with no run: what it skipped
+            why = no_runs_in(result.run, gathered.empty[result.run])
+            result = replace(result, summary=why.removeprefix(f"{result.run}: "))
         counts[result.code] += 1
+        warned += bool(result.warnings)
         if args.json:
             sys.stdout.buffer.write(result.json_line())
             sys.stdout.flush()
         else:
             out(result.one_line())
+    for item in skipped:
+        if args.json:
+            sys.stdout.buffer.write(item.json_line())
+        else:
+            out(item.one_line())
     if not args.json:
-        out(
+        line = (
             f"{plural(len(runs), 'run')}: {counts[0]} verified, {counts[1]} failed, "
             f"{counts[2]} could not be checked"
         )
+        if warned:
+            line += f"; {warned} with warnings"
+        if skipped:
+            line += f"; {len(skipped)} skipped ({reasons(skipped)})"
+        out(line)
     return 2 if counts[2] else (1 if counts[1] else 0)
 
 
 def _check_single(args: argparse.Namespace) -> int:
+    run, at = split_link(args.run[0])
+    assert run is not None
     if args.out is not None:
         # before the replay, which may take a while: a bad --out fails at once
-        refuse_inside_run(locate_run(args.run[0], fmt=args.format), args.out)
+        refuse_inside_run(locate_run(run, fmt=args.format), args.out)
     replay, dog = open_replay(
-        args.run[0],
+        run,
         args.reducer,
         timeout=args.rules_timeout,
         fmt=args.format,
         checkpoint_budget=CHECK_CHECKPOINT_BUDGET,
     )
     try:
-        replay.verify()
-        report = build_report(replay, partial=args.partial)
+        judge(replay, at, run)
+        report = prefix_report(build_report(replay, partial=args.partial), at)
         data = report_bytes(report)
         if args.out is not None:
             write_atomic(args.out, data, protect=protected(replay.paths))
@@ -121,7 +153,7 @@ def _check_single(args: argparse.Namespace) -> int:
         if args.json:
             sys.stdout.buffer.write(data)
         else:
-            out(human_summary(replay.paths.name, replay, report))
+            out(summary_of(replay.paths.name, replay, report, at))
             if failing:
                 named = ", ".join(args.fail_on)
                 out(f"  failed: {plural(failing, 'warning')} of a code --fail-on names ({named})")

@@ -30,10 +30,10 @@ from replay_tui.cli import serve as cli_serve
 from replay_tui.cli import sessions as cli_sessions
 from replay_tui.cli import state as cli_state
 from replay_tui.cli import usage as cli_usage
-from replay_tui.cli.app import split_link
 from replay_tui.cli.options import Parser
 from replay_tui.core.allocator import keep_big_blocks_mapped
 from replay_tui.core.errors import CannotRun
+from replay_tui.core.links import split_link
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.supervision import supervised
 from replay_tui.reducers.calling.guard import EventChanged, RulesStuck

@@ -11,6 +11,7 @@ import orjson
 
 from replay_tui.cli.options import format_option, skip_option, timeout_option
 from replay_tui.core.errors import CannotRun
+from replay_tui.core.links import whole_run
 from replay_tui.core.safe_text import clip, escape_controls
 from replay_tui.formats.run import locate_run
 from replay_tui.formats.sniff import named_as_ledger
@@ -70,6 +71,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _sides(args: argparse.Namespace) -> tuple[Side, Side]:
+    why = "compares whole runs, seq by seq (the app opens RUN@SEQ --against B at SEQ)"
+    args.a = whole_run(args.a, "diff", why)
+    args.b = None if args.b is None else whole_run(args.b, "diff", why)
     if args.b is None and not args.skip and not (args.rules_a or args.rules_b):
         raise CannotRun("diff needs a run B, --skip SEQ, or --rules-a/--rules-b")
     for run in (args.a, args.b or args.a):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from replay_tui.cli.args import seq_or_zero
 from replay_tui.cli.options import rules_options
 from replay_tui.core.errors import CannotRun
+from replay_tui.core.links import split_link
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
 from replay_tui.engine.open import open_replay
@@ -68,7 +69,10 @@ def add_parser(sub: Subparsers) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command's own options (``--reducer`` and friends are shared: cli.options)."""
-    parser.add_argument("run", help="run folder, its events.jsonl, or a Temporal history")
+    parser.add_argument(
+        "run",
+        help="run folder, its events.jsonl, or a Temporal history; RUN@SEQ shows SEQ (as --at)",
+    )
     parser.add_argument(
         "--at",
         type=seq_or_zero,
@@ -111,7 +115,10 @@ def wants_html(args: argparse.Namespace) -> bool:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    seqs: list[int] = list(args.at or [])
+    run, linked = split_link(args.run)
+    assert run is not None
+    args.run = run
+    seqs: list[int] = ([] if linked is None else [linked]) + list(args.at or [])
     negative = [s for s in seqs if s < 0]
     if negative:
         raise CannotRun(f"--at {negative[0]}: seqs are 0 (the initial state) and up")
@@ -127,9 +134,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         lines = len(replay.ledger)
         past = sorted(s for s in seqs if s > lines)
         if past:
+            named = f"{run}@{linked}" if past[0] == linked else f"--at {past[0]}"
             raise CannotRun(
-                f"--at {past[0]}: seq {past[0]} is past the end of the run "
-                f"({plural(lines, 'event')})"
+                f"{named}: seq {past[0]} is past the end of the run ({plural(lines, 'event')})"
             )
         notes: dict[int, str] = {}
         if args.bookmarks:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from replay_tui.cli.args import seq_or_zero
 from replay_tui.cli.options import rules_options, skip_option
 from replay_tui.core.errors import CannotRun
+from replay_tui.core.links import run_and_seq
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
 from replay_tui.engine.open import open_replay
@@ -23,9 +24,14 @@ if TYPE_CHECKING:
 
 def add_parser(sub: Subparsers) -> None:
     parser = sub.add_parser("state", help="print the state after the first N events")
-    parser.add_argument("run", help="run folder or its events.jsonl")
     parser.add_argument(
-        "--at", type=seq_or_zero, required=True, metavar="N", help="prefix length (0..)"
+        "run", help="run folder or its events.jsonl; RUN@N is the state after N events"
+    )
+    parser.add_argument(
+        "--at",
+        type=seq_or_zero,
+        metavar="N",
+        help="prefix length (0..): the state after N events (or give RUN@N)",
     )
     parser.add_argument("--diff", action="store_true", help="print the change made by event N")
     skip_option(
@@ -38,13 +44,19 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def cmd_state(args: argparse.Namespace) -> int:
-    n = args.at
+    run, at = run_and_seq(args.run, args.at)
+    if at is None:
+        raise CannotRun(
+            f"state needs a seq: {args.run}@N or --at N, the state after N events "
+            "(0: the initial state)"
+        )
+    n = at
     if n < 0 or (args.diff and n < 1):
         raise CannotRun(f"--at {n}: {'events are numbered from 1' if args.diff else 'N >= 0'}")
     skip = skip_seqs(args.skip)
     # the patch log gives --diff the event's own change, not a diff of two states
     replay, dog = open_replay(
-        args.run,
+        run,
         args.reducer,
         timeout=args.rules_timeout,
         fmt=args.format,

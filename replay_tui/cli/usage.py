@@ -15,6 +15,7 @@ import orjson
 
 from replay_tui.cli.options import out
 from replay_tui.core.errors import CannotRun
+from replay_tui.core.links import whole_run
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
 from replay_tui.formats.session_stores.listing import NAMES, clip_start, find_sessions
@@ -147,7 +148,7 @@ def _sessions_named(paths: list[str]) -> list[tuple[Path, str | None, str]]:
     found: list[tuple[Path, str | None, str]] = []
     known: set[Path] = set()
     for arg in paths:
-        path = Path(arg)
+        path = Path(whole_run(arg, "usage", "counts the tokens of whole sessions"))
         if path.is_dir():
             inside = session_files_in(path)
             if not inside:

@@ -33,14 +33,23 @@ ERROR_CODES: tuple[str, ...] = (
     "truncated_line",
 )
 
-#: Warning codes: shown to the user, never a reason to stop.
+#: Warning codes: shown to the user, never a reason to stop. The spec's
+#: five, then the findings of the agent sessions' line checks.
 WARNING_CODES: tuple[str, ...] = (
     "orphan_receipt",
     "ts_backwards",
     "no_final_newline",
     "empty_ledger",
     "rule_warning",
+    "broken_chain",
+    "chain_order",
+    "chain_loop",
 )
+
+#: Every code the engine and the sources can report, errors then warnings:
+#: what ``check --fail-on`` accepts (a test scans the code base so that no
+#: code is reported that is not here).
+KNOWN_CODES: tuple[str, ...] = ERROR_CODES + WARNING_CODES
 
 
 @dataclass(frozen=True, slots=True)

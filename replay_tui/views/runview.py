@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from replay_tui.core.errors import Warning_
+from replay_tui.core.links import link_to
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.engine.calls import NO_CALL, CallIndex
 from replay_tui.engine.causes import CauseIndex
@@ -250,10 +251,11 @@ class RunView:
         return f"1..{r.valid:,} validated so far"
 
     def link(self, seq: int) -> str:
-        """``RUN@SEQ``: ``replay-tui RUN@SEQ`` opens the run at ``seq``."""
+        """``RUN@SEQ``, RUN absolute: ``replay-tui RUN@SEQ`` opens the run at
+        ``seq`` from any folder (a ticket is read elsewhere)."""
         paths = self.replay.paths
         run = paths.dir if paths.format == "jsonl" and not paths.compressed else paths.events
-        return f"{run}@{seq}"
+        return link_to(run, seq)
 
     def resume_query(self, seq: int) -> str | None:
         """The filter that shows what ``claude --resume`` from the record at

@@ -104,7 +104,7 @@ def test_history_reads_a_dotted_list_index_as_the_index(
         want = run_cli(capsys, "history", str(DEMO), bracketed, *extra)
         assert got[:2] == want[:2]
     if dotted != "checks.1":
-        assert got[0] == 0 and json.loads(got[1])[0]["seq"] == 10
+        assert got[0] == 0 and json.loads(got[1])["changes"][0]["seq"] == 10
 
 
 def test_when_reads_a_dotted_list_index_as_the_index(capsys: pytest.CaptureFixture[str]) -> None:

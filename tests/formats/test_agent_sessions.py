@@ -775,7 +775,7 @@ def test_every_command_works_on_sessions(capsys: pytest.CaptureFixture[str]) -> 
         f'26  tool_result  calls.{cid}.status: "requested" → "error"'
     )
     assert main(["history", str(SIMPLE), "usage.output_tokens", "--json"]) == 0
-    changes = json.loads(capsys.readouterr().out)
+    changes = json.loads(capsys.readouterr().out)["changes"]
     assert changes[-1]["new"] == claude_counts(SIMPLE)["usage"]["output_tokens"]
     assert main(["history", str(ROLLOUT), "usage.output_tokens"]) == 0
     capsys.readouterr()

@@ -268,7 +268,7 @@ def test_history_lists_every_change_of_a_path(capsys: pytest.CaptureFixture[str]
         '14  tool_allowed  "proposed" → "allowed"',
     ]
     code, out, _ = run_cli(capsys, "history", str(DEMO), "calls.call-003.status", "--json")
-    assert json.loads(out) == [
+    assert json.loads(out)["changes"] == [
         {"seq": 13, "kind": "model_proposed", "op": "added", "new": "proposed"},
         {"seq": 14, "kind": "tool_allowed", "op": "changed", "old": "proposed", "new": "allowed"},
     ]
@@ -300,7 +300,7 @@ def test_history_csv_charts_a_value_in_a_spreadsheet(
     assert code == 0 and rows[0] == ["seq", "value", "kind"] and rows[1] == ["0", "0", ""]
     _, js, _ = run_cli(capsys, "history", str(DEMO), "spent.tokens", "--json")
     assert [[r[0], r[1], r[2]] for r in rows[2:]] == [
-        [str(c["seq"]), str(c["new"]), c["kind"]] for c in json.loads(js)
+        [str(c["seq"]), str(c["new"]), c["kind"]] for c in json.loads(js)["changes"]
     ]
     assert float(rows[-1][1]) > float(rows[2][1])
     task = 'a, "quoted"\ntask'
@@ -557,6 +557,6 @@ def test_a_big_object_is_watched_through_the_patch_log(capsys: pytest.CaptureFix
     finally:
         full.close()
     code, out, _ = run_cli(capsys, "history", str(run), "calls", "--json")
-    assert code == 0 and [c["seq"] for c in json.loads(out)] == moved
+    assert code == 0 and [c["seq"] for c in json.loads(out)["changes"]] == moved
     code, out, _ = run_cli(capsys, "when", str(run), "--json", "--all", "calls == {}")
     assert json.loads(out)["seqs"] == [0]

@@ -223,10 +223,23 @@ def _codex_files(store: Path, notes: list[str]) -> Iterator[Path]:
                 if not _is_dir(day):
                     continue
                 for entry in _entries(Path(day.path), notes):
-                    name = entry.name
-                    rollout = name.startswith("rollout-") and name.endswith(".jsonl")
-                    if rollout and not _is_dir(entry):
+                    if not _is_dir(entry) and _is_rollout(entry.name, Path(entry.path), notes):
                         yield Path(entry.path)
+
+
+def _is_rollout(name: str, path: Path, notes: list[str]) -> bool:
+    """``rollout-*.jsonl``, or a ``.jsonl`` whose first records are Codex's
+    (a rollout renamed); anything else is passed over, and ``notes`` say so."""
+    if name.endswith(".gz"):
+        why = "compressed (gunzip it to list it)"
+    elif not name.endswith(".jsonl"):
+        why = "not a .jsonl file"
+    elif name.startswith("rollout-") or session_format_of(path) == CODEX:
+        return True
+    else:
+        why = "its first records are not Codex's"
+    notes.append(f"{path}: passed over: not a Codex rollout: {why}")
+    return False
 
 
 def _archived_files(store: Path, notes: list[str]) -> Iterator[Path]:
@@ -234,8 +247,7 @@ def _archived_files(store: Path, notes: list[str]) -> Iterator[Path]:
     if not store.is_dir():
         return
     for entry in _entries(store, notes):
-        name = entry.name
-        if name.startswith("rollout-") and name.endswith(".jsonl") and not _is_dir(entry):
+        if not _is_dir(entry) and _is_rollout(entry.name, Path(entry.path), notes):
             yield Path(entry.path)
     yield from _codex_files(store, notes)
 
@@ -554,24 +566,3 @@ def clip_start(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters from its start (``…/repo/name``):
     a path's end names it."""
     return text if len(text) <= limit else "…" + text[-(limit - 1) :]
-
-
-# -- a folder of sessions, for check ------------------------------------------------
-
-
-def session_files_under(folder: Path, depth: int = 3) -> list[Path]:
-    """The session files (Claude Code's, Codex's: told by their first
-    records) named ``*.jsonl`` in ``folder`` and in its folders named by
-    numbers, down to ``depth`` levels (a Codex store's ``YYYY/MM/DD``),
-    sorted. Other folders are not looked in: a folder of sessions is a
-    store, or a part of one, not any tree that holds some."""
-    found: list[Path] = []
-    for entry in sorted(_entries(folder, []), key=lambda e: e.name):
-        if _is_dir(entry):
-            if depth > 0 and entry.name.isdigit() and not entry.is_symlink():
-                found.extend(session_files_under(Path(entry.path), depth - 1))
-        elif entry.name.endswith(".jsonl"):
-            path = Path(entry.path)
-            if path.is_file() and session_format_of(path) is not None:
-                found.append(path)
-    return found
