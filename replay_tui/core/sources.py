@@ -23,6 +23,7 @@ scope's base folder, ``/`` between parts), so anyone can recompute it::
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -74,12 +75,28 @@ def _parents(module: str) -> Iterator[str]:
         yield ".".join(parts[:i])
 
 
-def imported_names(tree: ast.AST, package: str) -> set[str]:
+def _imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The import statements of ``tree``, in any block (a function's, an
+    ``if``'s, a class's...). Only statements are visited: an import is one,
+    and expressions are most of a module's nodes."""
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, name, None)
+            if isinstance(block, list):
+                todo.extend(block)
+
+
+def imported_names(tree: ast.Module, package: str) -> set[str]:
     """Absolute names of the modules ``tree`` imports (those that may be
     modules: ``from a import b`` gives ``a`` and ``a.b``). ``package`` is the
     module's package, for relative imports ("" for a top-level module)."""
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _imports(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 names.update(_parents(alias.name))
@@ -114,6 +131,19 @@ def _name_of(path: Path, base: Path) -> tuple[str, str]:
     return ".".join(parts), ".".join(parts[:-1])
 
 
+@functools.lru_cache(maxsize=256)
+def _names_in(source: bytes, package: str) -> frozenset[str]:
+    """:func:`imported_names` of a module's source; none if it does not
+    parse (it cannot run: it is digested, nothing beyond it is). Kept by
+    content, so loading the same rules again (each run of a folder, the
+    app's reload) reads only what changed."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    return frozenset(imported_names(tree, package))
+
+
 def covered(start: Path, scope: Scope, start_bytes: bytes | None = None) -> Covered:
     """The files ``start`` runs in ``scope`` (``start`` itself first of all),
     with their digest. ``start_bytes`` are the bytes of ``start`` to digest
@@ -124,12 +154,8 @@ def covered(start: Path, scope: Scope, start_bytes: bytes | None = None) -> Cove
     todo = [start]
     while todo:
         path = todo.pop()
-        try:
-            tree = ast.parse(seen[path], filename=str(path))
-        except (SyntaxError, ValueError):
-            continue  # it cannot run; it is digested, nothing beyond it is
         _, package = _name_of(path, scope.base)
-        for name in sorted(imported_names(tree, package)):
+        for name in sorted(_names_in(seen[path], package)):
             found = scope.file_of(name)
             if found is not None and found not in seen:
                 seen[found] = found.read_bytes()

@@ -103,6 +103,26 @@ def test_a_rules_folder_covers_the_modules_beside_it_it_imports(tmp_path: Path) 
     ]
 
 
+def test_imports_in_every_kind_of_block_count(tmp_path: Path) -> None:
+    blocks = (
+        "try:\n    import a_try\nexcept ImportError:\n    import a_except\n"
+        "else:\n    import a_else\nfinally:\n    import a_finally\n"
+        "if False:\n    pass\nelse:\n    import a_if_else\n"
+        "class C:\n    import a_class\n"
+        "    async def m(self):\n        async with x:\n            import a_async_with\n"
+        "for _ in ():\n    while True:\n        import a_loop\n"
+        "match 1:\n    case 1:\n        import a_case\n"
+        "x = 1; import a_after_semicolon\n"
+    )
+    names = [
+        "a_try", "a_except", "a_else", "a_finally", "a_if_else", "a_class",
+        "a_async_with", "a_loop", "a_case", "a_after_semicolon",
+    ]  # fmt: skip
+    write(tmp_path, {"rules.py": blocks, **{f"{n}.py": "" for n in names}, "a_not.py": ""})
+    got = covered(tmp_path / "rules.py", Scope(tmp_path.resolve()))
+    assert sorted(got.files) == sorted([*(f"{n}.py" for n in names), "rules.py"])
+
+
 def test_skipped_files_and_folders_are_not_covered(tmp_path: Path) -> None:
     write(tmp_path, PACKAGE)
     root = tmp_path.resolve()
