@@ -32,6 +32,7 @@ REPORT_FIELDS = (
     "reader_version",
     "rules",
     "rules_sha256",
+    "rules_files",
     "partial",
     "error",
 )
@@ -57,6 +58,7 @@ def build_report(replay: Replay, *, partial: bool = False) -> dict[str, Any]:
         "reader_version": READER_VERSION,
         "rules": {"name": replay.reducer.name, "version": replay.reducer.version},
         "rules_sha256": replay.rules.rules_sha256,
+        "rules_files": replay.rules.rules_files,
         "partial": bool(partial and replay.error is not None),
         "error": replay.error.to_json() if replay.error else None,
     } | ({"compressed": replay.ledger.compressed} if replay.ledger.compressed else {})

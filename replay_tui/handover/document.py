@@ -125,6 +125,11 @@ def build_report_doc(
             "name": escape_controls(str(replay.reducer.name)),
             "version": escape_controls(str(replay.reducer.version)),
             "sha256": inert_value(replay.rules.rules_sha256),
+            # what the digest covers: each file the rules run, with its own
+            "files": [
+                {"path": escape_controls(path), "sha256": digest}
+                for path, digest in replay.rules.rules_files.items()
+            ],
         },
         "writer": f"replay-tui {__version__}",
         "reveal": reveal,

@@ -30,9 +30,12 @@ from typing import Any
 import orjson
 
 from replay_tui.core.errors import CannotRun
+from replay_tui.core.sources import Covered, Scope, covered
 from replay_tui.reducers.base import Reducer
 
 ENTRY_POINT_GROUP = "replay_tui.reducers"
+#: The package of the built-in rules: what their digest covers.
+_RULES_PACKAGE = "replay_tui.reducers"
 DEFAULT = "agent_run"
 _BUILTIN = {
     "agent_run": "replay_tui.reducers.agent_run:REDUCER",
@@ -52,12 +55,16 @@ _FOR_FORMAT = {
 
 
 class LoadedReducer:
-    """A reducer plus where it came from and the digest of its rules source."""
+    """A reducer plus where it came from and the digest of its rules source:
+    ``rules_files`` are the files the rules run (``{path: sha256}``, paths
+    relative to the folder above their package, or to a rules file's own
+    folder), ``rules_sha256`` their digest (see :mod:`replay_tui.core.sources`)."""
 
-    def __init__(self, reducer: Reducer, spec: str, source: bytes) -> None:
+    def __init__(self, reducer: Reducer, spec: str, source: Covered) -> None:
         self.reducer = reducer
         self.spec = spec
-        self.rules_sha256 = hashlib.sha256(source).hexdigest()
+        self.rules_sha256 = source.sha256
+        self.rules_files = source.files
         #: Built-in rules are ours and tested; any other rules are watched
         #: (see :mod:`replay_tui.reducers.calling.guard`).
         self.trusted = False
@@ -78,24 +85,67 @@ def _check(obj: Any, spec: str) -> Reducer:
     return obj  # type: ignore[no-any-return]
 
 
-def _source_of(module: ModuleType) -> bytes:
-    """Bytes of the module's source file: what ``rules_sha256`` digests."""
+def _scope_of(module: ModuleType, path: Path) -> Scope | None:
+    """Where the modules ``module`` runs that its digest covers: for the
+    built-in rules, the rules package (``replay_tui.reducers`` without what
+    loads and calls the rules); else the module's top-level package. None
+    when ``path`` is not where the module's name says (an unusual loader)."""
+    parts = module.__name__.split(".")
+    up = len(parts) if path.name == "__init__.py" else len(parts) - 1
+    if up >= len(path.parents):
+        return None
+    base = path.parents[up]
+    if Scope(base).file_of(module.__name__) != path:
+        return None
+    if module.__name__.startswith(_RULES_PACKAGE + "."):
+        here = Path(__file__).resolve().parent
+        return Scope(base, _RULES_PACKAGE, frozenset({here / "__init__.py"}), (here / "calling",))
+    return Scope(base, parts[0])
+
+
+def _source_of(module: ModuleType) -> Covered:
+    """The files the module runs in its own package, and their digest: what
+    ``rules_sha256`` is (the source's bytes if no file can be found)."""
     try:
-        path = inspect.getsourcefile(module)
-        if path:
-            return Path(path).read_bytes()
+        name = inspect.getsourcefile(module)
+        if name:
+            path = Path(name).resolve()
+            scope = _scope_of(module, path)
+            if scope is None:
+                scope = Scope(path.parent, path.stem)
+            return covered(path, scope)
     except (OSError, TypeError):
         pass
     try:
-        return inspect.getsource(module).encode()
+        source = inspect.getsource(module).encode()
     except (OSError, TypeError):
-        return repr(module).encode()
+        source = repr(module).encode()
+    return Covered({}, hashlib.sha256(source).hexdigest())
+
+
+def _forget_helpers(digest: Covered, folder: Path) -> None:
+    """Drop the modules beside a rules file that it imports (and that its
+    digest covers) from Python's cache, so the rules run the helpers as
+    they are now, as digested, not as first imported (the app loads edited
+    rules again)."""
+    for rel in digest.files:
+        name = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        cached = sys.modules.get(name)
+        where = getattr(cached, "__file__", None)
+        if where and Path(where).resolve() == (folder / rel).resolve():
+            del sys.modules[name]
 
 
 def _from_file(path: Path, attr: str, spec: str) -> LoadedReducer:
     if not path.is_file():
         raise CannotRun(f"reducer file {path} does not exist")
     source = path.read_bytes()
+    folder = path.resolve().parent
+    try:
+        digest = covered(path, Scope(folder), source)
+    except OSError as exc:
+        raise CannotRun(f"reducer file {path}: cannot read what it imports ({exc})") from None
+    _forget_helpers(digest, folder)
     tag = hashlib.sha256(str(path.resolve()).encode() + source).hexdigest()[:16]
     name = f"replay_tui_user_rules_{tag}"
     mod_spec = importlib.util.spec_from_file_location(name, path)
@@ -116,7 +166,7 @@ def _from_file(path: Path, attr: str, spec: str) -> LoadedReducer:
         ) from exc
     if not hasattr(module, attr):
         raise CannotRun(f"{path} has no {attr}")
-    return LoadedReducer(_check(getattr(module, attr), spec), spec, source)
+    return LoadedReducer(_check(getattr(module, attr), spec), spec, digest)
 
 
 def _from_module(modname: str, attr: str, spec: str) -> LoadedReducer:

@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from replay_tui.cli import main
-from tests.conftest import DEMO, SAMPLES, RunFactory, agent_lines, line, receipt, sha
+from tests.conftest import DEMO, ROOT, SAMPLES, RunFactory, agent_lines, line, receipt, sha
 
 REFUND = SAMPLES / "refund-180"
 
@@ -45,10 +45,16 @@ def test_demo_check_json_matches_the_article() -> None:
             "reader_version",
             "rules",
             "rules_sha256",
+            "rules_files",
             "partial",
             "error",
         ]
     )
+    # the files the rules digest covers, each with its own sha256
+    assert report["rules_files"] == {
+        f"replay_tui/reducers/{name}": sha((ROOT / "replay_tui" / "reducers" / name).read_bytes())
+        for name in ("agent_run.py", "base.py")
+    }
     assert report["events_sha256"] == sha((DEMO / "events.jsonl").read_bytes())
 
 

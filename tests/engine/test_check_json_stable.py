@@ -46,6 +46,15 @@ Claude Code entries, regenerated with ``--regenerate .`` from the new code
 and compared field by field: no verdict, seq, message or exit moved), and
 the Codex entries' ``rules_sha256`` alone when a ``spawn_agent`` output's
 child thread came to be kept;
+then every built-in rules' ``rules_sha256`` alone, once, when the digest came
+to cover the modules of the rules package that the rules import (``base.py``,
+what the session rules share, the otel rules' helpers) and, in the same
+commit, the rules became packages (``reducers/temporal/``, ``claude_code/``,
+``codex/``, ``sessions/``, ``otel_genai/``): regenerated from the new code and
+compared line by line, no other line moved (a rules file of its own that
+imports nothing beside it keeps the sha256 of its bytes); then every entry
+gained ``rules_files`` (the files that digest covers, each with its sha256),
+lines added and none changed;
 every other entry byte for byte the same.
 Regenerate them, from the repo root, only on purpose (a deliberate change of
 output):

@@ -14,7 +14,7 @@ from replay_tui.engine.replay import Replay, verify
 from replay_tui.formats.ledger import Ledger, LedgerRewritten
 from replay_tui.formats.run import locate_run
 from replay_tui.reducers import load_reducer
-from tests.conftest import RunFactory, agent_lines, line, receipt, sha
+from tests.conftest import ROOT, RunFactory, agent_lines, line, receipt, sha
 
 
 def check(run: Path, reducer: str | None = None) -> Replay:
@@ -255,6 +255,30 @@ def test_reducer_error_keeps_traceback_and_prefix(run_factory: RunFactory, tmp_p
     assert r.final_state() == {"status": "waiting", "amount": 5, "receipt": None}
 
 
+def test_a_built_in_rules_packages_frames_stay_in_the_traceback(
+    run_factory: RunFactory, tmp_path: Path
+) -> None:
+    """The built-in rules live in packages (reducers/temporal/, ...): their
+    frames are the rules' own, kept; the engine's and the callers' are not."""
+    rules = tmp_path / "rules.py"
+    rules.write_text(
+        "from replay_tui.reducers.refund import RefundRules\n"
+        "from replay_tui.reducers.temporal import REDUCER as TEMPORAL\n"
+        "class Borrowing(RefundRules):\n"
+        "    def apply(self, state, event, ctx):\n"
+        "        if event.kind == 'approved':\n"
+        "            return TEMPORAL.apply({}, event, ctx)\n"
+        "        return super().apply(state, event, ctx)\n"
+        "REDUCER = Borrowing()\n"
+    )
+    run = run_factory([line(1, "requested", payload={"amount": 5}), line(2, "approved")])
+    r = check(run, f"{rules}:REDUCER")
+    assert r.error is not None and r.error.code == "reducer_error" and r.error.traceback
+    files = re.findall(r'File "([^"]+)"', r.error.traceback)
+    temporal = ROOT / "replay_tui" / "reducers" / "temporal" / "rules.py"
+    assert files == [str(rules), str(temporal)], r.error.traceback
+
+
 def test_state_that_is_not_json_is_a_reducer_error(run_factory: RunFactory, tmp_path: Path) -> None:
     rules = tmp_path / "rules.py"
     rules.write_text(
@@ -396,9 +420,14 @@ def test_reducer_by_module_and_entry_point(monkeypatch: pytest.MonkeyPatch) -> N
 
     by_module = load_reducer("replay_tui.reducers.refund:REDUCER")
     assert by_module.reducer.name == "refund"
-    assert by_module.rules_sha256 == sha(
-        (Path(reducers.__file__).parent / "refund.py").read_bytes()
+    # the rules module and the rules package's modules it imports: their manifest's digest
+    here = Path(reducers.__file__).parent
+    manifest = "".join(
+        f"{sha((here / name).read_bytes())}  replay_tui/reducers/{name}\n"
+        for name in ("base.py", "refund.py")
     )
+    assert by_module.rules_sha256 == sha(manifest.encode())
+    assert by_module.rules_sha256 == load_reducer("refund").rules_sha256
     ep = EntryPoint("refund_plugin", "replay_tui.reducers.refund:REDUCER", "replay_tui.reducers")
     monkeypatch.setattr("importlib.metadata.entry_points", lambda group: [ep])
     assert "refund_plugin" in reducers.available()

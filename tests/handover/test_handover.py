@@ -344,6 +344,48 @@ def test_a_temporal_history_is_reported_with_its_activity(
     assert_html_holds(out, ["sdk-python--research-workflow-history.json", "verified"])
 
 
+def test_the_report_names_each_file_the_rules_digest_covers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Markdown and HTML list the rules' files, each with its sha256, under
+    rules_sha256: the digest of their sha256sum listing."""
+    session = SAMPLES / "agent-sessions" / "claude-code-short.jsonl"
+    code, out, err = run_cli(capsys, "report", str(session))
+    assert code == 0 and err == "", err
+    files = re.findall(r"^  - `(replay_tui/reducers/[^`]+)` `([0-9a-f]{64})`$", out, flags=re.M)
+    names = [path for path, _ in files]
+    assert "replay_tui/reducers/sessions/rules.py" in names and names == sorted(names)
+    for path, digest in files:
+        assert sha((ROOT / path).read_bytes()) == digest
+    listing = "".join(f"{digest}  {path}\n" for path, digest in files)
+    assert f"rules_sha256 `{sha(listing.encode())}`, of:" in out
+    code, page, err = run_cli(capsys, "report", str(session), "--html")
+    assert code == 0 and err == "", err
+    assert_html_holds(page, [f"{path} {digest}" for path, digest in files])
+
+
+def test_a_rules_files_name_in_the_report_is_inert(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    rules = folder / "ru`les\x1b[2J.py"
+    rules.write_text("import refund_helper\nfrom replay_tui.reducers.refund import REDUCER\n")
+    (folder / "refund_helper.py").write_text("")
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, "refund_helper", raising=False)
+    run = make_run(tmp_path / "run", [line(1, "requested", payload={"amount": 5})])
+    spec = f"{rules}:REDUCER"
+    code, out, err = run_cli(capsys, "report", str(run), "--reducer", spec)
+    assert code == 0 and err == "", err
+    assert "\x1b" not in out
+    assert_markdown_holds(out, ["ru`les\\e[2J.py"])
+    code, out, err = run_cli(capsys, "report", str(run), "--reducer", spec, "--html")
+    assert code == 0 and "\x1b" not in out
+    assert_html_holds(out, ["ru`les\\e[2J.py"])
+    sys.modules.pop("refund_helper", None)
+
+
 # -- run text is data ------------------------------------------------------------------
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from replay_tui.reducers.base import State
-from replay_tui.reducers.otel_messages import parse_json
+from replay_tui.reducers.otel_genai.messages import parse_json
 
 
 def cmp_norm(value: Any) -> Any:

@@ -315,10 +315,10 @@ def test_the_rules_are_found_by_name_and_by_format() -> None:
 @pytest.mark.parametrize("path", TRACES, ids=_name)
 def test_the_ordered_turns_kept_as_traces_change_are_the_sorted_ones(path: Path) -> None:
     """After every record, the turns, totals and session key kept in order
-    as each trace changes (otel_order) equal those sorted from every trace
-    again (otel_order.assemble, session_key): the plain way, as the oracle."""
-    from replay_tui.reducers.otel_genai import _MEMO_KEY
-    from replay_tui.reducers.otel_order import assemble, session_key
+    as each trace changes (otel_genai/order.py) equal those sorted from every trace
+    again (order.assemble, session_key): the plain way, as the oracle."""
+    from replay_tui.reducers.otel_genai.order import assemble, session_key
+    from replay_tui.reducers.otel_genai.rules import _MEMO_KEY
 
     ctx = new_ctx()
     state = REDUCER.initial_state()
@@ -359,9 +359,9 @@ def _derived_as_afresh(events: list[Event]) -> tuple[int, int]:
     and warnings equal those of deriving it afresh. How many records that
     changed a derived trace were derived by their change only, and how many
     were not."""
-    from replay_tui.reducers import otel_turns
-    from replay_tui.reducers.otel_genai import _MEMO_KEY, _route_traceless
-    from replay_tui.reducers.otel_tools import Reuse
+    from replay_tui.reducers.otel_genai import turns as otel_turns
+    from replay_tui.reducers.otel_genai.rules import _MEMO_KEY, _route_traceless
+    from replay_tui.reducers.otel_genai.tools import Reuse
 
     followed = refused = 0
     real = otel_turns._follow

@@ -173,12 +173,18 @@ _CALLERS = frozenset({"__init__.py", "base.py"})
 
 
 def _is_rules_frame(filename: str) -> bool:
-    """A frame of the rules: anything outside replay-tui, or a built-in
-    rules module; not the engine's, nor what calls the rules."""
+    """A frame of the rules: anything outside replay-tui, or a module of the
+    built-in rules (in reducers/ or a package of it); not the engine's, nor
+    what loads or calls the rules."""
     path = Path(filename).resolve()
     if not path.is_relative_to(_PACKAGE_DIR):
         return True
-    return path.parent == _REDUCERS_DIR and path.name not in _CALLERS
+    if not path.is_relative_to(_REDUCERS_DIR):
+        return False
+    parts = path.relative_to(_REDUCERS_DIR).parts
+    if len(parts) == 1:
+        return parts[0] not in _CALLERS
+    return parts[0] != "calling"
 
 
 def rules_traceback() -> str:

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay_tui.reducers.otel_messages import DETAILS, LEGACY, first, pair, unwrap_result
-from replay_tui.reducers.otel_spans import Fact, same_tool
+from replay_tui.reducers.otel_genai.messages import DETAILS, LEGACY, first, pair, unwrap_result
+from replay_tui.reducers.otel_genai.spans import Fact, same_tool
 
 Summary = dict[str, Any]
 
@@ -173,7 +173,7 @@ class Reuse:
     old_views: dict[str, tuple[int, list[dict[str, Any]], View]] = field(default_factory=dict)
     old_calls: dict[tuple[str, ...], tuple[tuple[Any, ...], Call]] = field(default_factory=dict)
     old_tools: dict[tuple[str, ...], tuple[tuple[Any, ...], ToolCall]] = field(default_factory=dict)
-    #: The trace's last derivation (``otel_turns._Tree``), to follow the next record by its change.
+    #: The trace's last derivation (``turns._Tree``), to follow the next record by its change.
     derived: Any = None
 
     def begin(self) -> None:

@@ -60,21 +60,24 @@ new: fields and record types these rules do not read change nothing.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from replay_tui.formats.chain import NOT_RECORD
-from replay_tui.formats.claude_records import (
-    MESSAGE_KINDS,
-    USAGE_FIELDS,
-    block_ids,
-    blocks,
-    message_usage,
-)
-from replay_tui.formats.envelope import ts_seconds
+from replay_tui.formats.claude_records import MESSAGE_KINDS, USAGE_FIELDS, blocks, message_usage
 from replay_tui.reducers.base import CallFacts, Context, State
-from replay_tui.reducers.resume import note_chain, resume_notes, session_in_file
-from replay_tui.reducers.session_rules import (
+from replay_tui.reducers.claude_code.reading import (
+    AGENT_ID,
+    AGENT_TOOLS,
+    KINDS,
+    TODO_TOOLS,
+    duration,
+    ids,
+    input_summary,
+    is_prompt,
+    text_of,
+)
+from replay_tui.reducers.sessions.resume import note_chain, resume_notes, session_in_file
+from replay_tui.reducers.sessions.rules import (
     SessionRules,
     illegal,
     in_words,
@@ -86,113 +89,6 @@ from replay_tui.reducers.session_rules import (
 if TYPE_CHECKING:
     from replay_tui.envelope import Event
 
-#: Kinds these rules interpret, or know and read nothing from.
-KINDS = frozenset(
-    {
-        "user",
-        "tool_result",
-        "assistant",
-        "thinking",
-        "tool_use",
-        "compact_boundary",
-        "system",
-        "summary",
-        "progress",
-        "file-history-snapshot",
-        "queue-operation",
-    }
-)
-#: Tools that run a sub-agent, and tools that set the todo list.
-AGENT_TOOLS = frozenset({"Task", "Agent"})
-TODO_TOOLS = frozenset({"TodoWrite"})
-#: The input field that says what a call does, by tool.
-_INPUT_KEYS = {
-    "Bash": "command",
-    "Read": "file_path",
-    "Write": "file_path",
-    "Edit": "file_path",
-    "MultiEdit": "file_path",
-    "NotebookEdit": "notebook_path",
-    "NotebookRead": "notebook_path",
-    "Glob": "pattern",
-    "Grep": "pattern",
-    "LS": "path",
-    "WebFetch": "url",
-    "WebSearch": "query",
-    "Task": "description",
-    "Agent": "description",
-    "BashOutput": "bash_id",
-    "KillBash": "shell_id",
-    "KillShell": "shell_id",
-    "Skill": "skill",
-    "SlashCommand": "command",
-}
-_NOT_PROMPTS = ("<local-command-", "[Request interrupted")
-_AGENT_ID = re.compile(r"agentId: ([A-Za-z0-9_-]+)")
-
-
-def _text_of(content: Any) -> str:
-    """The text of a message's or a tool result's content (a string, or the
-    text of its text blocks)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            b["text"]
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-        )
-    return ""
-
-
-def input_summary(tool: str, args: Any) -> str:
-    """What a call does, in a few words: Bash's command, Read's path, ..."""
-    if not isinstance(args, dict):
-        return ""
-    if tool in TODO_TOOLS and isinstance(args.get("todos"), list):
-        return f"{len(args['todos'])} todos"
-    key = _INPUT_KEYS.get(tool)
-    value = args.get(key) if key else None
-    if not isinstance(value, str):
-        value = next((v for v in args.values() if isinstance(v, str)), None)
-    return one_line(value) if value else ""
-
-
-def is_prompt(rec: dict[str, Any], sidechain_file: bool) -> bool:
-    """A user record that is a prompt of the user: not a tool result, not a
-    meta message (``isMeta``: a command's expansion), not a compaction's
-    summary (``isCompactSummary``), not a sub-agent's task (``isSidechain``,
-    unless the file is the sub-agent's own transcript), and not a command's
-    output or an interruption (text starting ``<local-command-`` or
-    ``[Request interrupted``)."""
-    if rec.get("type") != "user" or rec.get("isMeta") is True:
-        return False
-    if rec.get("isCompactSummary") is True:
-        return False
-    if rec.get("isSidechain") is True and not sidechain_file:
-        return False
-    msg = rec.get("message")
-    content = msg.get("content") if isinstance(msg, dict) else None
-    if isinstance(content, list):
-        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
-            return False
-        if not any(isinstance(b, dict) and b.get("type") in ("text", "image") for b in content):
-            return False
-    elif not isinstance(content, str):
-        return False
-    return not _text_of(content).lstrip().startswith(_NOT_PROMPTS)
-
-
-def _seconds(text: Any) -> float | None:
-    return ts_seconds(text) if isinstance(text, str) else None
-
-
-def _duration(call: dict[str, Any], event: Event) -> float | None:
-    start = _seconds(call.get("at"))
-    if start is None or event.ts_s is None:
-        return None
-    return round(event.ts_s - start, 3)
-
 
 def _compaction_summary(state: State, event: Event) -> None:
     """The summary the model continued from after the last compaction (``o``
@@ -203,7 +99,7 @@ def _compaction_summary(state: State, event: Event) -> None:
     msg = event.payload.get("message")
     content = msg.get("content") if isinstance(msg, dict) else None
     compactions[-1]["summary_seq"] = event.seq
-    compactions[-1]["summary_chars"] = len(_text_of(content))
+    compactions[-1]["summary_chars"] = len(text_of(content))
 
 
 class ClaudeCodeRules(SessionRules):
@@ -408,9 +304,9 @@ class ClaudeCodeRules(SessionRules):
             status = "error" if block.get("is_error") is True else "ok"
             call["status"] = status
             call["result_seq"] = event.seq
-            call["duration_s"] = _duration(call, event)
+            call["duration_s"] = duration(call, event)
             if status == "error":
-                call["error"] = one_line(_text_of(block.get("content")), 200)
+                call["error"] = one_line(text_of(block.get("content")), 200)
                 state["tools"][call["tool"]]["errors"] += 1
             state["in_flight"] -= 1
             agent = state["agents"].get(cid)
@@ -427,7 +323,7 @@ class ClaudeCodeRules(SessionRules):
         result = rec.get("toolUseResult")
         agent_id = result.get("agentId") if isinstance(result, dict) else None
         if not isinstance(agent_id, str):
-            found = _AGENT_ID.search(_text_of(block.get("content")))
+            found = AGENT_ID.search(text_of(block.get("content")))
             agent_id = found.group(1) if found else None
         if agent_id is not None:
             agent["agent_id"] = agent_id
@@ -445,11 +341,11 @@ class ClaudeCodeRules(SessionRules):
         kind = event.kind
         cid = event.call_id
         if kind == "tool_use":
-            calls = [f"{label(after['calls'][c])} ({c})" for c in _ids(event, "tool_use", "id")]
+            calls = [f"{label(after['calls'][c])} ({c})" for c in ids(event, "tool_use", "id")]
             return f"tool_use: {', '.join(calls)} requested; {after['in_flight']} in flight"
         if kind == "tool_result":
             said = []
-            for c in _ids(event, "tool_result", "tool_use_id"):
+            for c in ids(event, "tool_result", "tool_use_id"):
                 call = after["calls"][c]
                 said.append(
                     f"tool_result {call['status']} {in_words(call['duration_s'])}: "
@@ -543,7 +439,7 @@ class ClaudeCodeRules(SessionRules):
         if kind == "tool_result":
             return "; ".join(
                 f"{'error' if b.get('is_error') is True else 'ok'} · "
-                f"{one_line(_text_of(b.get('content')), 200)}"
+                f"{one_line(text_of(b.get('content')), 200)}"
                 for b in blocks(rec)
                 if isinstance(b, dict) and b.get("type") == "tool_result"
             )
@@ -557,7 +453,7 @@ class ClaudeCodeRules(SessionRules):
                     if isinstance(b, dict)
                 )
             else:
-                text = _text_of(content)
+                text = text_of(content)
             tag = "(meta) " if rec.get("isMeta") is True else ""
             if rec.get("isCompactSummary") is True:
                 tag = "(compaction summary) "
@@ -593,10 +489,6 @@ class ClaudeCodeRules(SessionRules):
             return None
         call = state["calls"].get(cid)
         return (cid, call) if call is not None else None
-
-
-def _ids(event: Event, block_type: str, key: str) -> list[str]:
-    return block_ids(event.payload, block_type, key)
 
 
 REDUCER = ClaudeCodeRules()

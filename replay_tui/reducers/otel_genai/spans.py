@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from replay_tui.formats.otel.load import break_loops
-from replay_tui.reducers.otel_messages import (
+from replay_tui.reducers.otel_genai.messages import (
     DETAILS,
     LEGACY,
     adk_usage,

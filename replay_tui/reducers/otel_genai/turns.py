@@ -2,8 +2,9 @@
 
 :func:`derive_trace` is a pure function of one trace's store (and the logs
 with no trace id that name its spans): turns never cross traces except through
-the continuation join and the session key, which :mod:`~replay_tui.reducers.
-otel_order` does over every trace's turns. So a record costs its own trace.
+the continuation join and the session key, which
+:mod:`~replay_tui.reducers.otel_genai.order` does over every trace's turns. So a
+record costs its own trace.
 
 Within a trace, a record costs its own turn: what deriving it last built
 (the forest, kinds, each span's place, the turn groups) is kept, and a
@@ -21,8 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay_tui.reducers.otel_messages import first
-from replay_tui.reducers.otel_spans import (
+from replay_tui.reducers.otel_genai.messages import first
+from replay_tui.reducers.otel_genai.spans import (
     AGENT,
     AGENTIC,
     INFERENCE,
@@ -33,7 +34,7 @@ from replay_tui.reducers.otel_spans import (
     classify,
     effective_parents,
 )
-from replay_tui.reducers.otel_tools import (
+from replay_tui.reducers.otel_genai.tools import (
     Call,
     Info,
     Reuse,

@@ -24,7 +24,7 @@ State:
   was recorded;
 - ``open``: span id -> name, the spans started and not ended;
 - ``store``: trace id -> the spans' facts the derivation reads (see
-  :mod:`replay_tui.reducers.otel_spans`).
+  :mod:`replay_tui.reducers.otel_genai.spans`).
 
 A span's output, usage, tool result and failure count once its ``span_end``
 is applied, and a span event once its own record is: the state after a
@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from replay_tui.reducers.base import CallFacts, Context, State
-from replay_tui.reducers.otel_messages import (
+from replay_tui.reducers.otel_genai.messages import (
     DETAILS,
     LEGACY,
     first,
@@ -55,8 +55,8 @@ from replay_tui.reducers.otel_messages import (
     tool_calls_of,
     tool_responses_of,
 )
-from replay_tui.reducers.otel_order import TurnOrder
-from replay_tui.reducers.otel_spans import (
+from replay_tui.reducers.otel_genai.order import TurnOrder
+from replay_tui.reducers.otel_genai.spans import (
     INFERENCE,
     add_end,
     add_event,
@@ -66,9 +66,9 @@ from replay_tui.reducers.otel_spans import (
     is_open,
     new_trace,
 )
-from replay_tui.reducers.otel_tools import Reuse
-from replay_tui.reducers.otel_turns import Touched, TraceResult, derive_trace
-from replay_tui.reducers.session_rules import one_line
+from replay_tui.reducers.otel_genai.tools import Reuse
+from replay_tui.reducers.otel_genai.turns import Touched, TraceResult, derive_trace
+from replay_tui.reducers.sessions.rules import one_line
 from replay_tui.state.drafts import DictDraft
 
 if TYPE_CHECKING:
@@ -402,7 +402,7 @@ class OtelGenAIRules:
     @staticmethod
     def _write_turns(state: State, cache: _Cache, dirty: set[str]) -> None:
         """Write what changed of the ordered turns and totals: from the
-        first position the changed traces moved (:mod:`otel_order`) on."""
+        first position the changed traces moved (:mod:`.order`) on."""
         order = cache.order
         turns, first = order.joined(order.update(cache.results, sorted(dirty)))
         public = [t.public for t in turns[first:]]

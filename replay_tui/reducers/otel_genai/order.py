@@ -20,9 +20,9 @@ import bisect
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from replay_tui.reducers.otel_spans import SESSION_SOURCES
-from replay_tui.reducers.otel_tools import copies, fill_from_parts
-from replay_tui.reducers.otel_turns import SessionHit, TraceResult, Turn
+from replay_tui.reducers.otel_genai.spans import SESSION_SOURCES
+from replay_tui.reducers.otel_genai.tools import copies, fill_from_parts
+from replay_tui.reducers.otel_genai.turns import SessionHit, TraceResult, Turn
 
 _Key = tuple[int, str, int]
 

@@ -49,7 +49,7 @@ import orjson
 
 from replay_tui.formats.envelope import ts_seconds
 from replay_tui.reducers.base import CallFacts, Context, State
-from replay_tui.reducers.session_rules import SessionRules, illegal, in_words, label, one_line
+from replay_tui.reducers.sessions.rules import SessionRules, illegal, in_words, label, one_line
 
 if TYPE_CHECKING:
     from replay_tui.envelope import Event
