@@ -1,0 +1,75 @@
+"""Traces as real instrumentation libraries write them (tests/fixtures/otel-producers/, made by
+its make_producers.py), each file opened as `replay-tui check` opens it and its final state
+compared with the truth written from what the script sent.
+
+The files today's reader gets wrong are listed in KNOWN_WRONG and expected to fail (strictly:
+once one reads right, its test says so, and it leaves the list).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from replay_tui.engine.open import open_replay
+from tests.conftest import TESTS
+from tests.helpers.otel_truth import compare
+
+FOLDER = TESTS / "fixtures" / "otel-producers"
+TRUTHS = sorted(FOLDER.glob("*.truth.json"))
+FILES = sorted(
+    p
+    for t in TRUTHS
+    for p in (t.with_name(t.name.replace(".truth.json", s)) for s in (".jsonl", ".json"))
+    if p.is_file()
+)
+#: What today's reader misses, by file stem (the README's table says what).
+KNOWN_WRONG = {
+    "strands_default_tools",
+    "strands_default_tools_simple",
+    "strands_default_two_turns",
+    "strands_latest_tools",
+    "strands_latest_two_turns",
+    "strands_latest_attrs_tools",
+    "openai_v2_no_content_tools",
+    "openinference_openai_tools",
+    "openinference_openai_two_turns",
+    "openinference_openai_hidden_tools",
+    "openinference_langchain_tools",
+    "openinference_langchain_two_turns",
+    "openllmetry_openai_events_tools",
+    "pydantic_ai_v5_no_content_tools",
+}
+
+
+def _differences(path: Path) -> list[str]:
+    truth = orjson.loads(path.with_name(path.stem + ".truth.json").read_bytes())
+    replay, watchdog = open_replay(str(path), fmt="otel")
+    try:
+        replay.verify()
+        return compare(truth, replay.final_state())
+    finally:
+        replay.close()
+        if watchdog is not None:
+            watchdog.stop()
+
+
+def test_every_fixture_has_its_truth_and_both_shapes_are_here() -> None:
+    assert len(TRUTHS) >= 28
+    assert all(t.with_name(t.name.replace(".truth.json", ".jsonl")).is_file() for t in TRUTHS)
+    assert sum(p.suffix == ".json" for p in FILES) >= 7
+    assert {t.name.replace(".truth.json", "") for t in TRUTHS} >= KNOWN_WRONG
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(strict=True)) if p.stem in KNOWN_WRONG else p
+        for p in FILES
+    ],
+    ids=lambda p: p.name,
+)
+def test_the_reader_finds_what_the_producer_sent(path: Path) -> None:
+    assert _differences(path) == []
