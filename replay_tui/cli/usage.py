@@ -266,7 +266,9 @@ def amounts(vector: list[int], source: str) -> str:
     if not said:
         return "no tokens"
     head = ", ".join(said[:-1])
-    return f"{head} and {said[-1]} tokens" if head else f"{said[0]} tokens"
+    if head:
+        return f"{head} and {said[-1]} tokens"
+    return f"{said[0]} token" if sum(vector) == 1 else f"{said[0]} tokens"
 
 
 def audit_lines(tally: Tally, source: str, by: str = "session") -> list[str]:
