@@ -22,6 +22,7 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.engine.open import open_replay
 from replay_tui.formats.envelope import Event
+from replay_tui.formats.sniff import run_sources
 from replay_tui.questions.across import (
     HistorySearch,
     PathChange,
@@ -78,7 +79,7 @@ def add_parser(sub: Subparsers) -> None:
         epilog=CONDITION_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p_when.add_argument("run", help="run folder or its events.jsonl")
+    p_when.add_argument("run", help=f"the run: {run_sources()}")
     p_when.add_argument("condition", help="e.g. 'phase == \"retrying\"' (quote it for the shell)")
     p_when.add_argument("--all", action="store_true", help="every seq it turns true, not the first")
     p_when.add_argument(
@@ -97,7 +98,7 @@ def add_parser(sub: Subparsers) -> None:
         epilog=CONDITION_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p_hist.add_argument("run", help="run folder or its events.jsonl")
+    p_hist.add_argument("run", help=f"the run: {run_sources()}")
     p_hist.add_argument("path", help="e.g. calls.call-003.status, checks[0].passed")
     form = p_hist.add_mutually_exclusive_group()
     form.add_argument(

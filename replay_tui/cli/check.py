@@ -25,6 +25,7 @@ from replay_tui.engine.report import (
     write_atomic,
 )
 from replay_tui.formats.run import locate_run
+from replay_tui.formats.sniff import run_sources
 
 if TYPE_CHECKING:
     from replay_tui.cli.options import Subparsers
@@ -35,7 +36,7 @@ def add_parser(sub: Subparsers) -> None:
     parser.add_argument(
         "run",
         nargs="+",
-        help="run folder or its events.jsonl; several runs, or a folder of runs, are "
+        help=f"the run: {run_sources()}; several runs, or a folder of runs, are "
         "checked in parallel, one line each",
     )
     parser.add_argument(
