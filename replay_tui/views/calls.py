@@ -20,7 +20,7 @@ from __future__ import annotations
 import bisect
 import math
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from replay_tui.engine.calls import NO_CALL, CallIndex
@@ -327,11 +327,20 @@ class Folding:
     def holds(self, row: int, line: int) -> bool:
         """Row ``row`` is a folded call, and line ``line`` (the error's) is in
         it (or in a span its closed row covers)."""
-        number = self.folded_call(row)
+        return self.holds_any(row, (line,))
+
+    def holds_any(self, row: int, lines: Collection[int]) -> bool:
+        """Row ``row`` is a folded call holding any of ``lines`` (the
+        person's bookmarks, say), or a span its closed row covers does."""
+        number = self.folded_call(row) if lines else None
         if number is None:
             return False
-        call = self.index.call_at(line)
-        return call != NO_CALL and (call == number or self._covered(call) == number)
+        call_at, covered = self.index.call_at, self._covered
+        for line in lines:
+            call = call_at(line)
+            if call != NO_CALL and (call == number or covered(call) == number):
+                return True
+        return False
 
     def sign(self, line: int) -> str:
         """An unfolded call's first event is marked ▾, its other events │."""
