@@ -27,7 +27,7 @@ def _row(screen: str, seq: int) -> str:
     """The timeline row of ``seq``, as drawn (its gutter first)."""
     for line in screen.splitlines():
         cells = line.lstrip("┃").split()
-        if len(cells) > 1 and cells[1] == str(seq) or cells[:1] == [str(seq)]:
+        if str(seq) in cells[:2]:  # after the gutter's mark, if any
             return line.lstrip("┃")
     raise AssertionError(f"no row of seq {seq}")
 
