@@ -50,6 +50,8 @@ class CallRow:
     last_seq: int | None = None
     #: The ``ts`` of its first event (None: none).
     start_ts: float | None = None
+    #: A model span's ``(input, output)`` tokens (None: it says none).
+    tokens: tuple[int, int] | None = None
 
 
 def call_row(
@@ -57,9 +59,11 @@ def call_row(
     number: int,
     row: Callable[[int], Row],
     facts: Callable[[int], CallFacts | None],
+    tokens: Callable[[list[int]], tuple[int, int] | None] | None = None,
 ) -> CallRow:
     """The row of call ``number``: its events' facts put together (the last
-    status said wins; costs add up; tool and argument as first said)."""
+    status said wins; costs add up; tool and argument as first said);
+    ``tokens`` says a span's tokens from the lines read of it."""
     tool = arg = status = None
     cost: float | None = None
     lines = list(index.lines(number, FACTS_READ))
@@ -85,6 +89,7 @@ def call_row(
         first_seq=first.seq,
         last_seq=last.seq,
         start_ts=first.ts,
+        tokens=tokens(lines) if tokens is not None else None,
     )
 
 

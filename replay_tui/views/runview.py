@@ -30,6 +30,7 @@ from replay_tui.formats.sessions import CLAUDE_CODE
 from replay_tui.reducers.base import CallFacts, call_facts
 from replay_tui.state import canonical
 from replay_tui.views.calls import CallRow, call_row
+from replay_tui.views.genai_tokens import span_tokens
 from replay_tui.views.line_view import (
     CAUSES_SHOWN,
     EFFECTS_SHOWN,
@@ -109,6 +110,9 @@ class RunView:
             if self.replay.is_ignored(parsed):
                 row = dataclasses.replace(row, problem=self.replay.ignored_words)
             said = self._row_summary(parsed)
+            tokens = span_tokens((parsed,)) if self.replay.paths.format == OTEL else None
+            if tokens is not None:  # a model span's start, its details: what it used
+                said = f"{said or ''}  {tokens[0]:,} in/{tokens[1]:,} out".lstrip()
             transcript = self.subagents.at(parsed)
             if transcript is not None:
                 meta = meta_words(transcript)
@@ -146,7 +150,12 @@ class RunView:
     def call_row(self, number: int) -> CallRow:
         """The folded row of call ``number``."""
         assert self.replay.calls is not None
-        return call_row(self.replay.calls, number, self.row, self._call_facts)
+        tokens = self._span_tokens if self.replay.paths.format == OTEL else None
+        return call_row(self.replay.calls, number, self.row, self._call_facts, tokens)
+
+    def _span_tokens(self, lines: list[int]) -> tuple[int, int] | None:
+        """A trace's span's tokens, from its records (see :mod:`genai_tokens`)."""
+        return span_tokens(self.replay.ledger.event(line) for line in lines)
 
     def _call_facts(self, index: int) -> CallFacts | None:
         """What line ``index`` says of its call (built-in rules only: drawn
