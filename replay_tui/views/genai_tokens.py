@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from replay_tui.formats.envelope import Event
+from replay_tui.formats.envelope import Event, LineError
 from replay_tui.reducers.otel_messages import DETAILS, adk_usage, overlay, usage_of
 
 #: Where a record's tokens rank: the span's attributes, its details, ADK's.
@@ -35,7 +35,7 @@ def _said(event: Event) -> tuple[int, list[int]] | None:
     return None
 
 
-def span_tokens(events: Iterable[Event | None]) -> tuple[int, int] | None:
+def span_tokens(events: Iterable[Event | LineError | None]) -> tuple[int, int] | None:
     """``(input, output)`` tokens of the span whose records are ``events``
     (None: none of them says any)."""
     best: tuple[int, list[int]] | None = None
