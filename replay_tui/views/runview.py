@@ -29,7 +29,7 @@ from replay_tui.formats.run import OTEL
 from replay_tui.formats.sessions import CLAUDE_CODE
 from replay_tui.reducers.base import CallFacts, call_facts
 from replay_tui.state import canonical
-from replay_tui.views.calls import CallRow, call_row
+from replay_tui.views.calls import FACTS_READ, CallRow, call_row
 from replay_tui.views.genai_tokens import span_tokens
 from replay_tui.views.line_view import (
     CAUSES_SHOWN,
@@ -110,9 +110,9 @@ class RunView:
             if self.replay.is_ignored(parsed):
                 row = dataclasses.replace(row, problem=self.replay.ignored_words)
             said = self._row_summary(parsed)
-            tokens = span_tokens((parsed,)) if self.replay.paths.format == OTEL else None
-            if tokens is not None:  # a model span's start, its details: what it used
-                said = f"{said or ''}  {tokens[0]:,} in/{tokens[1]:,} out".lstrip()
+            tokens = self._ended_span_tokens(parsed)
+            if tokens is not None:  # a model span's end: the tokens it used, first
+                said = f"{tokens[0]:,} in/{tokens[1]:,} out · {said or 'span_end'}"
             transcript = self.subagents.at(parsed)
             if transcript is not None:
                 meta = meta_words(transcript)
@@ -152,6 +152,17 @@ class RunView:
         assert self.replay.calls is not None
         tokens = self._span_tokens if self.replay.paths.format == OTEL else None
         return call_row(self.replay.calls, number, self.row, self._call_facts, tokens)
+
+    def _ended_span_tokens(self, event: Event) -> tuple[int, int] | None:
+        """A trace's span's tokens, on the row of its end (where the rules
+        take them: a span's usage is held back until it ends)."""
+        calls = self.replay.calls
+        if event.kind != "span_end" or calls is None or self.replay.paths.format != OTEL:
+            return None
+        number = calls.call_at(event.line - 1)
+        return (
+            None if number == NO_CALL else self._span_tokens(list(calls.lines(number, FACTS_READ)))
+        )
 
     def _span_tokens(self, lines: list[int]) -> tuple[int, int] | None:
         """A trace's span's tokens, from its records (see :mod:`genai_tokens`)."""

@@ -1,5 +1,5 @@
-"""A trace's timeline says each model span's tokens (in/out): on its start's
-row, and on its row in the span tree (``v``), where they come first."""
+"""A trace's timeline says each model span's tokens (in/out): first on its
+end's row, and first after its status on its row in the span tree (``v``)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ async def test_a_model_span_row_shows_its_tokens() -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         rows = _rows(screen_text(app))
-        assert "generate_content gemini-2.5-flash  10 in/8 out" in rows[3]
-        assert "in/" not in rows[0]  # a workflow's span uses no tokens
+        assert "span_end         10 in/8 out · generate_content gemini-2.5" in rows[5]
+        assert "span_end         10 in/8 out · call_llm ok 0.3 ms" in rows[6]
+        assert "in/" not in rows[3]  # its start: its usage is held back until it ends
+        assert "in/" not in rows[8]  # a workflow's span uses no tokens
         await pilot.press("v")
         await settle(app, pilot)
         tree = _rows(screen_text(app))
