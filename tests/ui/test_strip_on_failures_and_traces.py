@@ -4,6 +4,11 @@ records placed by their own times)."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from replay_tui.engine.clock import EventClock
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.widgets.overview import OverviewStrip
@@ -22,6 +27,34 @@ def test_a_failed_run_is_sliced_by_time_up_to_its_failing_line() -> None:
     assert found[0].lo == 0 and found[-1].hi == 9  # every line, once
     assert [s.level for s in found] == [8, 0, 3, 0, 6]  # three lines in the first 2 s of 10
     assert slice_of(found, 6) == 4 and found[-1].mark == "error"
+
+
+@given(
+    st.lists(st.floats(0, 1e6, allow_nan=False), max_size=40),
+    st.integers(0, 10),
+    st.integers(1, 50),
+    st.data(),
+)
+def test_slices_hold_every_line_once_and_the_failure(
+    times: list[float], untimed: int, rows: int, data: st.DataObject
+) -> None:
+    """Timed or not, every line is in exactly one slice, in order; a slice
+    with no timed line has no bar; the failing line's slice is marked."""
+    clock = EventClock()
+    for index, ts in enumerate(times):
+        clock.note(index, ts)
+    total = len(times) + untimed
+    if total == 0:
+        assert slices(rows, total, clock, {}) == []
+        return
+    error = data.draw(st.integers(0, total - 1))
+    found = slices(rows, total, clock, {"error": [error]})
+    assert found[0].lo == 0 and found[-1].hi == total
+    assert all(a.hi == b.lo for a, b in pairwise(found))
+    assert all(0 <= s.level <= 8 for s in found)
+    assert all(s.level == 0 for s in found if min(s.hi, len(times)) <= s.lo)
+    row = slice_of(found, error)
+    assert row is not None and found[row].mark == "error"
 
 
 def _strip_text(strip: OverviewStrip) -> list[str]:
