@@ -1,7 +1,8 @@
 """MkDocs hooks: the keys page is filled from the app's key table when the
 site is built, and the screenshots are served beside the pages.
 
-- ``<!-- keys -->`` on a page becomes the table of every key, from
+- ``<!-- keys -->`` ... ``<!-- /keys -->`` on a page (a note for whoever
+  reads the file as it is) becomes the table of every key, from
   ``KEYS`` (the table the bindings, the help screen, the footer and the
   palette come from), grouped by where each key works, so the page cannot
   drift from the app.
@@ -23,6 +24,7 @@ from mkdocs.structure.files import File, Files
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOTS = ROOT / "screenshots"
 MARKER = "<!-- keys -->"
+END_MARKER = "<!-- /keys -->"
 
 #: Where a key works, in the words of the page (a target not named here
 #: gets a heading of its own name, so a new pane never breaks the build).
@@ -93,5 +95,7 @@ def on_files(files: Files, config: Any) -> Files:
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
     markdown = markdown.replace("](../screenshots/", "](screenshots/")
     if MARKER in markdown:
-        markdown = markdown.replace(MARKER, _key_table())
+        head, _, rest = markdown.partition(MARKER)
+        _, ended, tail = rest.partition(END_MARKER)
+        markdown = head + _key_table() + (tail if ended else rest)
     return markdown

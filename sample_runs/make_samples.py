@@ -3,7 +3,8 @@
 Run from anywhere: ``python sample_runs/make_samples.py``. The samples are the
 demo, small valid runs, and one broken run per error code of the spec (each
 the demo with ONE corruption), the agent sessions of ``agent-sessions/``
-(``replay_tui.synth.sessions``), plus ``expected.json``: what strict
+(``replay_tui.synth.sessions``), an OpenTelemetry GenAI trace copied
+from the test corpus (``traces/``), plus ``expected.json``: what strict
 ``replay-tui check`` must say of each. No clock, no unseeded randomness: the
 same script gives the same bytes on every machine.
 """
@@ -401,6 +402,37 @@ def session_expected(written: list[dict[str, Any]], folder: Path = SESSIONS) -> 
     return expected
 
 
+# -- an OpenTelemetry GenAI trace, copied from the test corpus ---------------------------
+TRACES = HERE / "traces"
+CORPUS = ROOT / "tests" / "fixtures" / "otel-traces"
+#: name -> (the corpus file it is a byte-for-byte copy of, what check says of it):
+#: see traces/README.md for where the corpus comes from.
+TRACE_SAMPLES: dict[str, tuple[Path, dict[str, Any]]] = {
+    # an ADK agent over three turns, the second calling a tool; tokens on each model span
+    "agentevals--adk_py-v2_span_only-S3.json": (
+        CORPUS / "adk_py" / "v2_span_only" / "S3.json",
+        {"events": 34, "state": "done"},
+    ),
+}
+
+
+def write_traces(folder: Path = TRACES) -> dict[str, Any]:
+    """Copy the sample traces (and the corpus's license) into ``folder``
+    (its README.md stays) and return what check must say of each."""
+    folder.mkdir(exist_ok=True)
+    (folder / "LICENSE").write_bytes((CORPUS / "LICENSE").read_bytes())
+    expected = {}
+    for name, (source, facts) in TRACE_SAMPLES.items():
+        (folder / name).write_bytes(source.read_bytes())
+        expected[f"{TRACES.name}/{name}"] = {
+            "verdict": "verified",
+            "error": None,
+            "reducer": None,
+            **facts,
+        }
+    return expected
+
+
 # -- writing ------------------------------------------------------------------------
 def write_run(
     folder: Path,
@@ -473,6 +505,7 @@ def main() -> int:
         }
 
     expected.update(session_expected(write_sessions()))
+    expected.update(write_traces())
     (HERE / "expected.json").write_bytes(
         orjson.dumps(expected, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
     )

@@ -23,6 +23,7 @@ from replay_tui.core.links import split_link
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.engine.open import open_replay
 from replay_tui.formats.envelope import Event
+from replay_tui.formats.sniff import run_sources
 from replay_tui.questions.across import (
     HistorySearch,
     PathChange,
@@ -80,7 +81,7 @@ def add_parser(sub: Subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p_when.add_argument(
-        "run", help="run folder or its events.jsonl; RUN@SEQ searches events 1..SEQ only"
+        "run", help=f"the run: {run_sources()}; RUN@SEQ searches events 1..SEQ only"
     )
     p_when.add_argument("condition", help="e.g. 'phase == \"retrying\"' (quote it for the shell)")
     p_when.add_argument("--all", action="store_true", help="every seq it turns true, not the first")
@@ -101,7 +102,7 @@ def add_parser(sub: Subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p_hist.add_argument(
-        "run", help="run folder or its events.jsonl; RUN@SEQ looks at events 1..SEQ only"
+        "run", help=f"the run: {run_sources()}; RUN@SEQ looks at events 1..SEQ only"
     )
     p_hist.add_argument("path", help="e.g. calls.call-003.status, checks[0].passed")
     form = p_hist.add_mutually_exclusive_group()

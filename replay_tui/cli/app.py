@@ -10,6 +10,7 @@ from replay_tui.cli.args import seq_or_zero
 from replay_tui.cli.options import rules_options, skip_option
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.links import run_and_seq
+from replay_tui.formats.sniff import run_sources
 from replay_tui.questions.sidebyside import skip_seqs
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ def app_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "run",
         nargs="?",
-        help="run folder or events.jsonl (default: bundled demo); RUN@SEQ opens at SEQ",
+        help=f"the run: {run_sources()} (default: the bundled demo); RUN@SEQ opens at SEQ",
     )
     parser.add_argument(
         "--at",

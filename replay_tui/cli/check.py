@@ -35,6 +35,7 @@ from replay_tui.engine.report import (
     write_atomic,
 )
 from replay_tui.formats.run import locate_run
+from replay_tui.formats.sniff import run_sources
 
 if TYPE_CHECKING:
     from replay_tui.cli.options import Subparsers
@@ -45,9 +46,9 @@ def add_parser(sub: Subparsers) -> None:
     parser.add_argument(
         "run",
         nargs="+",
-        help="run folder, its events.jsonl, or any file a source reads; RUN@SEQ checks "
-        "events 1..SEQ only; several runs, or a folder (every run in it that a source "
-        "reads; the rest skipped, with the reason), are checked in parallel, one line each",
+        help=f"the run: {run_sources()}; RUN@SEQ checks events 1..SEQ only; several "
+        "runs, or a folder (every run in it that a source reads; the rest skipped, with "
+        "the reason), are checked in parallel, one line each",
     )
     parser.add_argument(
         "--json",

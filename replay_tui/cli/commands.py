@@ -36,6 +36,7 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.core.links import split_link
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.supervision import supervised
+from replay_tui.formats.sniff import run_sources
 from replay_tui.reducers.calling.guard import EventChanged, RulesStuck
 
 if TYPE_CHECKING:
@@ -74,11 +75,9 @@ ADD_PARSERS: tuple[Callable[[Subparsers], None], ...] = (
 )
 
 DESCRIPTION = (
-    "Step through an event-sourced run's history. A run is a folder with "
-    "events.jsonl (the ledger), receipts/<call_id>.json and budget.json. "
+    "Step through an event-sourced run's history. "
     "With no command, opens the app on RUN (the bundled demo if RUN is omitted). "
-    "RUN may also be a Temporal workflow history export, a Claude Code session "
-    "(~/.claude/projects/...) or a Codex rollout (~/.codex/sessions/...)."
+    f"RUN is {run_sources(detail=True)}."
 )
 
 EPILOG = (

@@ -13,7 +13,7 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.core.words import plural
 from replay_tui.engine.report import compare_reports, is_migration, load_report
 from replay_tui.formats.run import locate_run
-from replay_tui.formats.sniff import describe
+from replay_tui.formats.sniff import describe, run_sources
 from replay_tui.state import canonical
 
 if TYPE_CHECKING:
@@ -25,8 +25,10 @@ def add_parser(sub: Subparsers) -> None:
         "compare",
         help="compare two replay reports field by field (two runs: as diff)",
     )
-    parser.add_argument("a", type=Path, help="first replay_report.json, or a run")
-    parser.add_argument("b", type=Path, help="second replay_report.json, or a run")
+    parser.add_argument(
+        "a", type=Path, help=f"first replay_report.json, or a run ({run_sources()})"
+    )
+    parser.add_argument("b", type=Path, help="second replay_report.json, or a run (as A)")
     parser.set_defaults(func=cmd_compare)
 
 

@@ -14,7 +14,7 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.core.links import whole_run
 from replay_tui.core.safe_text import clip, escape_controls
 from replay_tui.formats.run import locate_run
-from replay_tui.formats.sniff import named_as_ledger
+from replay_tui.formats.sniff import named_as_ledger, run_sources
 from replay_tui.questions.sidebyside import Side, side_by_side, skip_seqs
 from replay_tui.state import canonical
 
@@ -56,7 +56,7 @@ def add_parser(sub: Subparsers) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command's own options (``--rules-timeout`` and ``--format`` are shared)."""
-    parser.add_argument("a", help="run A: a run folder, events.jsonl or a Temporal history")
+    parser.add_argument("a", help=f"run A: {run_sources()}")
     parser.add_argument("b", nargs="?", help="run B (default: A, for --skip or two rules)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     parser.add_argument("--rules-a", metavar="R", help="rules for A (as --reducer)")
@@ -145,7 +145,7 @@ REPORT_BYTES = 1 << 20
 
 def is_report_file(path: Path) -> bool:
     """A ``check --json`` report (``compare`` compares those field by field),
-    whatever its name, not a run (a folder, a ledger, a Temporal history)."""
+    whatever its name, not a run (a folder, a ledger, a history, a session, a trace)."""
     try:
         if not path.is_file() or named_as_ledger(path) or path.stat().st_size > REPORT_BYTES:
             return False

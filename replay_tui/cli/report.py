@@ -21,6 +21,7 @@ from replay_tui.core.words import plural
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.report import protected, refuse_inside_run, write_atomic
 from replay_tui.formats.run import locate_run
+from replay_tui.formats.sniff import run_sources
 from replay_tui.handover.bookmarks import Bookmarks
 from replay_tui.handover.charts import ChartSpec
 from replay_tui.handover.document import (
@@ -69,10 +70,7 @@ def add_parser(sub: Subparsers) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command's own options (``--reducer`` and friends are shared: cli.options)."""
-    parser.add_argument(
-        "run",
-        help="run folder, its events.jsonl, or a Temporal history; RUN@SEQ shows SEQ (as --at)",
-    )
+    parser.add_argument("run", help=f"the run: {run_sources()}; RUN@SEQ shows SEQ (as --at)")
     parser.add_argument(
         "--at",
         type=seq_or_zero,

@@ -14,6 +14,7 @@ from replay_tui.core.links import run_and_seq
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
 from replay_tui.engine.open import open_replay
+from replay_tui.formats.sniff import run_sources
 from replay_tui.questions.sidebyside import past_the_end, skip_seqs, without
 from replay_tui.state import canonical
 
@@ -24,9 +25,7 @@ if TYPE_CHECKING:
 
 def add_parser(sub: Subparsers) -> None:
     parser = sub.add_parser("state", help="print the state after the first N events")
-    parser.add_argument(
-        "run", help="run folder or its events.jsonl; RUN@N is the state after N events"
-    )
+    parser.add_argument("run", help=f"the run: {run_sources()}; RUN@N is the state after N events")
     parser.add_argument(
         "--at",
         type=seq_or_zero,

@@ -1,7 +1,8 @@
 """``replay-tui usage``: the tokens of Claude Code sessions and Codex
 rollouts, counted as the built-in rules count them, per session, day or
-model, with what was left out and why (:mod:`replay_tui.questions.usage`).
-A table for people, or ``--json``."""
+model, with what was left out and why (:mod:`replay_tui.questions.usage`),
+and of OpenTelemetry traces, per turn and model
+(:mod:`replay_tui.questions.trace_usage`). A table for people, or ``--json``."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
 from replay_tui.formats.session_stores.listing import NAMES, clip_start, find_sessions
 from replay_tui.formats.sessions import CODEX, run_id_of, session_format_of
+from replay_tui.questions.trace_usage import FIELDS as TRACE_FIELDS
+from replay_tui.questions.trace_usage import TraceUsage, is_trace, trace_usage
 from replay_tui.questions.usage import (
     FIELDS,
     GROUPINGS,
@@ -80,13 +83,16 @@ def add_parser(sub: Subparsers) -> None:
         description="Count the tokens of Claude Code sessions and Codex rollouts as the "
         "built-in rules count them, per session, day or model, with an audit of what was "
         "left out (streamed lines of one message, repeated token_count events) and what "
-        "was added (sub-agents' transcripts). PATH: a session file or a folder holding "
-        "sessions; none: the sessions in $CLAUDE_CONFIG_DIR/projects (default "
+        "was added (sub-agents' transcripts); and those of an OpenTelemetry trace, per turn "
+        "and model, as the otel_genai rules count them. PATH: a session file, a trace file "
+        "or a folder holding sessions; none: the sessions in $CLAUDE_CONFIG_DIR/projects (default "
         "~/.claude/projects) and $CODEX_HOME/sessions (default ~/.codex/sessions).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="session file or folder")
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH", help="session file, trace file or folder of sessions"
+    )
     parser.add_argument(
         "--json", action="store_true", help="print one JSON document: groups, totals, audit"
     )
@@ -101,8 +107,10 @@ def add_parser(sub: Subparsers) -> None:
 
 def cmd_usage(args: argparse.Namespace) -> int:
     looked = ""
+    traces: list[TraceUsage] = []
     if args.paths:
-        found = _sessions_named(args.paths)
+        found, trace_files = _sessions_named(args.paths)
+        traces = [trace_usage(path) for path in trace_files]
     else:
         found, looked = _stored_sessions()
     seen: dict[str, str] = {}
@@ -116,12 +124,19 @@ def cmd_usage(args: argparse.Namespace) -> int:
             sys.stderr.write(f"replay-tui: {escape_controls(f'{path}: cannot read: {why}')}\n")
     if args.json:
         body = usage_json(sessions, args.by)
+        if traces:
+            body["traces"] = [trace_json(t) for t in traces]
         sys.stdout.buffer.write(orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n")
         return 0
-    if not sessions:
+    if not sessions and not traces:
         out(f"no sessions: looked in {looked}" if looked else "no sessions")
         return 0
-    print_usage(sessions, args.by)
+    if sessions:
+        print_usage(sessions, args.by)
+    for number, trace in enumerate(traces):
+        if sessions or number:
+            out("")
+        print_trace_usage(trace)
     return 0
 
 
@@ -143,9 +158,11 @@ def _stored_sessions() -> tuple[list[tuple[Path, str | None, str]], str]:
     return found, listing.looked_in()
 
 
-def _sessions_named(paths: list[str]) -> list[tuple[Path, str | None, str]]:
-    """Each PATH's sessions (a file: itself; a folder: those in it), each once."""
+def _sessions_named(paths: list[str]) -> tuple[list[tuple[Path, str | None, str]], list[Path]]:
+    """Each PATH's sessions (a file: itself; a folder: those in it), each
+    once, and the trace files among them."""
     found: list[tuple[Path, str | None, str]] = []
+    traces: list[Path] = []
     known: set[Path] = set()
     for arg in paths:
         path = Path(whole_run(arg, "usage", "counts the tokens of whole sessions"))
@@ -155,8 +172,15 @@ def _sessions_named(paths: list[str]) -> list[tuple[Path, str | None, str]]:
                 raise CannotRun(f"usage: {arg}: holds no Claude Code session or Codex rollout")
             named = [(p, _label(p, path)) for p in inside]
         elif path.is_file():
+            if session_format_of(path) is None and is_trace(path):
+                if path.resolve() not in known:
+                    known.add(path.resolve())
+                    traces.append(path)
+                continue
             if session_format_of(path) is None:
-                raise CannotRun(f"usage: {arg}: not a Claude Code session or Codex rollout")
+                raise CannotRun(
+                    f"usage: {arg}: not a Claude Code session, Codex rollout or OpenTelemetry trace"
+                )
             named = [(path, run_id_of(path))]
         else:
             raise CannotRun(f"usage: {arg}: no such file or folder")
@@ -165,7 +189,7 @@ def _sessions_named(paths: list[str]) -> list[tuple[Path, str | None, str]]:
             if real not in known:
                 known.add(real)
                 found.append((p, None, label))
-    return found
+    return found, traces
 
 
 def session_files_in(folder: Path) -> list[Path]:
@@ -267,7 +291,9 @@ def amounts(vector: list[int], source: str) -> str:
     if not said:
         return "no tokens"
     head = ", ".join(said[:-1])
-    return f"{head} and {said[-1]} tokens" if head else f"{said[0]} tokens"
+    if head:
+        return f"{head} and {said[-1]} tokens"
+    return f"{said[0]} token" if sum(vector) == 1 else f"{said[0]} tokens"
 
 
 def audit_lines(tally: Tally, source: str, by: str = "session") -> list[str]:
@@ -451,4 +477,78 @@ def audit_json(t: Tally, source: str) -> dict[str, Any]:
             "tokens": _named(t.elsewhere_tokens, source),
         },
         **common,
+    }
+
+
+# -- an OpenTelemetry trace -------------------------------------------------------------
+
+#: A trace's token columns.
+TRACE_COLUMNS = ["INPUT", "OUTPUT", "CACHE READ", "CACHE CREATE"]
+#: Characters of a turn's user text shown in its row.
+TURN_TEXT = 32
+
+
+def print_trace_usage(trace: TraceUsage) -> None:
+    """A row per turn and model, a total row, a row per model, and how the
+    calls were counted."""
+    out(f"OpenTelemetry trace {escape_controls(str(trace.path))}, by turn ({trace.rules})")
+    rows = [["TURN", "MODEL", *TRACE_COLUMNS]]
+    for turn in trace.turns:
+        said = escape_controls(turn.user_text or "")
+        said = said if len(said) <= TURN_TEXT else said[: TURN_TEXT - 1] + "…"
+        label = f"{turn.number} {said}".rstrip()
+        for model, vector in turn.models.items() or [("", [0] * len(TRACE_FIELDS))]:
+            rows.append([label, escape_controls(model), *(f"{n:,}" for n in vector)])
+            label = ""
+    rows.append([f"total ({plural(len(trace.turns), 'turn')})", "", *_trace_cells(trace.total())])
+    for model, vector in trace.by_model().items():
+        rows.append(["", escape_controls(model), *_trace_cells(vector)])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1])]
+        cells += [c.rjust(w) for c, w in zip(row[2:], widths[2:], strict=True)]
+        out("  ".join(cells).rstrip())
+    out(
+        "INPUT holds CACHE READ and CACHE CREATE, as the GenAI conventions count them; the "
+        "rows under the total are per model."
+    )
+    out(
+        f"  {plural(trace.calls, 'model call', sep=True)} counted, each once (a wrapper span "
+        "and the provider span inside it are one call; a span exported twice counts once)"
+    )
+    if trace.stopped is not None:
+        out(f"  strict replay stopped ({trace.stopped}): the counts are those of its valid prefix")
+
+
+def _trace_cells(vector: list[int]) -> list[str]:
+    return [f"{n:,}" for n in vector]
+
+
+def trace_json(trace: TraceUsage) -> dict[str, Any]:
+    """A trace's usage as data: per turn and model, per model, the total."""
+
+    def named(vector: list[int]) -> dict[str, int]:
+        return dict(zip(TRACE_FIELDS, vector, strict=True))
+
+    return {
+        "path": str(trace.path),
+        "rules": trace.rules,
+        "events": trace.events,
+        "stopped": trace.stopped,
+        "fields": list(TRACE_FIELDS),
+        "turns": [
+            {
+                "turn": t.number,
+                "trace_id": t.trace,
+                "user_text": t.user_text,
+                "status": t.status,
+                "llm_calls": t.calls,
+                "models": {m: named(v) for m, v in t.models.items()},
+                "tokens": named(t.total()),
+            }
+            for t in trace.turns
+        ],
+        "models": {m: named(v) for m, v in trace.by_model().items()},
+        "tokens": named(trace.total()),
+        "llm_calls": trace.calls,
     }

@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core.words import plural
+
 # C0 controls, DEL, C1 controls; bidi embeddings/overrides/isolates and marks;
 # zero-width and line/paragraph separators; BOM/ZWNBSP. All are shown escaped.
 UNSAFE_CHARS = re.compile(
@@ -49,7 +51,7 @@ def clip(text: str, limit: int) -> str:
     if limit <= 0 or len(text) <= limit:
         return text
     hidden = len(text) - limit
-    note = f"… (+{hidden:,} char{'s' if hidden != 1 else ''})"
+    note = f"… (+{plural(hidden, 'char', sep=True)})"
     if len(note) >= hidden:
         return text
     return text[:limit] + note

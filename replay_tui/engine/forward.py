@@ -286,7 +286,9 @@ class ForwardPass(RulesStep):
         by_line = self.guarded and regular.compact
         apply_line = self.rules_call.apply_line
         checkpoints = self.checkpoints
-        seconds = list(map(ts_seconds, regular.times)) if clock and regular.times else None
+        seconds = (
+            list(map(ts_seconds, regular.times)) if clock is not None and regular.times else None
+        )
         state = None
         if history is None:
             state = self._state if self._state is not None else self._live_state()
@@ -402,7 +404,10 @@ class ForwardPass(RulesStep):
                 item.line,
             )
         if self.clock is not None:
-            self.clock.note(item.line - 1, self._checker.last_ts)
+            # a kind whose ts may come late (a trace's records) leaves the
+            # checker's last ts alone: its own ts is its time on the clock
+            ts = item.ts_s if item.ts is not None else None
+            self.clock.note(item.line - 1, ts if ts is not None else self._checker.last_ts)
         if self.run_id is None:
             self.run_id = item.run_id
         if item.seq in self.skip or item.kind not in self._checker.kinds:

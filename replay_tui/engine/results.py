@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core.words import plural
 from replay_tui.engine.replay_core import LedgerChanged
 from replay_tui.engine.seek import Seeking
 from replay_tui.formats.envelope import Event
@@ -62,9 +63,8 @@ class RecordedResult:
         if self.duration_s is not None:
             d = self.duration_s
             took = f" · {d * 1000:.0f} ms" if abs(d) < 1 else f" · {d:.1f} s"
-        title = (
-            f"{self.tool} result · {self.artifact} · {self.size or 0:,} bytes · {self.status}{took}"
-        )
+        size = plural(self.size or 0, "byte", sep=True)
+        title = f"{self.tool} result · {self.artifact} · {size} · {self.status}{took}"
         return title, self.data
 
 

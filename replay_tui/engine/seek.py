@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from replay_tui.core.words import plural
 from replay_tui.engine.replay_core import ReplayCore
 from replay_tui.formats.envelope import Event
 from replay_tui.reducers.base import State
@@ -39,7 +40,7 @@ class Seeking(ReplayCore):
     def state_at(self, n: int) -> State:
         """A fresh copy of the state after the first ``n`` events (0..valid)."""
         if not 0 <= n <= self.valid:
-            raise IndexError(f"no state at {n}: the valid prefix has {self.valid} events")
+            raise IndexError(f"no state at {n}: the valid prefix has {plural(self.valid, 'event')}")
         if self.history is not None:
             return thaw(self.history.state_at(n))  # type: ignore[no-any-return]
         with self._lock:
@@ -57,7 +58,9 @@ class Seeking(ReplayCore):
         store, not to be changed (cheap with ``history``)."""
         if self.history is not None:
             if not 0 <= n <= self.valid:
-                raise IndexError(f"no state at {n}: the valid prefix has {self.valid} events")
+                raise IndexError(
+                    f"no state at {n}: the valid prefix has {plural(self.valid, 'event')}"
+                )
             return self.history.state_at(n)  # type: ignore[no-any-return]
         return freeze(self.state_at(n))  # type: ignore[no-any-return]
 
@@ -68,7 +71,9 @@ class Seeking(ReplayCore):
         patch log: the cost is what the event changed, not the state's size.
         """
         if not 1 <= seq <= self.valid:
-            raise IndexError(f"no valid event {seq}: the valid prefix has {self.valid} events")
+            raise IndexError(
+                f"no valid event {seq}: the valid prefix has {plural(self.valid, 'event')}"
+            )
         if self.history is not None:
             before = self.history.state_at(seq - 1)
             after = self.history.state_at(seq)

@@ -8,7 +8,7 @@ from pathlib import Path
 from replay_tui.core.errors import CannotRun
 from replay_tui.formats.otel.source import looks_like_trace
 from replay_tui.formats.sessions import CLAUDE_CODE, CODEX, SESSION_FORMATS, session_format_of
-from replay_tui.formats.sniff import named_as_ledger, not_a_run
+from replay_tui.formats.sniff import RUN_IS, named_as_ledger, not_a_run
 from replay_tui.formats.temporal import looks_like_history
 
 EVENTS = "events.jsonl"
@@ -87,7 +87,7 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
         if not events.exists() and (path / EVENTS_GZ).is_file():
             return RunPaths(path, path / EVENTS_GZ, compressed=True)
         if not events.exists():
-            raise CannotRun(f"{arg}: not a run folder (no {EVENTS} in it)")
+            raise CannotRun(f"{arg}: not a run folder: no {EVENTS} in it ({RUN_IS})")
         if not events.is_file():
             raise CannotRun(f"{events}: not a regular file")
         return RunPaths(path, events)

@@ -3,9 +3,11 @@
 ``replay-tui check ticket.md`` must not replay a Markdown file as a ledger
 and call it ``bad_json``: a file that is not named as a ledger is looked at
 first (its first 64 KiB), and refused in one line that says what it looks
-like. Anything that could be a ledger, even a damaged one (a first line that
-starts like a JSON object, in UTF-8, UTF-16 or UTF-32, or gzip bytes), is let
-through, for strict replay to judge with its code as for any ledger.
+like, why that is no run, and every source a RUN can be (:data:`RUN_SOURCES`,
+the list ``--help`` is made from too). Anything that could be a ledger, even
+a damaged one (a first line that starts like a JSON object, in UTF-8, UTF-16
+or UTF-32, or gzip bytes), is let through, for strict replay to judge with
+its code as for any ledger.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
 _MAGIC = (
-    (b"PK\x03\x04", "a zip archive (unzip it and give the run folder)"),
+    (b"PK\x03\x04", "a zip archive"),
     (b"%PDF", "a PDF document"),
     (b"\x89PNG", "a PNG image"),
     (b"\xff\xd8\xff", "a JPEG image"),
@@ -45,8 +47,40 @@ _MARKDOWN = re.compile(
     re.MULTILINE,
 )
 _EVENT_FIELDS = ("seq", "run_id", "kind")
-#: Said after what a file looks like: what a run is instead.
-LEDGER_IS = "a ledger is JSON lines, one event a line"
+
+#: Every source a RUN can be, as (what, more about it): the one list that the
+#: refusals below and ``--help`` (the description, each RUN argument) say.
+RUN_SOURCES: tuple[tuple[str, str], ...] = (
+    (
+        "a run folder with events.jsonl",
+        "the ledger, beside receipts/<call_id>.json and budget.json",
+    ),
+    ("a ledger file", "JSON lines, one event a line, under any name"),
+    ("either gzip-compressed", "events.jsonl.gz in the folder, or the file's .gz"),
+    ("a Temporal history JSON", "temporal workflow show --output json"),
+    ("a Claude Code session", "~/.claude/projects/.../*.jsonl"),
+    ("a Codex rollout", "~/.codex/sessions/.../rollout-*.jsonl"),
+    (
+        "an OpenTelemetry trace or Collector file",
+        "OTLP/JSON, a Jaeger or Tempo export, or the Collector file exporter's JSON lines",
+    ),
+)
+
+
+def run_sources(*, detail: bool = False) -> str:
+    """``a run folder with events.jsonl, a ledger file, ..., or an
+    OpenTelemetry trace or Collector file`` (``detail``: each with its
+    note in parentheses)."""
+    said = [f"{what} ({more})" if detail else what for what, more in RUN_SOURCES]
+    return ", ".join(said[:-1]) + ", or " + said[-1]
+
+
+#: Said after why a file is no run.
+RUN_IS = "a RUN is " + run_sources()
+#: Why a file that is not JSON is no run: every file a RUN can be is JSON.
+NOT_JSON = "not JSON, and every file a RUN can be is JSON"
+#: Why an empty file is no run (except one followed before it is written).
+NO_RECORD = "no event, record or span in it"
 
 
 def named_as_ledger(path: Path) -> bool:
@@ -68,16 +102,16 @@ def _read_head(path: Path, *, gunzip: bool) -> tuple[bytes, bool] | None:
     return head, more
 
 
-#: What a file looks like and what to say after it, or None: it may be a ledger.
+#: What a file looks like and why that is no run, or None: it may be a ledger.
 Looks = tuple[str, str] | None
 
 
 def not_a_run(path: Path, *, may_be_empty: bool = False) -> str | None:
-    """Why the regular file ``path`` is not a run, as ``it looks like ...
-    (a ledger is ...)``, or None when it may be a ledger (or a gzip one, or
-    cannot be read here: opening it says why)."""
+    """Why the regular file ``path`` is not a run, as ``it looks like ...:
+    why that is none (a RUN is ...)``, or None when it may be a ledger (or a
+    gzip one, or cannot be read here: opening it says why)."""
     looks = describe(path, may_be_empty=may_be_empty)
-    return None if looks is None else f"{looks[0]} ({looks[1]})"
+    return None if looks is None else f"{looks[0]}: {looks[1]} ({RUN_IS})"
 
 
 def describe(path: Path, *, may_be_empty: bool = False) -> Looks:
@@ -129,21 +163,26 @@ def _looks(head: bytes, more: bool, *, may_be_empty: bool) -> Looks:
 def _looks_utf8(head: bytes, more: bool, *, may_be_empty: bool) -> Looks:
     """What ``head`` looks like, or None if it may be the start of a ledger."""
     if not head:
-        return None if may_be_empty else ("it is empty", LEDGER_IS)
+        return None if may_be_empty else ("it is empty", NO_RECORD)
     if head.startswith(codecs.BOM_UTF8):
         head = head[len(codecs.BOM_UTF8) :]
     for magic, what in _MAGIC:
         if head.startswith(magic):
-            return f"it looks like {what}", LEDGER_IS
+            if what == "a zip archive":
+                return f"it looks like {what}", f"{NOT_JSON}; unzip it and give the run folder"
+            return f"it looks like {what}", NOT_JSON
     stripped = head.lstrip(b" \t\r\n")
     if not stripped:
-        return None if may_be_empty else ("it holds only blank lines", LEDGER_IS)
+        return None if may_be_empty else ("it holds only blank lines", NO_RECORD)
     if stripped[:1] == b"{":
         return _object_start(stripped, more)
     if b"\x00" in head or _controls(head) > len(head) // 20:
-        return "it looks like binary data", LEDGER_IS
+        return "it looks like binary data", NOT_JSON
     if stripped[:1] == b"[":
-        return "it looks like a JSON array", LEDGER_IS
+        return (
+            "it looks like a JSON array",
+            "a RUN's JSON is objects (one a line, or one document), never an array",
+        )
     if not more:
         try:
             return _document(orjson.loads(stripped))
@@ -151,17 +190,17 @@ def _looks_utf8(head: bytes, more: bool, *, may_be_empty: bool) -> Looks:
             pass
     text = head.decode("utf-8", errors="replace")
     if "\ufffd" in text[: len(text) - 1]:
-        return "it looks like text that is not UTF-8 (and not JSON)", LEDGER_IS
+        return "it looks like text that is not UTF-8", NOT_JSON
     lower = stripped[:512].lower()
     if lower.startswith((b"<!doctype html", b"<html", b"<head", b"<body", b"<meta", b"<div")):
-        return "it looks like HTML", LEDGER_IS
+        return "it looks like HTML", NOT_JSON
     if lower.startswith((b"<?xml", b"<svg")):
-        return "it looks like XML", LEDGER_IS
+        return "it looks like XML", NOT_JSON
     if lower.startswith(b"<"):
-        return "it looks like HTML or XML markup", LEDGER_IS
+        return "it looks like HTML or XML markup", NOT_JSON
     if _MARKDOWN.search(text):
-        return "it looks like Markdown text", LEDGER_IS
-    return "it looks like plain text", LEDGER_IS
+        return "it looks like Markdown text", NOT_JSON
+    return "it looks like plain text", NOT_JSON
 
 
 def _controls(data: bytes) -> int:
@@ -186,7 +225,8 @@ def _object_start(data: bytes, more: bool) -> Looks:
             return _document(obj)
         return (
             "it looks like JSON lines that are not events",
-            "no seq, run_id or kind in its first line; --format jsonl replays it anyway",
+            "its first line is no event (no seq, run_id or kind), no Claude Code or Codex "
+            "record and no OTLP export; --format jsonl replays it anyway",
         )
     if first.strip() == b"{":  # pretty-printed JSON: a document
         if more:
@@ -214,6 +254,10 @@ def _document(value: object) -> Looks:
         if isinstance(value.get("events"), list):
             return (
                 'it looks like a JSON document with an "events" list',
-                "if it is a Temporal history, give --format temporal",
+                "its events are not a Temporal history's; if it is one, give --format temporal",
             )
-    return "it looks like a JSON document that is not a Temporal history", LEDGER_IS
+    return (
+        "it looks like a JSON document",
+        'neither a Temporal history (no "events" list) nor an OpenTelemetry trace '
+        '(no "resourceSpans")',
+    )

@@ -267,7 +267,7 @@ def seq_doc(
     count = view.row_count()
     if index >= count:
         out["mode"] = "absent"
-        why = f"the ledger has {count:,} line{'s' if count != 1 else ''}"
+        why = f"the ledger has {plural(count, 'line', sep=True)}"
         out["not_replayed"] = escape_controls(
             f"not replayed: {why}, none at seq {seq}" + (f"; {stopped}" if stopped else "")
         )

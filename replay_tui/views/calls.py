@@ -20,7 +20,7 @@ from __future__ import annotations
 import bisect
 import math
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from replay_tui.engine.calls import NO_CALL, CallIndex
@@ -50,6 +50,8 @@ class CallRow:
     last_seq: int | None = None
     #: The ``ts`` of its first event (None: none).
     start_ts: float | None = None
+    #: A model span's ``(input, output)`` tokens (None: it says none).
+    tokens: tuple[int, int] | None = None
 
 
 def call_row(
@@ -57,9 +59,11 @@ def call_row(
     number: int,
     row: Callable[[int], Row],
     facts: Callable[[int], CallFacts | None],
+    tokens: Callable[[list[int]], tuple[int, int] | None] | None = None,
 ) -> CallRow:
     """The row of call ``number``: its events' facts put together (the last
-    status said wins; costs add up; tool and argument as first said)."""
+    status said wins; costs add up; tool and argument as first said);
+    ``tokens`` says a span's tokens from the lines read of it."""
     tool = arg = status = None
     cost: float | None = None
     lines = list(index.lines(number, FACTS_READ))
@@ -85,6 +89,7 @@ def call_row(
         first_seq=first.seq,
         last_seq=last.seq,
         start_ts=first.ts,
+        tokens=tokens(lines) if tokens is not None else None,
     )
 
 
@@ -327,11 +332,20 @@ class Folding:
     def holds(self, row: int, line: int) -> bool:
         """Row ``row`` is a folded call, and line ``line`` (the error's) is in
         it (or in a span its closed row covers)."""
-        number = self.folded_call(row)
+        return self.holds_any(row, (line,))
+
+    def holds_any(self, row: int, lines: Collection[int]) -> bool:
+        """Row ``row`` is a folded call holding any of ``lines`` (the
+        person's bookmarks, say), or a span its closed row covers does."""
+        number = self.folded_call(row) if lines else None
         if number is None:
             return False
-        call = self.index.call_at(line)
-        return call != NO_CALL and (call == number or self._covered(call) == number)
+        call_at, covered = self.index.call_at, self._covered
+        for line in lines:
+            call = call_at(line)
+            if call != NO_CALL and (call == number or covered(call) == number):
+                return True
+        return False
 
     def sign(self, line: int) -> str:
         """An unfolded call's first event is marked ▾, its other events │."""

@@ -1,8 +1,9 @@
 """The overview strip as plain data: the whole run mapped onto a few rows.
 
-Each row of the strip is a slice of the run: of its time when every line
-has a ``ts`` (then how many events fell in it is the run's density, as
-lnav's histogram shows it), else of its lines. A slice carries the most
+Each row of the strip is a slice of the run: of its time when its lines
+have a ``ts`` (then how many events fell in it is the run's density, as
+lnav's histogram shows it; a failed run is timed up to its failing line,
+the lines past it end the last slice), else of its lines. A slice carries the most
 pressing mark among its lines: the error, where compared runs part, a
 warning, a bookmark, a watched value's change. Everything is found by
 bisection over sorted lines, so a frame costs the strip's rows, not the
@@ -53,9 +54,15 @@ def _holds(ordered: Sequence[int], lo: int, hi: int) -> bool:
     return pos < len(ordered) and ordered[pos] < hi
 
 
-def by_time(clock: EventClock | None, total: int) -> bool:
-    """Slices of time: every line timed, over more than no time at all."""
-    return clock is not None and total > 0 and len(clock) >= total and clock.span > 0
+def timed_lines(clock: EventClock | None, total: int) -> int:
+    """How many of the first lines slices of time place: those the clock
+    has a time for (all of a whole run; a failed run's up to its failing
+    line, a run still being read its lines read so far), when they span more
+    than no time at all; else 0 (slices of lines)."""
+    if clock is None or total <= 0:
+        return 0
+    timed = min(len(clock), total)
+    return timed if timed > 1 and clock.at(timed - 1) > 0 else 0
 
 
 def slices(
@@ -66,16 +73,18 @@ def slices(
     if rows <= 0 or total <= 0:
         return []
     bounds: list[int]
-    timed = by_time(clock, total)
+    timed = timed_lines(clock, total)
     if timed:
         assert clock is not None
-        span = clock.span
-        bounds = [clock.first_at_or_after(span * b / rows, total) for b in range(rows)]
-        bounds.append(total)
+        span = clock.at(timed - 1)
+        bounds = [clock.first_at_or_after(span * b / rows, timed) for b in range(rows)]
+        bounds.append(total)  # the lines with no time (past a failure) end the last slice
     else:  # by line; a run shorter than the strip, a line a row
         rows = min(rows, total)
         bounds = [total * b // rows for b in range(rows + 1)]
-    counts = [bounds[b + 1] - bounds[b] for b in range(rows)]
+    # density counts the timed lines only
+    ends = [min(bound, timed) if timed else bound for bound in bounds]
+    counts = [ends[b + 1] - ends[b] for b in range(rows)]
     fullest = max(counts) or 1
     out = []
     for b in range(rows):

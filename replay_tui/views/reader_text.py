@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from replay_tui.core.safe_text import escape_controls
+from replay_tui.core.words import plural
 
 #: A line longer than this is cut into rows of this many characters (a
 #: continuation row starts with ``↪``): a 12 MB line without a newline is
@@ -145,7 +146,7 @@ class ReaderText:
             pos = nl + 1
         self.longest_lines = max(self.longest_lines, lines)
         self.widest = max(self.widest, block.indent + widest)
-        what = f"{len(text):,} characters in {lines:,} line{'s' if lines != 1 else ''}"
+        what = f"{len(text):,} characters in {plural(lines, 'line', sep=True)}"
         self._line(indent, f"{lead}({what}){tail}")
         self._add(block)
 

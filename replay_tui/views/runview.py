@@ -30,7 +30,8 @@ from replay_tui.formats.run import OTEL
 from replay_tui.formats.sessions import CLAUDE_CODE
 from replay_tui.reducers.base import CallFacts, call_facts
 from replay_tui.state import canonical
-from replay_tui.views.calls import CallRow, call_row
+from replay_tui.views.calls import FACTS_READ, CallRow, call_row
+from replay_tui.views.genai_tokens import span_tokens
 from replay_tui.views.line_view import (
     CAUSES_SHOWN,
     EFFECTS_SHOWN,
@@ -110,6 +111,9 @@ class RunView:
             if self.replay.is_ignored(parsed):
                 row = dataclasses.replace(row, problem=self.replay.ignored_words)
             said = self._row_summary(parsed)
+            tokens = self._ended_span_tokens(parsed)
+            if tokens is not None:  # a model span's end: the tokens it used, first
+                said = f"{tokens[0]:,} in/{tokens[1]:,} out · {said or 'span_end'}"
             transcript = self.subagents.at(parsed)
             if transcript is not None:
                 meta = meta_words(transcript)
@@ -147,7 +151,23 @@ class RunView:
     def call_row(self, number: int) -> CallRow:
         """The folded row of call ``number``."""
         assert self.replay.calls is not None
-        return call_row(self.replay.calls, number, self.row, self._call_facts)
+        tokens = self._span_tokens if self.replay.paths.format == OTEL else None
+        return call_row(self.replay.calls, number, self.row, self._call_facts, tokens)
+
+    def _ended_span_tokens(self, event: Event) -> tuple[int, int] | None:
+        """A trace's span's tokens, on the row of its end (where the rules
+        take them: a span's usage is held back until it ends)."""
+        calls = self.replay.calls
+        if event.kind != "span_end" or calls is None or self.replay.paths.format != OTEL:
+            return None
+        number = calls.call_at(event.line - 1)
+        return (
+            None if number == NO_CALL else self._span_tokens(list(calls.lines(number, FACTS_READ)))
+        )
+
+    def _span_tokens(self, lines: list[int]) -> tuple[int, int] | None:
+        """A trace's span's tokens, from its records (see :mod:`genai_tokens`)."""
+        return span_tokens(self.replay.ledger.event(line) for line in lines)
 
     def _call_facts(self, index: int) -> CallFacts | None:
         """What line ``index`` says of its call (built-in rules only: drawn

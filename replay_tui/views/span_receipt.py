@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from replay_tui.core.words import plural
 from replay_tui.engine.calls import NO_CALL, CallIndex
 from replay_tui.engine.replay import LedgerChanged, Replay
 from replay_tui.formats.envelope import Event
@@ -230,7 +231,8 @@ class _Receipt:
         skipped = total - len(head) - len(tail)
         if skipped > 0:
             value["not_listed"] = (
-                f"{skipped:,} more records of this span (events, logs) between seq "
+                f"{plural(skipped, 'more record', sep=True)} of this span (events, logs) "
+                "between seq "
                 f"{head[-1] + 1:,} and seq {tail[0] + 1:,}: step to them in the timeline"
             )
         if others:
@@ -375,7 +377,9 @@ class _Receipt:
         if logs:
             value["logs"] = [self._log(e) for e in logs]
         if total > len(listed):
-            value["not_listed"] = f"{total - len(listed):,} more records of this span"
+            value["not_listed"] = (
+                f"{plural(total - len(listed), 'more record', sep=True)} of this span"
+            )
         return f"span {_short_id(self.sid)} · not started", value
 
     def _lone_log(self) -> tuple[str, Any]:

@@ -33,7 +33,13 @@ from replay_tui.state.diff import path_str
 from tests.conftest import DEMO, SAMPLES, agent_lines, line, make_run, receipt
 from tests.helpers.cli import run_cli
 
-LEDGER_IS = "(a ledger is JSON lines, one event a line)"
+#: Said after why a file is no run: every source a RUN can be.
+RUN_IS = (
+    "(a RUN is a run folder with events.jsonl, a ledger file, either gzip-compressed, a "
+    "Temporal history JSON, a Claude Code session, a Codex rollout, or an OpenTelemetry "
+    "trace or Collector file)"
+)
+NOT_JSON = "not JSON, and every file a RUN can be is JSON"
 
 
 def one_line_exit_2(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -254,19 +260,27 @@ def test_a_digit_key_reads_a_list_and_an_object_key_stays_a_key() -> None:
 
 # -- 2. what is not a run is refused, saying what it looks like ---------------
 
+DOCUMENT = (
+    'it looks like a JSON document: neither a Temporal history (no "events" list) nor an '
+    'OpenTelemetry trace (no "resourceSpans")'
+)
 NOT_RUNS = [
     ("ticket.md", b"# Ticket 4521\n\nThe run failed at seq 11.\n\n- see the report\n",
-     "it looks like Markdown text"),
-    ("page.html", b"<!DOCTYPE html>\n<html><body>report</body></html>\n", "it looks like HTML"),
-    ("notes.txt", b"the run was fine yesterday\nand not today\n", "it looks like plain text"),
-    ("doc.json", b'{\n  "name": "x",\n  "items": [1, 2]\n}\n',
-     "it looks like a JSON document that is not a Temporal history"),
-    ("one.json", b'{"name": "x"}\n', "it looks like a JSON document that is not a Temporal history"),
-    ("list.json", b'[{"seq": 1}]\n', "it looks like a JSON array"),
-    ("empty.log", b"", "it is empty"),
-    ("blob.bin", bytes(range(256)) * 4, "it looks like binary data"),
-    ("run.zip", b"PK\x03\x04" + bytes(100), "it looks like a zip archive (unzip it and give the run folder)"),
-    ("t16.md", "# Ticket\n\nsome text\n".encode("utf-16"), "it looks like Markdown text in UTF-16"),
+     f"it looks like Markdown text: {NOT_JSON}"),
+    ("page.html", b"<!DOCTYPE html>\n<html><body>report</body></html>\n", f"it looks like HTML: {NOT_JSON}"),
+    ("notes.txt", b"the run was fine yesterday\nand not today\n", f"it looks like plain text: {NOT_JSON}"),
+    ("doc.json", b'{\n  "name": "x",\n  "items": [1, 2]\n}\n', DOCUMENT),
+    ("one.json", b'{"name": "x"}\n', DOCUMENT),
+    ("list.json", b'[{"seq": 1}]\n',
+     "it looks like a JSON array: a RUN's JSON is objects (one a line, or one document), never an array"),
+    ("lines.log", b'{"name": "x"}\n{"name": "y"}\n',
+     "it looks like JSON lines that are not events: its first line is no event (no seq, run_id or kind), "
+     "no Claude Code or Codex record and no OTLP export; --format jsonl replays it anyway"),
+    ("empty.log", b"", "it is empty: no event, record or span in it"),
+    ("blob.bin", bytes(range(256)) * 4, f"it looks like binary data: {NOT_JSON}"),
+    ("run.zip", b"PK\x03\x04" + bytes(100),
+     f"it looks like a zip archive: {NOT_JSON}; unzip it and give the run folder"),
+    ("t16.md", "# Ticket\n\nsome text\n".encode("utf-16"), f"it looks like Markdown text in UTF-16: {NOT_JSON}"),
 ]  # fmt: skip
 COMMANDS = [
     ["check"],
@@ -287,7 +301,7 @@ def test_a_file_that_is_no_run_is_refused_in_one_line_saying_what_it_looks_like(
 ) -> None:
     path = tmp_path / name
     path.write_bytes(data)
-    want = f"replay-tui: {path}: not a run: {looks} {LEDGER_IS}"
+    want = f"replay-tui: {path}: not a run: {looks} {RUN_IS}"
     for command in COMMANDS:
         args = [*command[:1], str(path), *command[1:]] if command else [str(path)]
         if command[:1] == ["when"]:
@@ -295,12 +309,47 @@ def test_a_file_that_is_no_run_is_refused_in_one_line_saying_what_it_looks_like(
         assert one_line_exit_2(capsys, *args) == want, args
 
 
+#: Every source a RUN can be, as --help and the refusals name them.
+SOURCES = (
+    "a run folder with events.jsonl",
+    "a ledger file",
+    "gzip-compressed",
+    "a Temporal history JSON",
+    "a Claude Code session",
+    "a Codex rollout",
+    "an OpenTelemetry trace or Collector file",
+)
+
+
+@pytest.mark.parametrize(
+    "command", [[], ["open"], ["check"], ["state"], ["when"], ["history"], ["report"], ["diff"],
+                ["compare"]],
+    ids=lambda c: " ".join(c) or "replay-tui",
+)  # fmt: skip
+def test_help_names_every_source_a_run_can_be(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([*command, "--help"])
+    assert exited.value.code == 0
+    said = " ".join(capsys.readouterr().out.split())
+    for source in SOURCES:
+        assert source in said, (command, source)
+
+
+def test_a_folder_that_is_no_run_names_every_source_a_run_can_be(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = one_line_exit_2(capsys, "report", str(tmp_path))
+    assert err == f"replay-tui: {tmp_path}: not a run folder: no events.jsonl in it {RUN_IS}"
+
+
 def test_diff_says_which_of_the_two_is_no_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ticket = tmp_path / "ticket.md"
     ticket.write_bytes(NOT_RUNS[0][1])
-    want = f"replay-tui: {ticket}: not a run: it looks like Markdown text {LEDGER_IS}"
+    want = f"replay-tui: {ticket}: not a run: it looks like Markdown text: {NOT_JSON} {RUN_IS}"
     assert one_line_exit_2(capsys, "diff", str(DEMO), str(ticket)) == want
     assert one_line_exit_2(capsys, "compare", str(DEMO), str(ticket)) == want
 
@@ -325,8 +374,8 @@ def test_compare_a_report_with_a_markdown_file_is_refused(
     # a report given as a run says so
     err = one_line_exit_2(capsys, "check", str(report))
     assert err == (
-        f"replay-tui: {report}: not a run: it looks like a replay-tui check --json report "
-        "(compare takes two reports; the other commands take a run)"
+        f"replay-tui: {report}: not a run: it looks like a replay-tui check --json report: "
+        f"compare takes two reports; the other commands take a run {RUN_IS}"
     )
     # two reports still compare, whatever their names
     other = tmp_path / "report.txt"
@@ -341,7 +390,8 @@ def test_a_gz_file_is_looked_at_decompressed(
     zipped = tmp_path / "ticket.md.gz"
     zipped.write_bytes(gzip.compress(NOT_RUNS[0][1]))
     assert one_line_exit_2(capsys, "check", str(zipped)) == (
-        f"replay-tui: {zipped}: not a run: it looks like Markdown text, gzip-compressed {LEDGER_IS}"
+        f"replay-tui: {zipped}: not a run: it looks like Markdown text, gzip-compressed: "
+        f"{NOT_JSON} {RUN_IS}"
     )
     fake = tmp_path / "fake.gz"
     fake.write_bytes(NOT_RUNS[0][1])
@@ -438,7 +488,7 @@ def test_following_an_empty_file_is_not_refused(tmp_path: Path) -> None:
     """``--follow`` on a ledger not written to yet: empty is fine then."""
     live = tmp_path / "live.log"
     live.write_bytes(b"")
-    assert describe(live) == ("it is empty", LEDGER_IS.strip("()"))
+    assert describe(live) == ("it is empty", "no event, record or span in it")
     with pytest.raises(CannotRun, match=r"live\.log: not a run: it is empty"):
         locate_run(live)
     assert locate_run(live, may_be_empty=True).events == live

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from typing import Any
@@ -30,6 +31,9 @@ def test_every_sample_folder_is_listed() -> None:
     # agent-sessions/ holds session files: each is listed by its path (below)
     assert "agent-sessions" in folders
     folders.discard("agent-sessions")
+    # traces/ holds OpenTelemetry traces: each is listed by its path (below)
+    assert "traces" in folders
+    folders.discard("traces")
     assert folders == {name for name in EXPECTED if "/" not in name}
     readme = (SAMPLES / "README.md").read_text()
     assert all(f"`{name}`" in readme for name in folders)
@@ -41,7 +45,7 @@ def test_every_session_sample_is_listed() -> None:
     sessions = SAMPLES / "agent-sessions"
     files = {p.relative_to(SAMPLES).as_posix() for p in sessions.rglob("*.jsonl")}
     assert len(files) == 7
-    assert files == {name for name in EXPECTED if "/" in name}
+    assert files == {name for name in EXPECTED if name.startswith("agent-sessions/")}
     # nothing else there (a sub-agent's transcript is under its session's folder)
     assert {p.name for p in sessions.iterdir()} - {p.split("/")[1] for p in files} == {"README.md"}
     here = (sessions / "README.md").read_text()
@@ -119,3 +123,29 @@ def test_the_sample_runs_readme_counts_what_is_in_the_files() -> None:
             assert int(number) == facts[what], f"{name}: README says {number} {what}"
         word = re.search(r"state `(\w+)`", said)
         assert word is not None and word.group(1) == replay.final_summary()[0], name
+
+
+def test_every_trace_sample_is_listed_and_is_its_corpus_file() -> None:
+    """Every trace under traces/ has its verdict in expected.json, is named
+    in both READMEs, and is the test corpus's file byte for byte (with the
+    corpus's license beside it), as make_samples.py copies it."""
+    traces = SAMPLES / "traces"
+    files = {p.relative_to(SAMPLES).as_posix() for p in traces.glob("*.json")}
+    assert len(files) == 1
+    assert files == {name for name in EXPECTED if name.startswith("traces/")}
+    assert {p.name for p in traces.iterdir()} == {
+        "README.md",
+        "LICENSE",
+        *(n.split("/")[1] for n in files),
+    }
+    corpus = ROOT / "tests" / "fixtures" / "otel-traces"
+    assert (traces / "LICENSE").read_bytes() == (corpus / "LICENSE").read_bytes()
+    here = (traces / "README.md").read_text()
+    there = (SAMPLES / "README.md").read_text()
+    guide = (ROOT / "docs" / "samples.md").read_text()
+    for name in files:
+        inside = name.removeprefix("traces/")
+        assert f"`{inside}`" in here and f"`{inside}`" in there and inside in guide, name
+        origin = re.search(rf"`{re.escape(inside)}` \| `([^`]+)`", here)
+        assert origin is not None, name
+        assert (SAMPLES / name).read_bytes() == (corpus / origin.group(1)).read_bytes()

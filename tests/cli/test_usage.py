@@ -364,7 +364,7 @@ def test_the_table_has_thousands_separators_and_a_total_row(
     ("arg", "said"),
     [
         ("no-such-file.jsonl", "no such file or folder"),
-        ("README.md", "not a Claude Code session or Codex rollout"),
+        ("README.md", "not a Claude Code session, Codex rollout or OpenTelemetry trace"),
         ("docs", "holds no Claude Code session or Codex rollout"),
     ],
 )

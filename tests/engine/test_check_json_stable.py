@@ -128,7 +128,7 @@ def keys_for(root: Path) -> list[str]:
         f"sample_runs/{p.name}"
         for p in sorted(samples.iterdir())
         if p.is_dir()
-        and p.name not in ("temporal", "agent-sessions")
+        and p.name not in ("temporal", "agent-sessions", "traces")
         and not p.name.startswith("_")
     ]
     runs += [

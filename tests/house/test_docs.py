@@ -73,6 +73,16 @@ def test_the_keys_page_lists_every_key(site: Path) -> None:
     assert sorted(listed) == sorted(wanted)
 
 
+def test_the_keys_page_says_nothing_untrue_above_its_table(site: Path) -> None:
+    """The note for whoever reads docs/keys.md as a file (where there is no
+    table) is not on the site, where the table is."""
+    raw = (ROOT / "docs" / "keys.md").read_text()
+    assert "this page ends here" in raw and "<!-- /keys -->" in raw
+    text = re.sub(r"<[^>]+>", " ", (site / "keys" / "index.html").read_text())
+    assert "ends here" not in text and "no table" not in text
+    assert "<!-- /keys -->" not in text and "Everywhere" in text
+
+
 def test_the_screenshots_are_in_the_site(site: Path) -> None:
     """Pages show the pictures of screenshots/ without a copy in docs/."""
     shown = {

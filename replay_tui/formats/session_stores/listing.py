@@ -32,6 +32,7 @@ from typing import Any
 import orjson
 
 from replay_tui.core.safe_text import clip, escape_controls
+from replay_tui.core.words import plural
 from replay_tui.formats.envelope import LineError, parse_object
 from replay_tui.formats.session_stores.counts import RecordCounts
 from replay_tui.formats.sessions import (
@@ -174,7 +175,7 @@ class Listing:
             elif n == 0:
                 how = "no sessions in it"
             else:
-                how = f"{n} session{'s' if n != 1 else ''}"
+                how = plural(n, "session")
             said.append(f"{store.path} ({how})")
         return " and ".join(said)
 

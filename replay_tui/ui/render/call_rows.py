@@ -29,8 +29,9 @@ def _seconds(value: float) -> str:
 
 def call_row_text(call: CallRow, style: Style, *, name: bool = True, arg: bool = True) -> Text:
     """``ok  tests/test_parser.py  273 ms · cost 0.002 · 4 events`` (data as
-    text), the argument unless something else shows it (``arg``: a span
-    tree's label), and the call's name when no column shows it (``name``)."""
+    text; a model span's tokens first: ``10 in/8 out · 27 ms · ...``), the
+    argument unless something else shows it (``arg``: a span tree's label),
+    and the call's name when no column shows it (``name``)."""
     text = Text(no_wrap=True, end="")
     status = "still open" if call.status == "open" else call.status
     text.append(status, style=STATUS_STYLES.get(call.status))
@@ -39,6 +40,8 @@ def call_row_text(call: CallRow, style: Style, *, name: bool = True, arg: bool =
         said = said if len(said) <= ARG_SHOWN else said[: ARG_SHOWN - 1] + "…"
         text.append("  " + said, style=style + Style(bold=True))
     parts = []
+    if call.tokens is not None:  # first: the row's width may end before the rest
+        parts.append(f"{call.tokens[0]:,} in/{call.tokens[1]:,} out")
     if call.duration is not None:
         parts.append(_seconds(max(call.duration, 0.0)))
     if call.cost is not None:

@@ -21,6 +21,7 @@ import orjson
 from rich.text import Text
 
 from replay_tui.core.safe_text import MASK, clip, escape_controls, is_secret_key
+from replay_tui.core.words import plural
 from replay_tui.state.diff import Path
 from replay_tui.ui.render.json_text import KEY, MARK, MASKED, MAX_DEPTH, PUNCT, scalar_text
 
@@ -264,7 +265,7 @@ class JsonTree:
         what = (
             "nested too deep to show"
             if len(line.path) >= MAX_DEPTH
-            else f"{n:,} {'key' if is_dict else 'item'}{'s' if n != 1 else ''}"
+            else plural(n, "key" if is_dict else "item", sep=True)
         )
         return Text.assemble(head, shut, comma, Text(f" {what}", style="italic dim"))
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from replay_tui.core.safe_text import clip, escape_controls, mask_secrets
+from replay_tui.core.words import plural
 from replay_tui.ui.render.changes import CHANGED, CLIP_LONG, CLIP_SHORT, DIM, ERROR, HEAD, OK
 from replay_tui.ui.render.json_text import json_text, was_cut
 from replay_tui.views.runview import PIN_WORDS, LineView, ReceiptView
@@ -89,7 +90,11 @@ def receipt_text(
             lines.append(Text(escape_controls(rv.problem), style=DIM))
         return Text("\n").join(lines)
     r = rv.receipt
-    lines.append(Text.assemble(("size ", DIM), f"{r.size:,} bytes", ("  sha256 ", DIM), r.sha256))
+    lines.append(
+        Text.assemble(
+            ("size ", DIM), plural(r.size, "byte", sep=True), ("  sha256 ", DIM), r.sha256
+        )
+    )
     if rv.pin == "tampered" and rv.pinned_sha256:
         lines.append(Text.assemble(("pinned ", DIM), escape_controls(clip(rv.pinned_sha256, 80))))
     if r.data is None:

@@ -84,8 +84,9 @@ def span_label(call: CallRow, kind: str, depth: int, opened: bool | None, width:
 
 def track_width(spare: int) -> int:
     """The bar track's width, out of the ``spare`` cells a row has after its
-    name: half of them (the other half says how the span went)."""
-    return spare // 2 if spare >= 2 * TRACK_MIN else 0
+    name: two fifths of them (the rest says how the span went: its status,
+    a model span's tokens, its time)."""
+    return spare * 2 // 5 if spare >= 2 * TRACK_MIN else 0
 
 
 def span_bar(call: CallRow, first_ts: float | None, run: float | None, width: int) -> Text:

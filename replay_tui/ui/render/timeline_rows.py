@@ -131,8 +131,11 @@ def row_text(
     else:
         sign = ""
     # a bookmark is the person's own mark: it keeps the gutter, and the
-    # sign it covers moves into the row
-    bookmarked = index in gutter.bookmarks
+    # sign it covers moves into the row; a folded call's row shows the
+    # bookmarks of the events folded into it
+    bookmarked = index in gutter.bookmarks or (
+        folding is not None and folding.holds_any(index, gutter.bookmarks)
+    )
     in_row = sign if bookmarked else ""
     if relation == 0:
         marker = "▶"

@@ -24,7 +24,7 @@ from textual.widgets.data_table import ColumnKey, RowKey
 from textual.worker import get_current_worker
 
 from replay_tui.core.safe_text import escape_controls
-from replay_tui.core.words import byte_size
+from replay_tui.core.words import byte_size, plural
 from replay_tui.formats.session_stores.counts import RecordCounts
 from replay_tui.formats.session_stores.listing import (
     Listing,
@@ -228,7 +228,7 @@ class SessionsApp(App[Path | None]):
     def _where(self) -> None:
         listing = self.listing
         total = len(self.sessions)
-        said = f" {total} session{'s' if total != 1 else ''}, newest first"
+        said = f" {plural(total, 'session')}, newest first"
         if listing.total > total:
             said += f" (the newest {total} of {listing.total})"
         said += f" · looked in {self._looked_in}"

@@ -24,6 +24,7 @@ from textual.notifications import SeverityLevel
 from textual.reactive import var
 from textual.screen import Screen
 
+from replay_tui.core.words import plural
 from replay_tui.engine.replay import Replay
 from replay_tui.questions.condition import Condition
 from replay_tui.ui.features.bookmarks.controller import Marks
@@ -216,8 +217,8 @@ class ReplayScreen(Screen[None]):
         """Go to the seq a link named: the last event if it is past the end."""
         last = self.view.row(self.view.row_count() - 1).seq if self.view.row_count() else 0
         if last is not None and seq > last:
-            said = f"seq {seq} is past the end of this run ({last} events): at the last one"
-            self.notify(said, severity="warning", timeout=6)
+            said = f"seq {seq} is past the end of this run ({plural(last, 'event')}): "
+            self.notify(said + "at the last one", severity="warning", timeout=6)
             seq = last
         self.go_to_seq(seq)
 

@@ -18,6 +18,7 @@ from textual.worker import get_current_worker
 
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import mask_secrets
+from replay_tui.core.words import plural
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.sessions import CODEX, SESSION_FORMATS
@@ -116,7 +117,7 @@ class SidePanes(Vertical):
         elif view is not None and view.receipt is not None and view.receipt.receipt is not None:
             receipt = view.receipt.receipt
             if receipt.data is not None:
-                title = f"receipt {view.receipt.call_id} · {receipt.size:,} bytes"
+                title = f"receipt {view.receipt.call_id} · {plural(receipt.size, 'byte', sep=True)}"
                 value = receipt.data
         if title is None and view is not None and view.event is not None:
             # no call here: the event itself whole (a compaction's summary, a long prompt)

@@ -29,6 +29,7 @@ from textual.strip import Strip
 from textual.worker import get_current_worker
 
 from replay_tui.core.safe_text import MASK, escape_controls, is_secret_key
+from replay_tui.core.words import plural
 from replay_tui.engine.replay import Replay
 from replay_tui.questions.across import (
     LengthScan,
@@ -229,7 +230,7 @@ class WatchPane(ScrollView, can_focus=True):
         count = len(self.changes)
         where = escape_controls(format_path(self.watched))
         if self.done:
-            self.border_title = f"watch {where} · {count:,} changes"
+            self.border_title = f"watch {where} · {plural(count, 'change', sep=True)}"
             note = f"{where} never changed in events 1..{until}"
         else:
             self.border_title = f"watch {where} · {count:,} so far…"
@@ -241,9 +242,9 @@ class WatchPane(ScrollView, can_focus=True):
         """Its piece of the status line."""
         if self.watched is None:
             return
-        shown = f"{len(self.changes):,}" + ("" if self.done else "…")
+        shown = plural(len(self.changes), "change", sep=True) + ("" if self.done else "…")
         where = escape_controls(format_path(self.watched))
-        text.append(f"  watching {where}: {shown} changes", style="#ef9f76")
+        text.append(f"  watching {where}: {shown}", style="#ef9f76")
 
     # -- drawing --------------------------------------------------------------
     def set_changes(self, changes: list[PathChange], note: str) -> None:

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
+from replay_tui.core.words import plural
 from replay_tui.engine.open import reopen
 from replay_tui.engine.replay import Replay, why_not_follow
 from replay_tui.formats.ledger import LedgerRewritten
@@ -212,7 +213,7 @@ class RunSession:
         place, self._rewrite_place = self._rewrite_place, None
         self.banner = ""
         r = self.replay
-        verdict = f"{r.valid:,} valid events"
+        verdict = plural(r.valid, "valid event", sep=True)
         if r.error is not None:
             verdict += f", then {r.error.code} at line {r.error.line}"
         return f"history changed ({self.rewrite_note}): read again, {verdict}", place

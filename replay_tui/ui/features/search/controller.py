@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from replay_tui.core.safe_text import escape_controls
+from replay_tui.core.words import plural
 from replay_tui.questions.condition import Condition
 
 
@@ -118,7 +119,7 @@ class Search:
             said = f": turn {done}/{total}" if short else f": turn {done} of {total} (n/N)"
         else:
             said = (
-                f": {done}/{total} turns"
+                f": {done}/{plural(total, 'turn')}"
                 if short
                 else f": turns true {total}x, {done} up to here (n/N)"
             )
