@@ -115,7 +115,10 @@ def reasons(skipped: list[Skipped]) -> str:
     """What was skipped, most common first: ``2 Markdown text, 1 XML``."""
     kinds: dict[str, int] = {}
     for item in skipped:
-        what = item.reason.removeprefix("it looks like ").partition(" (")[0]
+        what = item.reason
+        if what.startswith("it looks like "):  # the kind alone, not why it is none
+            what = what.removeprefix("it looks like ").partition(": ")[0]
+        what = what.partition(" (")[0]
         kinds[what] = kinds.get(what, 0) + 1
     ranked = sorted(kinds.items(), key=lambda item: (-item[1], item[0]))
     shown = ", ".join(f"{n} {what}" for what, n in ranked[:3])
@@ -203,6 +206,9 @@ def why_not_a_run(path: Path) -> str | None:
     try:
         paths = locate_run(path)
     except CannotRun as exc:
+        looks = describe(path)
+        if looks is not None:  # what it looks like and why that is none, without what a RUN is
+            return f"{looks[0]}: {looks[1]}"
         return str(exc).removeprefix(f"{path}: ").removeprefix("not a run: ")
     if paths.format != JSONL or path.name in (EVENTS, EVENTS_GZ):
         return None
@@ -218,7 +224,7 @@ def why_not_a_run(path: Path) -> str | None:
     if source is not None:
         return f"a gzip-compressed {source} session: sessions are read in place, gunzip it"
     if looks is not None:
-        return looks[0]
+        return f"{looks[0]}: {looks[1]}"
     # given alone it is replayed, and judged, as a damaged ledger; among others, no run
     return "not named as a ledger (*.jsonl) and its first line is no event"
 

@@ -68,7 +68,7 @@ def test_every_source_in_a_folder_is_checked(
     assert f"{mixed / 'session.jsonl.gz'}: skipped: a gzip-compressed claude-code session" in out
     assert lines[-1] == (
         "4 runs: 4 verified, 0 failed, 0 could not be checked; 3 skipped "
-        "(1 Markdown text, 1 a JSON document that is not a Temporal history, "
+        "(1 Markdown text, 1 a JSON document, "
         "1 a gzip-compressed claude-code session: sessions are read in place, gunzip it)"
     )
 
