@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from replay_tui.cli.options import rules_options
+from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.engine.open import open_replay
@@ -237,7 +238,7 @@ def cmd_when(args: argparse.Namespace) -> int:
                 "complete": replay.error is None or search.done,
                 "error": replay.error.to_json() if replay.error and not search.done else None,
             }
-            sys.stdout.buffer.write(orjson.dumps(out, option=orjson.OPT_INDENT_2) + b"\n")
+            sys.stdout.buffer.write(strict_json.dumps(out, option=orjson.OPT_INDENT_2) + b"\n")
         else:
             for turn in search.turns:
                 kind = turn.kind or _kind(replay, turn.seq) or "(initial state)"
@@ -263,7 +264,7 @@ def _cell(value: Any) -> str:
         return ""
     if type(value) is str:
         return value
-    return orjson.dumps(value, default=json_default).decode()
+    return strict_json.dumps(value, default=json_default).decode()
 
 
 def _csv_rows(
@@ -296,7 +297,7 @@ def cmd_history(args: argparse.Namespace) -> int:
                 )
                 for c in changes
             ]
-            sys.stdout.buffer.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2) + b"\n")
+            sys.stdout.buffer.write(strict_json.dumps(rows, option=orjson.OPT_INDENT_2) + b"\n")
         elif args.csv:
             _csv_rows(changes, search.value, lambda c: c.kind or _kind(replay, c.seq) or "")
         else:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from replay_tui.cli.options import out
+from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
@@ -115,7 +116,7 @@ def cmd_usage(args: argparse.Namespace) -> int:
             sys.stderr.write(f"replay-tui: {escape_controls(f'{path}: cannot read: {why}')}\n")
     if args.json:
         body = usage_json(sessions, args.by)
-        sys.stdout.buffer.write(orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.buffer.write(strict_json.dumps(body, option=orjson.OPT_INDENT_2) + b"\n")
         return 0
     if not sessions:
         out(f"no sessions: looked in {looked}" if looked else "no sessions")

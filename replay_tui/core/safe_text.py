@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
+
 # C0 controls, DEL, C1 controls; bidi embeddings/overrides/isolates and marks;
 # zero-width and line/paragraph separators; BOM/ZWNBSP. All are shown escaped.
 UNSAFE_CHARS = re.compile(
@@ -85,7 +87,7 @@ def mask_secrets(value: Any, depth: int = 0) -> Any:
 def compact_json(value: Any, limit: int = 0) -> str:
     """One-line JSON of ``value``, escaped and clipped, for summaries."""
     try:
-        text = orjson.dumps(value).decode()
+        text = strict_json.dumps(value).decode()
     except (TypeError, orjson.JSONEncodeError):
         text = f"<{type(value).__name__} nested too deeply to show>"
     return clip(escape_controls(text), limit)

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.supervision import worker_init
 from replay_tui.core.words import plural
@@ -99,7 +100,7 @@ class CheckResult:
             body["report"] = self.report
         else:
             body["reason"] = self.summary
-        return orjson.dumps(body, option=orjson.OPT_SORT_KEYS) + b"\n"
+        return strict_json.dumps(body, option=orjson.OPT_SORT_KEYS) + b"\n"
 
 
 def failing_warnings(replay: Replay, fail_on: tuple[str, ...]) -> int:

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.core.safe_text import escape_controls
 
 #: A line longer than this is cut into rows of this many characters (a
@@ -152,6 +153,6 @@ class ReaderText:
 
 def _json(value: Any) -> str:
     try:
-        return orjson.dumps(value).decode()
+        return strict_json.dumps(value).decode()
     except (TypeError, orjson.JSONEncodeError):
         return repr(value)
