@@ -284,7 +284,7 @@ def loads(raw: bytes) -> Any:
     return checked(raw, value)
 
 
-def loads_written(data: bytes) -> Any:
+def loads_written(data: bytes | memoryview) -> Any:
     """``orjson.loads`` with integers past 64 bits read exactly, and no
     other check: for bytes this program wrote (a checkpoint, a state, a
     patch log) or a line already judged. Costs one scan of the bytes where
@@ -292,7 +292,9 @@ def loads_written(data: bytes) -> Any:
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        return _past_double(data, exc, strict=False)
+        return _past_double(bytes(data), exc, strict=False)
+    if type(data) is not bytes:
+        data = bytes(data)  # a line of a mapped file: copied to be scanned
     if not _maybe_beyond_64_bits(data):
         return value
     try:
