@@ -234,3 +234,30 @@ def test_huge_integers_anywhere_in_a_trace_never_make_an_internal_error(
     events = json.loads(out)["events"]
     code, out, err = run_cli(capsys, "state", str(trace), "--at", str(events))
     assert "internal error" not in err and code == 0, (source, err)
+
+
+# -- past a float: charts and rows --------------------------------------------------
+def test_a_chart_of_integers_past_a_float_keeps_their_digits_and_never_raises() -> None:
+    from replay_tui.views.chart import Series, band_key, summarise
+
+    series = Series(0)
+    series.extend([(1, 10**400), (2, 5), (3, -(10**400)), (4, BIG)])
+    summary = summarise(series)
+    assert summary.last == BIG and summary.lo == 0 and summary.hi == float(BIG)
+    assert band_key(10**400) != band_key(10**400 + 1)  # each its own band
+
+
+async def test_a_calls_row_shows_an_argument_past_64_bits(tmp_path: Path) -> None:
+    doc = json.loads(MCP.read_text())
+    for sp in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for attr in sp["attributes"]:
+            if attr["key"] == "gen_ai.tool.call.arguments":  # structured, not a JSON string
+                n = {"key": "n", "value": {"intValue": BIG_TEXT}}
+                attr["value"] = {"kvlistValue": {"values": [n]}}
+    trace = tmp_path / "args.json"
+    trace.write_text(json.dumps(doc))
+    app = make_app(trace, at=4)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await until(pilot, lambda: not app.main.validating)
+        await settle(app, pilot)
+        await until(pilot, lambda: f"tools/call get-weather {BIG_TEXT}" in screen_text(app))
