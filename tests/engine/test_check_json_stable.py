@@ -45,7 +45,9 @@ per tool and the latest message
 Claude Code entries, regenerated with ``--regenerate .`` from the new code
 and compared field by field: no verdict, seq, message or exit moved), and
 the Codex entries' ``rules_sha256`` alone when a ``spawn_agent`` output's
-child thread came to be kept;
+child thread came to be kept; and the corpus case ``huge-integer`` when
+integers past 64 bits came to be read exactly (verified, where it was
+``bad_json``);
 every other entry byte for byte the same.
 Regenerate them, from the repo root, only on purpose (a deliberate change of
 output):
