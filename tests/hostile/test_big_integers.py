@@ -68,6 +68,25 @@ def test_a_ledger_with_integers_past_64_bits_verifies_and_its_state_shows_them(
     assert code == 0 and json.loads(out)["error"] is None, err
 
 
+def test_a_receipt_with_an_integer_past_64_bits_verifies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import hashlib
+
+    run = tmp_path / "wide-receipt"
+    shutil.copytree(ROOT / "sample_runs" / "demo-001", run)
+    receipt = run / "receipts" / "call-001.json"
+    old = hashlib.sha256(receipt.read_bytes()).hexdigest()
+    data = json.loads(receipt.read_text())
+    data["rows_read"] = BIG
+    raw = (json.dumps(data, indent=2) + "\n").encode()
+    receipt.write_bytes(raw)
+    events = run / "events.jsonl"  # the event pins the receipt's new digest
+    events.write_text(events.read_text().replace(old, hashlib.sha256(raw).hexdigest()))
+    code, out, err = run_cli(capsys, "check", str(run))
+    assert code == 0 and "verified: 14 events, 1 receipt" in out, (out, err)
+
+
 # -- a trace ----------------------------------------------------------------------
 def _trace(tmp_path: Path, name: str, edit: Any) -> Path:
     doc = json.loads(MCP.read_text())
