@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from replay_tui.cli.options import rules_options
+from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.links import split_link
 from replay_tui.core.safe_text import escape_controls
@@ -274,7 +275,7 @@ def cmd_when(args: argparse.Namespace) -> int:
             }
             if search.done and search.turns:  # stopped at the first answer
                 out["searched"] = min(replay.valid, search.turns[-1].seq)
-            sys.stdout.buffer.write(orjson.dumps(out, option=orjson.OPT_INDENT_2) + b"\n")
+            sys.stdout.buffer.write(strict_json.dumps(out, option=orjson.OPT_INDENT_2) + b"\n")
         else:
             for turn in search.turns:
                 kind = turn.kind or _kind(replay, turn.seq) or "(initial state)"
@@ -300,7 +301,7 @@ def _cell(value: Any) -> str:
         return ""
     if type(value) is str:
         return value
-    return orjson.dumps(value, default=json_default).decode()
+    return strict_json.dumps(value, default=json_default).decode()
 
 
 def _csv_rows(
@@ -335,7 +336,7 @@ def cmd_history(args: argparse.Namespace) -> int:
                 for c in changes
             ]
             doc = {"changes": rows, **_completeness(replay, False, at)}
-            sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+            sys.stdout.buffer.write(strict_json.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
         elif args.csv:
             _csv_rows(changes, search.value, lambda c: c.kind or _kind(replay, c.seq) or "")
         else:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from replay_tui.cli.options import format_option, skip_option, timeout_option
+from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.links import whole_run
 from replay_tui.core.safe_text import clip, escape_controls
@@ -104,7 +105,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     a, b = _sides(args)
     result = side_by_side(a, b)
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.buffer.write(strict_json.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
         return 0 if result["same"] else 1
     tag = f"  ({b.label()})" if b.hypothetical else ""
     lines = [f"A: {escape_controls(result['verdicts']['a'])}"]
@@ -149,7 +150,7 @@ def is_report_file(path: Path) -> bool:
     try:
         if not path.is_file() or named_as_ledger(path) or path.stat().st_size > REPORT_BYTES:
             return False
-        data = orjson.loads(path.read_bytes())
+        data = strict_json.loads_written(path.read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return False
     return (isinstance(data, dict) and "events_sha256" in data and "events" not in data) or (

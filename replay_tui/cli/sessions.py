@@ -18,6 +18,7 @@ import orjson
 
 from replay_tui.cli.args import positive_int
 from replay_tui.cli.options import out
+from replay_tui.core import strict_json
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import byte_size, plural
 from replay_tui.formats.session_stores.counts import RecordCounts
@@ -77,7 +78,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         counts = RecordCounts()
         body = [describe(s, counts=counts).to_json() for s in listing.sessions]
         counts.save()
-        sys.stdout.buffer.write(orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.buffer.write(strict_json.dumps(body, option=orjson.OPT_INDENT_2) + b"\n")
         return 0
     if not listing.sessions:
         out(f"no sessions: looked in {listing.looked_in()}")

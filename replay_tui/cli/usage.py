@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from replay_tui.cli.options import out
+from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.links import whole_run
 from replay_tui.core.safe_text import escape_controls
@@ -126,7 +127,7 @@ def cmd_usage(args: argparse.Namespace) -> int:
         body = usage_json(sessions, args.by)
         if traces:
             body["traces"] = [trace_json(t) for t in traces]
-        sys.stdout.buffer.write(orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.buffer.write(strict_json.dumps(body, option=orjson.OPT_INDENT_2) + b"\n")
         return 0
     if not sessions and not traces:
         out(f"no sessions: looked in {looked}" if looked else "no sessions")

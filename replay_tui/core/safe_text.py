@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.core.words import plural
 
 # C0 controls, DEL, C1 controls; bidi embeddings/overrides/isolates and marks;
@@ -87,7 +88,7 @@ def mask_secrets(value: Any, depth: int = 0) -> Any:
 def compact_json(value: Any, limit: int = 0) -> str:
     """One-line JSON of ``value``, escaped and clipped, for summaries."""
     try:
-        text = orjson.dumps(value).decode()
+        text = strict_json.dumps(value).decode()
     except (TypeError, orjson.JSONEncodeError):
         text = f"<{type(value).__name__} nested too deeply to show>"
     return clip(escape_controls(text), limit)

@@ -1,21 +1,29 @@
 """JSON as a careful reader must take it, on top of orjson's speed.
 
-orjson accepts two things a run's reader must not take silently:
+orjson accepts one thing a run's reader must not take silently, and
+rounds another:
 
 - a key given twice in one object (``{"seq": 1, "seq": 2}``): orjson keeps
   the last, other readers keep the first, so two tools would replay two
-  different histories from the same bytes;
+  different histories from the same bytes: refused (:class:`JSONDoubt`);
 - an integer beyond 64 bits: orjson reads it as a float, so
-  ``123456789012345678901234567890`` quietly loses its last digits.
+  ``123456789012345678901234567890`` would quietly lose its last digits
+  (and one past a double's range it refuses). Such integers are read
+  exactly, as Python ints, and written back exactly (:func:`dumps`).
 
-:func:`doubt` finds both at the cost of one ``orjson.dumps`` and two byte
+:func:`checked` finds both at the cost of one ``orjson.dumps`` and two byte
 counts per line; only a line that looks suspicious is parsed again, slowly
-and exactly, with the standard library.
+and exactly, with the standard library. That slow reading never accepts
+what orjson refuses: it runs only on bytes orjson read, or (a number past
+a double) with NaN, Infinity, numbers out of range, lone surrogates and
+bad UTF-8 refused by hand.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import sys
 from typing import Any
 
 import orjson
@@ -53,34 +61,60 @@ def _keys_in(raw: bytes) -> int:
 
 _I64_MIN = -(2**63)
 _U64_MAX = 2**64 - 1
+#: What ``orjson.dumps`` says of an int it cannot write.
+_TOO_WIDE = "64-bit"
+#: What ``orjson.loads`` says of a number past a double's range.
+_PAST_DOUBLE = "infinity"
 
 
 class JSONDoubt(ValueError):
     """Bytes that parse, but not to one value every reader agrees on."""
 
 
-def doubt(raw: bytes, value: Any) -> str | None:
-    """Why ``value`` (orjson's reading of ``raw``) cannot be trusted, or None.
+def fits_64_bits(value: int) -> bool:
+    """Whether orjson writes ``value`` itself (-2**63 to 2**64-1)."""
+    return _I64_MIN <= value <= _U64_MAX
+
+
+def trusted(raw: bytes, value: Any) -> bool:
+    """Whether ``value`` (orjson's reading of ``raw``) is certainly the
+    exact one, by the quick checks alone.
 
     Every key of an object is followed by ``":`` in the bytes; orjson's own
     compact output of the same value has exactly as many unless a key was
     dropped as a duplicate (or the bytes escape quotes unusually, or put
-    space before a colon: then the exact check below settles it).
+    space before a colon: then the exact reading settles it).
     """
     try:
         dumped = orjson.dumps(value)
     except orjson.JSONEncodeError:
-        return _exact_problem(raw)
+        return False
     if dumped == raw:
         # written compactly, as orjson, JSON.stringify and most writers do:
         # the value gives back every byte, so no key was dropped, no number
         # rounded (a 20-digit integer comes back as a float's digits)
-        return None
+        return True
     if raw[:2] == b"{\n" and _pretty(value) == raw.rstrip(b" \t\r\n"):
-        return None  # the same, written with an indent of 2 (json.dumps(indent=2))
-    if _counts_agree(raw, dumped):
-        return None
-    return _exact_problem(raw)
+        return True  # the same, written with an indent of 2 (json.dumps(indent=2))
+    return _counts_agree(raw, dumped)
+
+
+def checked(raw: bytes, value: Any) -> Any:
+    """``value`` (orjson's reading of ``raw``) where it is exact; the exact
+    reading where ``raw`` holds an integer past 64 bits (which orjson
+    rounded to a float). Raises :class:`JSONDoubt` for a repeated key."""
+    if trusted(raw, value):
+        return value
+    return _exact(raw, value)
+
+
+def doubt(raw: bytes, value: Any) -> str | None:
+    """Why ``raw`` cannot be read as one value (a repeated key), or None."""
+    try:
+        checked(raw, value)
+    except JSONDoubt as exc:
+        return str(exc)
+    return None
 
 
 def _counts_agree(raw: bytes, dumped: bytes) -> bool:
@@ -96,7 +130,7 @@ COMPACT, COUNTED = "compact", "counted"
 
 
 def trust_chunk(lines: list[bytes], values: list[dict[str, Any]]) -> str | None:
-    """Whether :func:`doubt` finds nothing in any of ``lines`` (each read by
+    """Whether :func:`trusted` holds for each of ``lines`` (each read by
     orjson as the object at the same place in ``values``), proven of the
     whole chunk at once: :data:`COMPACT` (every line is ``orjson.dumps`` of
     its value, byte for byte), :data:`COUNTED`, or None where a line needs
@@ -124,47 +158,188 @@ def _pretty(value: Any) -> bytes:
         return b""
 
 
-def _exact_problem(raw: bytes) -> str | None:
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: set[str] = set()
-        for key, _ in items:
-            if key in seen:
-                shown = key if len(key) <= 40 else key[:37] + "..."
-                raise JSONDoubt(
-                    f"key {shown!r} appears twice in one object "
-                    "(JSON readers disagree on which one counts)"
-                )
-            seen.add(key)
-        return dict(items)
-
-    def integer(text: str) -> int:
-        value = int(text) if len(text) <= 21 else None  # int() of 5,000 digits refuses
-        if value is None or not _I64_MIN <= value <= _U64_MAX:
-            shown = text if len(text) <= 30 else text[:27] + "..."
+def _no_repeated_keys(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    for key, _ in items:
+        if key in seen:
+            shown = key if len(key) <= 40 else key[:37] + "..."
             raise JSONDoubt(
-                f"integer {shown} is beyond 64 bits: it cannot be kept exactly "
-                "(this reader's limit)"
+                f"key {shown!r} appears twice in one object "
+                "(JSON readers disagree on which one counts)"
             )
+        seen.add(key)
+    return dict(items)
+
+
+class _Integers:
+    """``parse_int`` of the exact reading: notes whether any integer was
+    past 64 bits (else orjson's reading stands, the same objects)."""
+
+    __slots__ = ("wide",)
+
+    def __init__(self) -> None:
+        self.wide = False
+
+    def __call__(self, text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:  # past Python's 4,300 digits
+            raise JSONDoubt(
+                f"an integer of {len(text.lstrip('-'))} digits is longer than this reader "
+                f"takes ({sys.get_int_max_str_digits()} digits)"
+            ) from None
+        if not self.wide and not fits_64_bits(value):
+            self.wide = True
         return value
 
+
+def _exact(raw: bytes, value: Any, *, strict: bool = True) -> Any:
+    """The standard library's reading of bytes orjson read as ``value``:
+    ``value`` itself unless an integer is past 64 bits. ``strict``: a
+    repeated key is refused (:class:`JSONDoubt`); else the last one counts,
+    as in orjson's reading."""
+    integers = _Integers()
+    pairs = _no_repeated_keys if strict else None
     try:
-        json.loads(raw, object_pairs_hook=pairs, parse_int=integer)
-    except JSONDoubt as exc:
-        return str(exc)
+        exact = json.loads(raw, object_pairs_hook=pairs, parse_int=integers)
+    except JSONDoubt:
+        if strict:
+            raise
+        return value  # an integer past Python's digits: orjson's reading stands
     except RecursionError:
-        return "nested too deep to check for repeated keys (this reader's limit)"
+        raise JSONDoubt("nested too deep to read exactly (this reader's limit)") from None
     except ValueError:
-        return None  # orjson read it; its own answer stands
-    return None
+        return value  # orjson read it; its own answer stands
+    return exact if integers.wide else value
+
+
+class _Refused(ValueError):
+    """What the by-hand checks of :func:`_past_double` refuse, and where."""
+
+    def __init__(self, message: str, found: str) -> None:
+        super().__init__(message)
+        self.found = found
+
+
+def _refuse_constant(text: str) -> Any:
+    raise _Refused(f"{text} is not a JSON number (JSON has no NaN or Infinity)", text)
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):
+        raise _Refused(f"number {text} is past a double's range", text)
+    return number
+
+
+def _past_double(raw: bytes, exc: orjson.JSONDecodeError, *, strict: bool = True) -> Any:
+    """The exact reading of bytes orjson refused with ``exc``, where the
+    only fault is an integer past a double's range (hundreds of digits);
+    otherwise an ``orjson.JSONDecodeError`` saying what is wrong, and where.
+    Refuses, by hand, everything orjson refuses: bad UTF-8, a BOM, NaN and
+    Infinity, a float past a double's range, lone surrogates, control
+    characters in strings; and, ``strict``, a repeated key (:class:`JSONDoubt`)."""
+    if _PAST_DOUBLE not in str(exc) or not _maybe_beyond_64_bits(raw):
+        raise exc
+    try:
+        text = raw.decode("utf-8")  # strict: no encoded surrogates either
+    except UnicodeDecodeError:
+        raise exc from None
+    try:
+        exact = json.loads(
+            text,
+            object_pairs_hook=_no_repeated_keys if strict else None,
+            parse_int=_Integers(),
+            parse_float=_finite,
+            parse_constant=_refuse_constant,
+        )
+    except JSONDoubt as err:
+        if strict:
+            raise
+        raise orjson.JSONDecodeError(str(err), text, 0) from None
+    except json.JSONDecodeError as err:  # BOM, syntax, control characters
+        raise orjson.JSONDecodeError(err.msg, err.doc, err.pos) from None
+    except _Refused as err:
+        raise orjson.JSONDecodeError(str(err), text, max(text.find(err.found), 0)) from None
+    except RecursionError:
+        raise JSONDoubt("nested too deep to read exactly (this reader's limit)") from None
+    try:
+        orjson.dumps(_wide_as_fragments(exact, None))
+    except orjson.JSONEncodeError:  # a lone surrogate (\\ud800) in a string
+        at = max(text.lower().find("\\ud"), 0)
+        raise orjson.JSONDecodeError("a lone surrogate in a string", text, at) from None
+    return exact
 
 
 def loads(raw: bytes) -> Any:
-    """``orjson.loads`` that also refuses what :func:`doubt` finds.
+    """``orjson.loads`` that refuses a repeated key and reads integers past
+    64 bits exactly.
 
     Raises ``ValueError`` (``orjson.JSONDecodeError`` or :class:`JSONDoubt`).
     """
-    value = orjson.loads(raw)
-    problem = doubt(raw, value)
-    if problem is not None:
-        raise JSONDoubt(problem)
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return _past_double(raw, exc)
+    return checked(raw, value)
+
+
+def loads_written(data: bytes | memoryview) -> Any:
+    """``orjson.loads`` with integers past 64 bits read exactly, and no
+    other check: for bytes this program wrote (a checkpoint, a state, a
+    patch log) or a line already judged. Costs one scan of the bytes where
+    no such integer is. Raises ``orjson.JSONDecodeError`` as orjson does."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        return _past_double(bytes(data), exc, strict=False)
+    if type(data) is not bytes:
+        data = bytes(data)  # a line of a mapped file: copied to be scanned
+    if not _maybe_beyond_64_bits(data):
+        return value
+    try:
+        return _exact(data, value, strict=False)
+    except JSONDoubt:
+        return value  # nested past the standard reader's depth: orjson's reading
+
+
+def dumps(value: Any, default: Any = None, option: int | None = None) -> bytes:
+    """``orjson.dumps``, and integers past 64 bits written exactly.
+
+    orjson writes every other value; an int it cannot write (it refuses
+    with ``TypeError``) is given to it, on a second try, as its decimal
+    digits (``orjson.Fragment``). So the bytes are orjson's own wherever
+    no such int is, and the same digits the reader read where one is.
+    """
+    try:
+        return orjson.dumps(value, default=default, option=option)
+    except orjson.JSONEncodeError as exc:
+        if _TOO_WIDE not in str(exc):
+            raise
+    return orjson.dumps(_wide_as_fragments(value, default), default=default, option=option)
+
+
+_PLAIN = frozenset({str, float, bool, type(None), orjson.Fragment})
+
+
+def _wide_as_fragments(value: Any, default: Any) -> Any:
+    """``value`` with each int past 64 bits as its digits (a Fragment);
+    what ``default`` turns into JSON turned first (a frozen state's dict)."""
+    t = type(value)
+    if t is int:
+        return value if fits_64_bits(value) else orjson.Fragment(str(value).encode())
+    if t in _PLAIN:
+        return value
+    if isinstance(value, dict):
+        return {k: _wide_as_fragments(v, default) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_wide_as_fragments(v, default) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool) and not fits_64_bits(value):
+        return orjson.Fragment(str(int(value)).encode())
+    if default is not None:
+        try:
+            turned = default(value)
+        except TypeError:
+            return value  # orjson's own error, on the second try
+        return _wide_as_fragments(turned, default)
     return value

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.links import split_link
 from replay_tui.core.supervision import worker_init
@@ -272,7 +273,7 @@ class CheckResult:
             body["warnings"] = self.warnings
         else:
             body["reason"] = self.summary
-        return orjson.dumps(body, option=orjson.OPT_SORT_KEYS) + b"\n"
+        return strict_json.dumps(body, option=orjson.OPT_SORT_KEYS) + b"\n"
 
 
 def judge(replay: Replay, at: int | None, name: str = "") -> None:

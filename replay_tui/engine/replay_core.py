@@ -19,8 +19,7 @@ from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-import orjson
-
+from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun, ReplayError, RuleViolation, Warning_
 from replay_tui.engine.calls import CallIndex
 from replay_tui.engine.causes import CauseIndex
@@ -322,7 +321,7 @@ class ReplayCore:
         if self.history is not None:
             return thaw(self.history.state_at(n))  # type: ignore[no-any-return]
         at, data = self.checkpoints.nearest(n)
-        state: State = orjson.loads(data)
+        state: State = strict_json.loads_written(data)
         for index in range(at, n):
             event = self._event_for_apply(index)
             if not self.is_ignored(event):
@@ -343,7 +342,7 @@ class ReplayCore:
                 return kept
             if self._reread is not None:
                 return self._reread(raw, index + 1, offset)
-            obj = orjson.loads(raw)
+            obj = strict_json.loads_written(raw)
             return Event(
                 obj,
                 obj["seq"],

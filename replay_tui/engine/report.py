@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from replay_tui import READER_VERSION
+from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.words import plural
 from replay_tui.engine.replay import Replay
@@ -154,7 +155,7 @@ def load_report(path: Path) -> dict[str, Any]:
     if path.exists() and not path.is_file():  # a FIFO would block the read forever
         raise CannotRun(f"{path}: not a regular file")
     try:
-        data = orjson.loads(path.read_bytes())
+        data = strict_json.loads_written(path.read_bytes())
     except FileNotFoundError:
         raise CannotRun(f"{path}: no such file") from None
     except OSError as exc:

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from replay_tui.core.words import plural
+from replay_tui.core import strict_json
 from replay_tui.engine.replay_core import LedgerChanged
 from replay_tui.engine.seek import Seeking
 from replay_tui.formats.envelope import Event
@@ -124,7 +125,7 @@ class Results(Seeking):
         raw = self.ledger.raw_line(index)
         if index < len(self._crcs) and zlib.crc32(raw) != self._crcs[index]:
             raise LedgerChanged(f"line {seq} changed since it was validated")
-        rec = event.fields if event.seq == seq else orjson.loads(raw)
+        rec = event.fields if event.seq == seq else strict_json.loads_written(raw)
         assert self.ledger.mapping is not None
         got = (len(raw), hashlib.sha256(raw).hexdigest(), self.ledger.mapping.result_data(rec, cid))
         with self._results_lock:

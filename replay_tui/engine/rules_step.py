@@ -9,8 +9,7 @@ JSON. :mod:`.forward` reads the lines and calls it.
 
 from __future__ import annotations
 
-import orjson
-
+from replay_tui.core import strict_json
 from replay_tui.core.errors import ERROR_CODES, ReplayError, RuleViolation
 from replay_tui.engine.replay_core import Pending, ReplayCore
 from replay_tui.formats.envelope import Event
@@ -150,7 +149,7 @@ class RulesStep(ReplayCore):
     def _fail_not_json(self, why: str) -> None:
         """Find the first event after which the state stopped being JSON."""
         start, data = self.checkpoints.last()
-        state = orjson.loads(data)
+        state = strict_json.loads_written(data)
         for index in range(start, self.valid):
             event = self._event_for_apply(index)
             if self.is_ignored(event):

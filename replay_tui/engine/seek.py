@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import orjson
 
 from replay_tui.core.words import plural
+from replay_tui.core import strict_json
 from replay_tui.engine.replay_core import ReplayCore
 from replay_tui.formats.envelope import Event
 from replay_tui.reducers.base import State
@@ -46,11 +47,11 @@ class Seeking(ReplayCore):
         with self._lock:
             # The live state is mutated in place while a worker advances.
             if n == self.valid and self._state is not None and not self._advancing:
-                return orjson.loads(canonical.dumps_fast(self._state))  # type: ignore[no-any-return]
+                return strict_json.loads_written(canonical.dumps_fast(self._state))  # type: ignore[no-any-return]
         state = self._rebuild(n, self._side_context())
         with self._lock:
             if n == self.valid and self._state is None and not self._advancing:
-                self._state = orjson.loads(canonical.dumps_fast(state))
+                self._state = strict_json.loads_written(canonical.dumps_fast(state))
         return state
 
     def frozen_at(self, n: int) -> State:
@@ -93,7 +94,7 @@ class Seeking(ReplayCore):
             after = before
         else:
             after = self.apply_rules(before, event, self._side_context())
-        before = orjson.loads(before_bytes)
+        before = strict_json.loads_written(before_bytes)
         return Step(
             seq,
             event,
@@ -115,7 +116,7 @@ class Seeking(ReplayCore):
         if start:
             state: State = self._rebuild(start, ctx)
         else:
-            state = orjson.loads(self.checkpoints.nearest(0)[1])
+            state = strict_json.loads_written(self.checkpoints.nearest(0)[1])
         yield start, state
         for index in range(start, min(until, self.valid)):
             if cancelled is not None and cancelled():
@@ -137,7 +138,7 @@ class Seeking(ReplayCore):
         if self.history is not None:
             return canonical.dumps(self.history.state_at(n))
         data = self.checkpoints.get(n)
-        state = orjson.loads(data) if data is not None else self.state_at(n)
+        state = strict_json.loads_written(data) if data is not None else self.state_at(n)
         return canonical.dumps(state)
 
     def final_summary(self) -> tuple[str, str]:

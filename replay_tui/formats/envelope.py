@@ -15,7 +15,8 @@ from typing import Any
 
 import orjson
 
-from replay_tui.core.strict_json import doubt
+from replay_tui.core.strict_json import JSONDoubt, checked, trusted
+from replay_tui.core.strict_json import loads as strict_loads
 from replay_tui.formats.receipts import CALL_ID_PATTERN, call_id_problem
 
 KNOWN_VERSIONS = frozenset({1})
@@ -240,10 +241,11 @@ def parse_line(raw: bytes, line: int, offset: int) -> Event | LineError:
     """Parse one line (without its newline) into an Event, or say why not."""
     try:
         obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        if not raw.strip():
-            return LineError("blank_line", "blank line in the ledger", line, offset)
-        return _json_failure(raw, line, offset, exc)
+    except orjson.JSONDecodeError:
+        got = _past_orjson(raw, line, offset)
+        if isinstance(got, LineError):
+            return got
+        return _judge(got, raw, line, offset, exact=True)
     # Fast path for a line that is fine (nearly all of them): the same checks
     # as below, with no messages built. Anything off falls through to _judge.
     if type(obj) is dict:
@@ -267,7 +269,7 @@ def parse_line(raw: bytes, line: int, offset: int) -> Event | LineError:
                 or raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH
                 or not _deeper_than(obj, MAX_DEPTH)
             )
-            and doubt(raw, obj) is None
+            and trusted(raw, obj)
         ):
             ts_s = None if ts is _MISSING else ts_seconds(ts)
             if ts_s is not None or ts is _MISSING:
@@ -295,10 +297,13 @@ def parse_object(raw: bytes, line: int, offset: int) -> dict[str, Any] | LineErr
     of another tool (:mod:`replay_tui.formats.sessions`)."""
     try:
         obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        if not raw.strip():
-            return LineError("blank_line", "blank line in the ledger", line, offset)
-        return _json_failure(raw, line, offset, exc)
+    except orjson.JSONDecodeError:
+        got = _past_orjson(raw, line, offset)
+        if isinstance(got, LineError):
+            return got
+        obj, exact = got, True
+    else:
+        exact = False
     if type(obj) is not dict:
         return LineError(
             "bad_envelope", f"line is a JSON {_type_name(obj)}, not an object", line, offset
@@ -315,13 +320,30 @@ def parse_object(raw: bytes, line: int, offset: int) -> dict[str, Any] | LineErr
             line,
             offset,
         )
-    problem = doubt(raw, obj)
-    if problem is not None:
-        return LineError("bad_json", problem, line, offset)
-    return obj
+    if not exact:
+        try:
+            obj = checked(raw, obj)
+        except JSONDoubt as why:
+            return LineError("bad_json", str(why), line, offset)
+    return obj  # type: ignore[no-any-return]
 
 
-def _judge(obj: Any, raw: bytes, line: int, offset: int) -> Event | LineError:
+def _past_orjson(raw: bytes, line: int, offset: int) -> Any:
+    """A line orjson refused: its exact reading where the only fault was an
+    integer past a double's range, else the line's error."""
+    if not raw.strip():
+        return LineError("blank_line", "blank line in the ledger", line, offset)
+    try:
+        return strict_loads(raw)
+    except JSONDoubt as why:
+        return LineError("bad_json", str(why), line, offset)
+    except orjson.JSONDecodeError as again:
+        return _json_failure(raw, line, offset, again)
+
+
+def _judge(
+    obj: Any, raw: bytes, line: int, offset: int, *, exact: bool = False
+) -> Event | LineError:
     """The full checks of a parsed line, each failure with its message."""
     if type(obj) is not dict:
         return LineError(
@@ -335,9 +357,11 @@ def _judge(obj: Any, raw: bytes, line: int, offset: int) -> Event | LineError:
             line,
             offset,
         )
-    problem = doubt(raw, obj)
-    if problem is not None:
-        return LineError("bad_json", problem, line, offset)
+    if not exact:
+        try:
+            obj = checked(raw, obj)  # integers past 64 bits exactly; no repeated key
+        except JSONDoubt as why:
+            return LineError("bad_json", str(why), line, offset)
     seq = obj.get("seq")
     useful_seq = seq if is_json_int(seq) else None
     kind = obj.get("kind")

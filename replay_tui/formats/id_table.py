@@ -17,6 +17,8 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
+
 
 class IdTable:
     """Id -> the line it was (last) seen at, by hash, confirmed on the line."""
@@ -99,7 +101,7 @@ class IdTable:
 
     def _holds(self, line: int, text: str) -> bool:
         try:
-            earlier = orjson.loads(self._read_line(line - 1))
+            earlier = strict_json.loads_written(self._read_line(line - 1))
         except (orjson.JSONDecodeError, OSError, IndexError):
             return False
         return type(earlier) is dict and self._confirm(earlier, text)

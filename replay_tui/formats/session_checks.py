@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.formats.chain import (
     BOUNDARY,
     BROKEN,
@@ -209,7 +210,7 @@ class ClaudeCodeChecker(SessionChecker):
             return
         table.move(key, earlier, line)
         try:
-            before = message_usage(orjson.loads(self._read_line(earlier - 1)))
+            before = message_usage(strict_json.loads_written(self._read_line(earlier - 1)))
         except (orjson.JSONDecodeError, OSError, IndexError):
             before = None
         if before is not None:

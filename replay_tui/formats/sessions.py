@@ -42,6 +42,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.formats.chain import (
     NOT_RECORD,
     ChainIndex,
@@ -249,7 +250,7 @@ class SessionLines:
 
     def reread(self, raw: bytes, line: int, offset: int) -> Event:
         """A line that was validated, again (for the rules): no checks."""
-        return self.event(orjson.loads(raw), line, offset)
+        return self.event(strict_json.loads_written(raw), line, offset)
 
     def event(self, rec: dict[str, Any], line: int, offset: int) -> RecordEvent:
         kind, call = self.kind_of(rec)
@@ -315,7 +316,7 @@ class ClaudeCodeLines(SessionLines):
     def reread(self, raw: bytes, line: int, offset: int) -> Event:
         """A line that was validated, again (for the rules), with its place
         in the chain as the checker found it."""
-        event = self.event(orjson.loads(raw), line, offset)
+        event = self.event(strict_json.loads_written(raw), line, offset)
         chain = self.chain
         if line <= len(chain):
             event.chain_why = chain.why[line]

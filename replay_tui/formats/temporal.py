@@ -41,8 +41,8 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
-from replay_tui.core.strict_json import doubt
 from replay_tui.core.supervision import expect_silence
 from replay_tui.formats.whole_file import MAX_DOCUMENT_BYTES, read_whole
 
@@ -106,11 +106,9 @@ def decode_payload(payload: dict[str, Any]) -> dict[str, Any]:
         return out
     if encoding == "json/plain":
         try:
-            value = orjson.loads(raw)
-            if doubt(raw, value) is None:
-                out["value"] = value
-                return out
-        except orjson.JSONDecodeError:
+            out["value"] = strict_json.loads(raw)
+            return out
+        except ValueError:
             pass
         out["note"] = "metadata says json/plain, but data is not JSON"
     elif encoding in ("binary/plain", "text/plain"):
@@ -213,7 +211,7 @@ class History:
         for index in range(len(events)):
             event, events[index] = events[index], None
             try:
-                chunk.append(orjson.dumps(to_envelope(event, self.run_id)))
+                chunk.append(strict_json.dumps(to_envelope(event, self.run_id)))
             except (RecursionError, TypeError):  # nested deeper than can be written
                 chunk.append(_too_deep(event, self.run_id))
             if len(chunk) >= batch:
@@ -248,14 +246,13 @@ def load_history(path: Path) -> History:
     # one C call over the whole document: at 2 GiB, half a minute without the GIL
     expect_silence(5 + 3 * len(body) / 100e6)
     try:
-        doc = orjson.loads(body)
+        doc = strict_json.loads(body)
+    except strict_json.JSONDoubt as why:
+        raise CannotRun(f"{path}: not a readable Temporal history: {why}") from None
     except orjson.JSONDecodeError as exc:
         raise CannotRun(
             f"{path}: not a readable Temporal history: not valid JSON ({exc})"
         ) from None
-    problem = doubt(body, doc)
-    if problem is not None:
-        raise CannotRun(f"{path}: not a readable Temporal history: {problem}")
     del raw, body
     events = doc.get("events") if isinstance(doc, dict) else None
     if not isinstance(events, list):

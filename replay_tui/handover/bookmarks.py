@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.core.state_dir import state_dir
 
 _CHUNK = 1 << 20
@@ -89,7 +90,7 @@ class Bookmarks:
         file = _file_for(ledger, root if root is not None else state_dir())
         found = cls(ledger, file)
         try:
-            data = orjson.loads(file.read_bytes())
+            data = strict_json.loads_written(file.read_bytes())
         except FileNotFoundError:
             return found
         except (OSError, orjson.JSONDecodeError) as exc:
@@ -164,7 +165,7 @@ class Bookmarks:
         fd, tmp = tempfile.mkstemp(prefix=".bookmarks.", suffix=".tmp", dir=self.file.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+                fh.write(strict_json.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, self.file)

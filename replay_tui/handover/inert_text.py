@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.core.safe_text import (
     MASK,
     UNSAFE_CHARS,
@@ -49,7 +50,7 @@ def json_text(value: Any, *, reveal: bool, pretty: bool = True, limit: int = BLO
     plain = thaw(value)
     shown = plain if reveal else mask_secrets(plain)
     try:
-        data = orjson.dumps(
+        data = strict_json.dumps(
             shown, option=orjson.OPT_INDENT_2 if pretty else 0, default=json_default
         )
     except TypeError as exc:  # orjson.JSONEncodeError is one

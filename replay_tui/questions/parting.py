@@ -31,6 +31,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.state import canonical
 from replay_tui.state.diff import diff
 from replay_tui.state.patchlog import PatchLog
@@ -44,10 +45,10 @@ def canonical_changes(record: bytes) -> bytes:
     the rules wrote in: its rows sorted, the keys of every value sorted."""
     if record == _EMPTY:
         return record
-    rows = orjson.loads(record)
+    rows = strict_json.loads_written(record)
     if len(rows) == 1:
-        return orjson.dumps(rows, option=_SORTED)
-    return b"[" + b",".join(sorted(orjson.dumps(r, option=_SORTED) for r in rows)) + b"]"
+        return strict_json.dumps(rows, option=_SORTED)
+    return b"[" + b",".join(sorted(strict_json.dumps(r, option=_SORTED) for r in rows)) + b"]"
 
 
 def change_digest(record: bytes) -> bytes:
@@ -72,10 +73,10 @@ def _diffed(replay: Any, until: int, cancelled: Callable[[], bool] | None) -> Pa
     log = PatchLog()
     states = replay.iter_states(until, cancelled)
     _, state = next(states)
-    before = orjson.loads(canonical.dumps_fast(state))
+    before = strict_json.loads_written(canonical.dumps_fast(state))
     for _, state in states:
         # both sides as JSON (a tuple is a list, as the digest writes it)
-        after = orjson.loads(canonical.dumps_fast(state))
+        after = strict_json.loads_written(canonical.dumps_fast(state))
         log.append(diff(before, after))
         before = after
     if len(log) < until:  # cancelled

@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.words import plural
 from replay_tui.engine.open import open_replay
@@ -108,7 +109,7 @@ def _event_digest(
         data = raw
     else:
         try:
-            obj = orjson.loads(raw)
+            obj = strict_json.loads_written(raw)
         except orjson.JSONDecodeError:
             obj = None
         if not isinstance(obj, dict):
@@ -117,9 +118,9 @@ def _event_digest(
             key = mapping.compare_key(obj)
         else:
             key = [obj.get("kind"), obj.get("payload", {}), obj.get("parent_seq"), obj.get("v", 1)]
-        data = orjson.dumps(key, option=orjson.OPT_SORT_KEYS)
+        data = strict_json.dumps(key, option=orjson.OPT_SORT_KEYS)
     if reads:
-        data += orjson.dumps(reads)
+        data += strict_json.dumps(reads)
     return hashlib.blake2b(data, digest_size=8).digest()
 
 
@@ -263,7 +264,7 @@ def _serve(replay: Any, conn: Connection) -> None:
         if what == "state":
             conn.send(canonical.dumps(replay.state_at(n)))
         elif what == "digest":
-            conn.send(orjson.dumps(state_digest(replay, n).hex()))
+            conn.send(strict_json.dumps(state_digest(replay, n).hex()))
         elif what == "walk":  # digests of the states after n+1 .. n+count
             count = ask[2]
             if walk is None or walk_at != n:
@@ -279,7 +280,7 @@ def _serve(replay: Any, conn: Connection) -> None:
         else:
             event = replay.event(n - 1)
             conn.send(
-                orjson.dumps(shown_event(replay, event), default=str)
+                strict_json.dumps(shown_event(replay, event), default=str)
                 if isinstance(event, Event)
                 else b"null"
             )
@@ -330,7 +331,7 @@ class _Running:
 
     def ask(self, what: str, n: int) -> Any:
         self.conn.send((what, n))
-        return orjson.loads(self.conn.recv())
+        return strict_json.loads_written(self.conn.recv())
 
     def walk(self, n: int, count: int) -> None:
         """Ask for the digests of this side's states after n+1 .. n+count."""

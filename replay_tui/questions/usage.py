@@ -37,6 +37,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.formats.claude_records import USAGE_FIELDS
 from replay_tui.formats.envelope import ts_seconds
 from replay_tui.formats.sessions import (
@@ -358,7 +359,7 @@ def read_file(
             if not raw.strip():
                 continue
             try:
-                rec = orjson.loads(raw)
+                rec = strict_json.loads_written(raw)
             except orjson.JSONDecodeError:
                 usage.unreadable += 1
                 continue
@@ -408,7 +409,7 @@ def _session_id_of(path: Path) -> str | None:
         with open(path, "rb") as f:
             for _, raw in zip(range(_HEAD_LINES), f, strict=False):
                 try:
-                    rec = orjson.loads(raw)
+                    rec = strict_json.loads_written(raw)
                 except orjson.JSONDecodeError:
                     continue
                 if type(rec) is dict and isinstance(rec.get("sessionId"), str):

@@ -22,8 +22,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import orjson
-
+from replay_tui.core import strict_json
 from replay_tui.core.errors import RuleViolation
 from replay_tui.formats.budget import Budget
 from replay_tui.formats.receipts import Receipt, ReceiptPending, ReceiptStore
@@ -101,7 +100,7 @@ class Context:
         if self.receipt_log is not None:
             self.receipt_log.append((call_id, got.sha256))
         if self.fresh_receipts and got.data is not None:
-            return dataclasses.replace(got, data=orjson.loads(got.raw))
+            return dataclasses.replace(got, data=strict_json.loads_written(got.raw))
         return got
 
 

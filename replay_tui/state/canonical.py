@@ -3,6 +3,9 @@
 Sorted keys, compact separators, UTF-8; orjson makes this fast. Used for
 reports, state digests and checkpoints; frozen states (see
 :mod:`replay_tui.state.persistent`) are written as the JSON they stand for.
+An integer past 64 bits is written as its exact digits (see
+:func:`replay_tui.core.strict_json.dumps`); every other value's bytes are
+orjson's own, so digests of ordinary data are what they always were.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core.strict_json import dumps as _dumps
 from replay_tui.state.persistent import BigDict, BigList, json_default
 
 _OPTS = orjson.OPT_SORT_KEYS  # no OPT_NON_STR_KEYS: a non-string key is not JSON
@@ -20,18 +24,18 @@ _OPTS = orjson.OPT_SORT_KEYS  # no OPT_NON_STR_KEYS: a non-string key is not JSO
 
 def dumps(value: Any) -> bytes:
     """Canonical bytes of a JSON value (raises ``TypeError`` if it is not JSON)."""
-    return orjson.dumps(value, option=_OPTS, default=json_default)
+    return _dumps(value, option=_OPTS, default=json_default)
 
 
 def dumps_fast(value: Any) -> bytes:
     """Exact JSON bytes in the value's own key order: for checkpoints, which
     need a faithful copy, not a canonical one (about twice as fast)."""
-    return orjson.dumps(value, default=json_default)
+    return _dumps(value, default=json_default)
 
 
 def dumps_pretty(value: Any) -> bytes:
     """Canonical, but indented for people; still deterministic."""
-    return orjson.dumps(value, option=_OPTS | orjson.OPT_INDENT_2, default=json_default)
+    return _dumps(value, option=_OPTS | orjson.OPT_INDENT_2, default=json_default)
 
 
 def sha256_hex(data: bytes) -> str:

@@ -10,8 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
+from replay_tui.core import strict_json
 from replay_tui.state.paths import MISSING as MISSING
 from replay_tui.state.paths import Path as Path
 from replay_tui.state.paths import format_path
@@ -65,7 +64,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _written(value: Any) -> bytes:
-    return orjson.dumps(value, default=json_default)
+    return strict_json.dumps(value, default=json_default)
 
 
 def diff(old: Any, new: Any, path: Path = ()) -> list[Change]:

@@ -17,8 +17,7 @@ import threading
 from array import array
 from typing import Any
 
-import orjson
-
+from replay_tui.core import strict_json
 from replay_tui.state.diff import MISSING, Change
 from replay_tui.state.persistent import json_default
 
@@ -40,12 +39,12 @@ def encode(changes: list[Change]) -> bytes:
             rows.append([c.path, _REMOVED, c.old])
         else:
             rows.append([c.path, _CHANGED, c.old, c.new])
-    return orjson.dumps(rows, default=json_default)
+    return strict_json.dumps(rows, default=json_default)
 
 
 def decode(data: bytes) -> list[Change]:
     out: list[Change] = []
-    for row in orjson.loads(data):
+    for row in strict_json.loads_written(data):
         path = tuple(row[0])
         op = row[1]
         if op == _ADDED:

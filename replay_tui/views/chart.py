@@ -68,6 +68,15 @@ class Chunk:
     others: int = 0  # strings, booleans, objects: not a number nor a gap
 
 
+def as_float(value: Any) -> float:
+    """A number as a float; an int past a float's range as an infinity
+    (charted as no point, as NaN is; its digits stay in the values)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return _INF if value > 0 else -_INF
+
+
 def chunk_of(pairs: Iterable[tuple[int, Any]]) -> Chunk:
     """``(seq, new value)`` pairs, in seq order, as a :class:`Chunk`."""
     seqs: array[int] = array("q")
@@ -80,10 +89,7 @@ def chunk_of(pairs: Iterable[tuple[int, Any]]) -> Chunk:
         values.append(value)
         kind = type(value)
         if kind is int or kind is float or is_number(value):
-            try:
-                f = float(value)
-            except OverflowError:  # an int past a float's range
-                f = _INF if value > 0 else -_INF
+            f = as_float(value)
             nan = f != f or math.isinf(f)
             lo.append(_INF if nan else f)
             hi.append(-_INF if nan else f)
@@ -334,7 +340,8 @@ def band_key(value: Any) -> Any:
     if kind is str or kind is bool or value is None:
         return (kind.__name__, value)
     if is_number(value):
-        return ("number", float(value))
+        f = as_float(value)
+        return ("number", value if math.isinf(f) else f)  # past a float: its own band
     if value is OBJECT:
         return ("object",)
     return ("json", canonical.dumps(thaw(value)))
@@ -395,13 +402,13 @@ def summarise(series: Series, spans: int = 12) -> Summary:
         lo, hi = extent
         lo_seq = hi_seq = -1
         if is_number(series.initial) and not is_gap(series.initial):
-            lo_seq = 0 if float(series.initial) == lo else -1
-            hi_seq = 0 if float(series.initial) == hi else -1
+            lo_seq = 0 if as_float(series.initial) == lo else -1
+            hi_seq = 0 if as_float(series.initial) == hi else -1
         for seq, value in zip(series.seqs, series.values, strict=True):
             if is_number(value):
-                if lo_seq < 0 and float(value) == lo:
+                if lo_seq < 0 and as_float(value) == lo:
                     lo_seq = seq
-                if hi_seq < 0 and float(value) == hi:
+                if hi_seq < 0 and as_float(value) == hi:
                     hi_seq = seq
         return Summary(kind, len(series), lo, lo_seq, hi, hi_seq, last)
     found: list[tuple[int, Any]] = [(0, series.initial)]

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
 
@@ -153,6 +154,6 @@ class ReaderText:
 
 def _json(value: Any) -> str:
     try:
-        return orjson.dumps(value).decode()
+        return strict_json.dumps(value).decode()
     except (TypeError, orjson.JSONEncodeError):
         return repr(value)

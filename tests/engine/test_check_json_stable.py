@@ -55,6 +55,10 @@ compared line by line, no other line moved (a rules file of its own that
 imports nothing beside it keeps the sha256 of its bytes); then every entry
 gained ``rules_files`` (the files that digest covers, each with its sha256),
 lines added and none changed;
+and the corpus case ``huge-integer`` when integers past 64 bits came to be
+read exactly (verified, where it was ``bad_json``), with every ``rules_sha256``
+whose files changed for it (``base.py`` reads a fresh receipt exactly, the
+codex and otel rules read JSON text inside a line exactly);
 every other entry byte for byte the same.
 Regenerate them, from the repo root, only on purpose (a deliberate change of
 output):

@@ -33,16 +33,15 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.formats.envelope import Event, LineError, parse_line
 from replay_tui.formats.ledger import ConvertedLedger, Ledger
 from replay_tui.formats.otel.load import OTLP, Loader, shape_of
-from replay_tui.formats.otel.source import Envelopes, load_trace, ordered
+from replay_tui.formats.otel.source import UNREADABLE, Envelopes, load_trace, ordered
 
 _HEAD_BYTES = 1 << 16
 #: An export request that starts on the first line, its first key on it too.
 _FIRST_LINE = re.compile(rb'\A(?:\xef\xbb\xbf)?[ \t\r]*\{[ \t]*"(?:resourceSpans|resourceLogs)"')
-#: A converted line that stands for a source line that could not be read.
-UNREADABLE = b"!"
 
 
 def collector_lines(path: Path) -> bool:
@@ -62,7 +61,7 @@ def collector_lines(path: Path) -> bool:
 def _span_words(raw: bytes) -> str:
     """ ", span ID" for a converted line of a span (or a log tied to one)."""
     try:
-        payload = orjson.loads(raw).get("payload")
+        payload = strict_json.loads_written(raw).get("payload")
     except (orjson.JSONDecodeError, AttributeError):
         return ""
     span = payload.get("span_id") if isinstance(payload, dict) else None
@@ -81,6 +80,7 @@ class TraceLedger(ConvertedLedger):
             total=len(trace.records),
             cache_size=cache_size,
         )
+        self.parse = _parse
 
     def artifact(self, line: int) -> str:
         words = _span_words(self.raw_line(line - 1)) if 0 < line <= len(self) else ""
@@ -123,7 +123,7 @@ class TraceLinesLedger(ConvertedLedger):
         number = len(self._source) + 1
         self._source.accept_tail()
         try:
-            doc = orjson.loads(tail)
+            doc = strict_json.loads_written(tail)
         except orjson.JSONDecodeError:
             self._firsts.append(self._envelopes.seq + 1)
             self._envelopes.seq += 1
@@ -139,7 +139,7 @@ class TraceLinesLedger(ConvertedLedger):
             if not raw.strip():
                 return b""  # nothing is lost: the exporter writes none
             try:
-                doc = orjson.loads(raw)
+                doc = strict_json.loads_written(raw)
             except orjson.JSONDecodeError as exc:
                 return self._unreadable("bad_json", f"line {number} is not JSON ({exc})")
         if shape_of(doc) != OTLP:
@@ -157,7 +157,7 @@ class TraceLinesLedger(ConvertedLedger):
     def _unreadable(self, code: str, message: str) -> bytes:
         self._envelopes.seq += 1
         words = f"{self.path.name}: {message}"
-        return UNREADABLE + orjson.dumps({"code": code, "message": words}) + b"\n"
+        return UNREADABLE + strict_json.dumps({"code": code, "message": words}) + b"\n"
 
     def _append(self, chunk: bytes) -> bool:
         if not chunk:
@@ -203,6 +203,6 @@ class TraceLinesLedger(ConvertedLedger):
 def _parse(raw: bytes, line: int, offset: int) -> Event | LineError:
     """A converted line; one that stands for an unreadable source line is its error."""
     if raw[:1] == UNREADABLE:
-        said = orjson.loads(raw[1:])
+        said = strict_json.loads_written(raw[1:])
         return LineError(said["code"], said["message"], line, offset)
     return parse_line(raw, line, offset)

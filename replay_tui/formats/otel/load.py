@@ -14,7 +14,9 @@ The shapes, told apart by content (never by name):
 
 The normal form (:class:`Span`, :class:`Log`): ids lower-case hex (base64
 decoded, Jaeger's dropped leading zeros put back, all zeros for none), times
-integer nanoseconds, attributes a flat dict of plain JSON values (OTLP's
+integer nanoseconds (a time OTLP cannot hold, past its fixed64 or before
+the epoch, is kept as given and the span or log record ``refused``, to fail
+strict replay at its place), attributes a flat dict of plain JSON values (OTLP's
 ``AnyValue`` decoded all the way down), each span and log with its resource
 attributes, its instrumentation scope's name and its position in the file
 (``copy``: the last tie-break, and which of two copies of a span came first).
@@ -63,6 +65,7 @@ class Span:
     events: list[SpanEvent] = field(default_factory=list)
     flags: int = 0  # W3C flags: 0x100 parent remoteness known, 0x200 the parent is remote
     copy: int = 0  # position in the file
+    refused: str = ""  # why the span cannot be replayed (a time OTLP cannot hold)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -80,6 +83,7 @@ class Log:
     resource: dict[str, Any]
     scope: str
     copy: int = 0
+    refused: str = ""  # why the record cannot be replayed (a time OTLP cannot hold)
 
 
 def norm_id(value: Any) -> str:
@@ -98,8 +102,36 @@ def norm_id(value: Any) -> str:
     return "" if set(text) <= {"0"} else text
 
 
+#: OTLP's times are fixed64 nanoseconds since the epoch.
+MAX_TIME_NS = 2**64 - 1
+
+
+class _Times:
+    """Reads the times of one span or log record, noting the first that
+    OTLP cannot hold (an integer past 64 bits is read exactly, never
+    rounded: it is refused, never shown as another time)."""
+
+    __slots__ = ("refused",)
+
+    def __init__(self) -> None:
+        self.refused = ""
+
+    def __call__(self, holder: dict[str, Any], name: str, scale: int = 1) -> int:
+        given = holder.get(name)
+        ns = to_int(given) * scale
+        if not 0 <= ns <= MAX_TIME_NS and not self.refused:
+            shown = str(given)
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            self.refused = (
+                f"{name} {shown} is not a time OTLP can hold "
+                f"(nanoseconds since the epoch, 0 to {MAX_TIME_NS})"
+            )
+        return ns
+
+
 def to_int(value: Any, default: int = 0) -> int:
-    """An int64 field: a JSON string in OTLP/JSON, a number in Tempo."""
+    """An int64 field: a JSON string in OTLP/JSON, a number in Tempo (an
+    integer past 64 bits exactly, as given)."""
     if value is None or value == "" or isinstance(value, bool):
         return default
     if isinstance(value, int):
@@ -238,17 +270,19 @@ class Loader:
     def _log(self, lr: dict[str, Any], resource: dict[str, Any], scope: str) -> None:
         attrs = key_values(lr.get("attributes"))
         name = lr.get("eventName") or attrs.get("event.name")
+        times = _Times()
         self.logs.append(
             Log(
                 trace_id=norm_id(lr.get("traceId")),
                 span_id=norm_id(lr.get("spanId")),
-                time_ns=to_int(lr.get("timeUnixNano")) or to_int(lr.get("observedTimeUnixNano")),
+                time_ns=times(lr, "timeUnixNano") or times(lr, "observedTimeUnixNano"),
                 event_name=name if isinstance(name, str) and name else None,
                 body=any_value(lr.get("body")),
                 attributes=attrs,
                 resource=resource,
                 scope=scope,
                 copy=self._next(),
+                refused=times.refused,
             )
         )
 
@@ -260,6 +294,7 @@ class Loader:
             for sp in _taken(ss.get("spans")):
                 code, message = norm_status(sp.get("status"))
                 name = sp.get("name")
+                times = _Times()
                 self.spans.append(
                     Span(
                         trace_id=norm_id(sp.get("traceId")),
@@ -267,8 +302,8 @@ class Loader:
                         parent_id=norm_id(sp.get("parentSpanId")),
                         name=name if isinstance(name, str) else "",
                         kind=norm_kind(sp.get("kind")),
-                        start_ns=to_int(sp.get("startTimeUnixNano")),
-                        end_ns=to_int(sp.get("endTimeUnixNano")),
+                        start_ns=times(sp, "startTimeUnixNano"),
+                        end_ns=times(sp, "endTimeUnixNano"),
                         attributes=key_values(sp.get("attributes")),
                         resource=attrs,
                         scope=scope,
@@ -277,13 +312,14 @@ class Loader:
                         events=[
                             SpanEvent(
                                 str(e.get("name") or ""),
-                                to_int(e.get("timeUnixNano")),
+                                times(e, "timeUnixNano"),
                                 key_values(e.get("attributes")),
                             )
                             for e in dicts_of(sp.get("events"))
                         ],
                         flags=to_int(sp.get("flags")),
                         copy=self._next(),
+                        refused=times.refused,
                     )
                 )
 
@@ -324,15 +360,17 @@ class Loader:
         if tags.get("error") is True:
             tags.pop("error")
             code = "ERROR" if code == "UNSET" else code
-        start = to_int(sp.get("startTime")) * 1000  # microseconds
+        times = _Times()
+        start = times(sp, "startTime", 1000)  # microseconds
         events = []
         for log in dicts_of(sp.get("logs")):
             fields = jaeger_tags(log.get("fields"))
             events.append(
-                SpanEvent(
-                    str(fields.pop("event", "") or ""), to_int(log.get("timestamp")) * 1000, fields
-                )
+                SpanEvent(str(fields.pop("event", "") or ""), times(log, "timestamp", 1000), fields)
             )
+        end = start + to_int(sp.get("duration")) * 1000
+        if not times.refused and end > MAX_TIME_NS:
+            times.refused = f"startTime + duration is past a time OTLP can hold ({MAX_TIME_NS} ns)"
         name = sp.get("operationName")
         return Span(
             trace_id=norm_id(sp.get("traceID") or trace.get("traceID")),
@@ -341,7 +379,7 @@ class Loader:
             name=name if isinstance(name, str) else "",
             kind=kind,
             start_ns=start,
-            end_ns=start + to_int(sp.get("duration")) * 1000,
+            end_ns=end,
             attributes=tags,
             resource=processes.get(str(sp.get("processID")), {}),
             scope=str(scope),
@@ -349,6 +387,7 @@ class Loader:
             status_message=str(message),
             events=events,
             copy=self._next(),
+            refused=times.refused,
         )
 
 

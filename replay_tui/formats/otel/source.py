@@ -12,6 +12,11 @@ once and becomes one event per record, in time order:
 - ``span_end`` at its end (an end before its start is moved to the start
   and said so: ``clamped``).
 
+A span or log record with a time OTLP cannot hold (past its fixed64
+nanoseconds, or before the epoch) is one line that fails strict replay
+(``bad_envelope``, naming the field, the value as given and the span), at
+its start's place (a time past the range: after every other record).
+
 The order is total and stable: time, then at one instant starts before
 events before logs before ends, then parents start before their children
 and children end before their parents (depth in the span forest, a loop in
@@ -38,9 +43,10 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.supervision import expect_silence
-from replay_tui.formats.otel.load import Loader, Log, Span, break_loops, shape_of
+from replay_tui.formats.otel.load import MAX_TIME_NS, Loader, Log, Span, break_loops, shape_of
 from replay_tui.formats.whole_file import read_whole
 
 FORMAT = "otel"
@@ -50,6 +56,9 @@ _SHAPE = re.compile(
     rb'|\A(?:\xef\xbb\xbf)?\s*\{\s*"data"\s*:\s*\[\s*\{\s*"(?:traceID|spans)"'
 )
 _RANK = {"span_start": 0, "span_event": 1, "log": 2, "span_end": 3}
+#: A converted line that stands for a record that cannot be replayed: ``!``
+#: and the error (``{"code", "message"}``), judged as such by the ledger.
+UNREADABLE = b"!"
 
 
 def looks_like_trace(path: Path) -> bool:
@@ -119,7 +128,12 @@ class Envelopes:
         for index in range(len(records)):
             record, records[index] = records[index], None  # type: ignore[call-overload]
             self.seq += 1
-            chunk.append(orjson.dumps(self._envelope(record, self.seq)))
+            refused = _refused(record)
+            if refused:
+                said = {"code": "bad_envelope", "message": refused}
+                chunk.append(UNREADABLE + strict_json.dumps(said))
+            else:
+                chunk.append(strict_json.dumps(self._envelope(record, self.seq)))
             if len(chunk) >= batch:
                 yield b"\n".join(chunk) + b"\n"
                 chunk = []
@@ -153,6 +167,17 @@ class Envelopes:
         if parent is not None and parent < seq:
             line["parent_seq"] = parent
         return line
+
+
+def _refused(record: _Record) -> str:
+    """Why ``record`` cannot be replayed ("": it can)."""
+    if record.span is not None and record.span.refused:
+        return f"span {record.span.span_id or '(no id)'}: {record.span.refused}"
+    if record.log is not None and record.log.refused:
+        log = record.log
+        tied = f" of span {log.span_id}" if log.span_id else ""
+        return f"log record{tied}: {log.refused}"
+    return ""
 
 
 @dataclass
@@ -261,15 +286,21 @@ def ordered(spans: list[Span], logs: list[Log]) -> list[_Record]:
     ends: dict[tuple[str, str], int] = {}
     records: list[_Record] = []
     for span in spans:
+        d = depth.get(span.key, 0)
+        if span.refused:  # one record, at its start's place
+            at = min(max(span.start_ns, 0), MAX_TIME_NS)
+            records.append(_Record(at, "span_start", span.copy, 0, d, span=span))
+            continue
         end = max(span.end_ns, span.start_ns)
         ends.setdefault(span.key, end)
-        d = depth.get(span.key, 0)
         records.append(_Record(span.start_ns, "span_start", span.copy, 0, d, span=span))
         for i, event in enumerate(span.events, start=1):
             records.append(_Record(event.time_ns or end, "span_event", span.copy, i, d, span=span))
         records.append(_Record(end, "span_end", span.copy, 0, d, span=span))
     for log in logs:
         at = log.time_ns or ends.get((log.trace_id, log.span_id), 0)
+        if log.refused:
+            at = min(max(at, 0), MAX_TIME_NS)
         records.append(_Record(at, "log", log.copy, 0, 0, log=log))
     records.sort(key=_Record.order)
     return records
@@ -290,7 +321,7 @@ def load_spans(path: Path) -> tuple[Loader, str, str]:
     expect_silence(5 + 3 * len(body) / 100e6)
     loader = Loader()
     try:
-        doc = orjson.loads(body)
+        doc = strict_json.loads_written(body)
     except orjson.JSONDecodeError as exc:
         raise CannotRun(
             f"{path}: not one JSON document ({exc}); the Collector's JSON lines "

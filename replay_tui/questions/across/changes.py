@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.core.safe_text import clip, mask_secrets
 from replay_tui.questions.condition import ABSENT, Compare, Condition, Exists, StatePath
 from replay_tui.state import canonical
@@ -103,7 +104,7 @@ class Snapshot:
     __slots__ = ("data",)
 
     def __init__(self, value: Any) -> None:
-        self.data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        self.data = strict_json.dumps(value, option=orjson.OPT_SORT_KEYS)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Snapshot) and other.data == self.data
@@ -112,7 +113,7 @@ class Snapshot:
         return hash(self.data)
 
     def value(self) -> Any:
-        return orjson.loads(self.data)
+        return strict_json.loads_written(self.data)
 
 
 class Length:

@@ -12,8 +12,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
+from replay_tui.core import strict_json
 from replay_tui.questions.across.changes import SCALARS, Moves, PathChange, Turn, needs_of
 from replay_tui.questions.across.patch_rows import (
     RowSpec,
@@ -56,7 +55,7 @@ def _touching(
         for pattern in patterns:
             found.update(where(starts, m.start()) - 1 for m in pattern.finditer(data))
         for k in sorted(found):
-            yield first + k, orjson.loads(view[starts[k] : starts[k + 1]])
+            yield first + k, strict_json.loads_written(view[starts[k] : starts[k + 1]])
         yield last, None
         seq = last
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.reducers import LoadedReducer
 from replay_tui.reducers.base import Context, State, explain, notes, still_open, where
@@ -81,14 +82,14 @@ class RulesCaller:
 
     def apply_line(self, state: State, event: Event, ctx: Context, raw: bytes) -> State:
         """:meth:`apply` of an event read from ``raw``, a compact line
-        (``orjson.dumps(event.fields) == raw``): for watched rules the line
+        (``strict_json.dumps(event.fields) == raw``): for watched rules the line
         stands for the event's bytes before the call, one dump instead of two."""
         if not self.guarded:
             return self.reducer.apply(state, event, ctx)
         payload, seq, kind, run_id = event.payload, event.seq, event.kind, event.run_id
         new = self.watch.call(seq, self.reducer.apply, state, event, ctx)
         try:
-            kept = orjson.dumps(event.fields) == raw
+            kept = strict_json.dumps(event.fields) == raw
         except TypeError:  # the rules put something that is not JSON in it
             kept = False
         if not (
@@ -99,7 +100,7 @@ class RulesCaller:
             and event.kind == kind
             and event.run_id == run_id
         ):
-            before = orjson.dumps([orjson.loads(raw), None, seq, kind, run_id])
+            before = strict_json.dumps([strict_json.loads_written(raw), None, seq, kind, run_id])
             after = _event_bytes(event)
             if after != before:
                 raise EventChanged(_event_change(before, after))
@@ -206,7 +207,7 @@ def _event_bytes(event: Event) -> bytes:
     inside = payload is fields or payload is fields.get("payload")
     try:
         # the payload is written once, inside the fields (a new one is not None)
-        return orjson.dumps(
+        return strict_json.dumps(
             [fields, None if inside else payload, event.seq, event.kind, event.run_id]
         )
     except TypeError as exc:  # the rules put something that is not JSON in it
@@ -216,7 +217,7 @@ def _event_bytes(event: Event) -> bytes:
 def _event_change(before: bytes, after: bytes) -> str:
     head = "the rules changed the event they were given (rules must leave events as they are)"
     try:
-        old, new = orjson.loads(before), orjson.loads(after)
+        old, new = strict_json.loads_written(before), strict_json.loads_written(after)
     except orjson.JSONDecodeError:
         return f"{head}: it now holds a value that is not JSON"
     changes = diff(old[0], new[0]) or diff(old[1:], new[1:])

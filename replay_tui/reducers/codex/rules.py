@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.formats.envelope import ts_seconds
 from replay_tui.reducers.base import CallFacts, Context, State
 from replay_tui.reducers.sessions.rules import SessionRules, illegal, in_words, label, one_line
@@ -143,7 +144,7 @@ def _arguments(item: dict[str, Any]) -> Any:
     args = item.get("arguments")
     if isinstance(args, str):
         try:
-            return orjson.loads(args)
+            return strict_json.loads_written(args.encode())
         except orjson.JSONDecodeError:
             return args
     if "input" in item:
@@ -186,7 +187,7 @@ def _output_status(item: dict[str, Any]) -> tuple[str, int | None]:
     output = item.get("output")
     if isinstance(output, str) and output.startswith("{"):
         with contextlib.suppress(orjson.JSONDecodeError):
-            output = orjson.loads(output)
+            output = strict_json.loads_written(output.encode())
     code: Any = None
     if isinstance(output, dict):
         if output.get("success") is False:
@@ -208,7 +209,7 @@ def _spawned(item: dict[str, Any]) -> tuple[str, str | None] | None:
     output = item.get("output")
     if isinstance(output, str) and output.startswith("{"):
         with contextlib.suppress(orjson.JSONDecodeError):
-            output = orjson.loads(output)
+            output = strict_json.loads_written(output.encode())
     if not isinstance(output, dict) or not isinstance(output.get("agent_id"), str):
         return None
     nickname = output.get("nickname")

@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.formats.otel.load import to_int
 
 Msg = dict[str, Any]
@@ -76,7 +77,7 @@ def parse_json(value: Any) -> Any:
             or _NUMBER.fullmatch(text or "x")
         ):
             try:
-                return orjson.loads(text)
+                return strict_json.loads_written(text.encode())
             except orjson.JSONDecodeError:
                 return value
     return value

@@ -41,8 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
+from replay_tui.core import strict_json
 from replay_tui.reducers.base import CallFacts, Context, State
 from replay_tui.reducers.otel_genai.messages import (
     DETAILS,
@@ -173,7 +172,7 @@ def _short(value: Any, limit: int = 60) -> str:
         return ""
     if isinstance(value, dict) and len(value) == 1:
         value = next(iter(value.values()))
-    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    text = value if isinstance(value, str) else strict_json.dumps(value).decode()
     return one_line(text, limit)
 
 

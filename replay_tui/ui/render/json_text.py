@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 from rich.text import Text
 
+from replay_tui.core import strict_json
 from replay_tui.core.safe_text import MASK, clip, escape_controls, is_secret_key
 from replay_tui.state.diff import Path
 
@@ -55,17 +56,17 @@ def scalar_text(value: Any, limit: int) -> Text:
     """One JSON scalar (or a compact container), styled and made safe."""
     if isinstance(value, str):
         hidden = len(value) - limit if 0 < limit < len(value) else 0
-        body = escape_controls(orjson.dumps(value[: len(value) - hidden]).decode())
+        body = escape_controls(strict_json.dumps(value[: len(value) - hidden]).decode())
         text = Text(clip(body, limit), style=STRING)
         if hidden:  # cut before escaping: a 10 MB string costs what is shown
             text.append(f"… (+{hidden:,} {_CUT_STRING}", style="italic dim")
         return text
     if value is None or isinstance(value, bool):
-        return Text(orjson.dumps(value).decode(), style=LITERAL)
+        return Text(strict_json.dumps(value).decode(), style=LITERAL)
     if isinstance(value, (int, float)):
-        return Text(orjson.dumps(value).decode(), style=NUMBER)
+        return Text(strict_json.dumps(value).decode(), style=NUMBER)
     try:
-        body = orjson.dumps(value).decode()
+        body = strict_json.dumps(value).decode()
     except (TypeError, orjson.JSONEncodeError):
         body = f"<{type(value).__name__}>"
     return Text(clip(escape_controls(body), limit), style=PUNCT)
@@ -115,7 +116,7 @@ def _emit(
     indent = "  " * depth
     head = Text.assemble(_gutter(path, marks, prefixes), indent)
     if isinstance(key, str):
-        head.append(escape_controls(orjson.dumps(clip(key, limit)).decode()), style=KEY)
+        head.append(escape_controls(strict_json.dumps(clip(key, limit)).decode()), style=KEY)
         head.append(": ", style=PUNCT)
     comma = Text("" if last else ",", style=PUNCT)
     is_container = isinstance(value, (dict, list))
