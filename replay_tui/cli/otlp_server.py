@@ -56,6 +56,7 @@ from replay_tui.cli.otlp_body import (
     read_body,
     request_line,
 )
+from replay_tui.core import strict_json
 from replay_tui.core.net import is_loopback
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
@@ -193,8 +194,8 @@ def _json_line(body: bytes, key: str, budget: int) -> tuple[dict[str, Any], byte
             f"{DECODE_FACTOR} times its size",
         )
     try:
-        doc = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
+        doc = strict_json.loads(body)  # integers past 64 bits exactly, a key once
+    except ValueError as exc:
         raise Refused(400, f"not JSON: {exc}") from None
     if not isinstance(doc, dict):
         raise Refused(400, "not an OTLP/JSON request: not a JSON object")
@@ -208,13 +209,7 @@ def _json_line(body: bytes, key: str, budget: int) -> tuple[dict[str, Any], byte
         )
     if items and next(iter(doc)) == key:
         return doc, body.translate(None, b"\r\n").strip(b" \t") + b"\n"
-    if items and _BIG_INTEGER.search(bare):
-        raise Refused(400, f"an integer past 64 bits, and {key} not the first key: put it first")
-    return doc, orjson.dumps({key: items or []}) + b"\n"
-
-
-#: A JSON integer that does not fit in 64 bits (20 digits or more), outside strings.
-_BIG_INTEGER = re.compile(rb"(?<![0-9.eE])-?[0-9]{20,}")
+    return doc, strict_json.dumps({key: items or []}) + b"\n"
 
 
 # -- the server -----------------------------------------------------------------------
