@@ -195,7 +195,9 @@ def test_a_forest_exported_in_any_order_is_the_same_tree_cold_and_followed(
 
 
 def _follow_then_read_cold(live: Path, batches: list[list[_Span]]) -> None:
-    followed = Replay(locate_run(live, fmt=OTEL, may_be_empty=True), RULES, following=True, history=True)
+    followed = Replay(
+        locate_run(live, fmt=OTEL, may_be_empty=True), RULES, following=True, history=True
+    )
     try:
         with live.open("ab") as out:
             for sent in range(1, len(batches) + 1):
