@@ -17,10 +17,22 @@ record's names the record before it, which is no container). A call's
 noted as the call starts (4 bytes a call, and how many children each has),
 so the folded timeline draws a tree without reading a line again. A
 ``parent_seq`` naming a line in no call, or not yet noted, gives no parent.
+
+A parent can come after its children: a span is exported when it ends, so
+an SDK's simple span processor sends the children first. Rules that say so
+(their optional ``call_parent(event) -> str | None``: the name, as
+``call_of`` gives it, of the call this event's call is inside) have a call
+placed under its parent by name: at once if that call is known, else as
+soon as it starts (a call waiting for a parent that never comes stays a
+root). Lines are never moved: the tree is a view over them. A parent link
+that would close a loop is not made, so every call is reached from a root.
+Each call's start (its first line's ``ts``) is kept too, so children are
+drawn in the order they started, whatever order they came in.
 """
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Callable, Iterator
 
@@ -38,10 +50,19 @@ class CallIndex:
         failed: Callable[[Event], bool] | None = None,
         *,
         nests: bool = False,
+        parent_of: Callable[[Event], str | None] | None = None,
     ) -> None:
         self._call_of = call_of
-        #: Calls nest: a call's parent is the call its first line's parent_seq names.
+        #: Calls nest: a call's parent is the call its first line's parent_seq
+        #: names, or (``parent_of``, the rules' ``call_parent``) the call named.
         self.nests = nests
+        self._parent_of = parent_of if nests else None
+        #: Per call: its parent's name was said (found, or waited for).
+        self._placed = bytearray()
+        #: A parent's name not yet a call -> the calls waiting to go inside it.
+        self._waiting: dict[str, list[int]] = {}
+        #: Calls waiting for their parent to start (still roots).
+        self.awaiting = 0
         self._failed = failed
         #: The lines that end a call in failure, in order (``e`` stops there),
         #: where the rules say how calls end (``failed``).
@@ -64,6 +85,8 @@ class CallIndex:
         self.children = array("i")
         #: Calls with a parent (0: a flat list, drawn as ever).
         self.nested = 0
+        #: Per call, where calls nest: its first line's ts (seconds; NaN: none).
+        self.start = array("d")
 
     def __len__(self) -> int:
         """Lines noted so far (validated lines, in order)."""
@@ -98,24 +121,68 @@ class CallIndex:
             self._next[last[number]] = index
             last[number] = index
             self.count[number] += 1
+            if self._parent_of is not None and not self._placed[number]:
+                self._place_by_name(number, event)  # a span's start after its logs
         calls.append(number)
         self._next.append(NO_CALL)
         if self._failed is not None and self._failed(event):
             self.failed.append(index)
 
     def _note_parent(self, number: int, index: int, event: Event) -> None:
-        """Call ``number`` starts at line ``index``: where calls nest, the
-        call of the line its ``parent_seq`` names is its parent (seq n is
-        line n-1 once validated)."""
-        parent = NO_CALL
-        seq = getattr(event, "parent_seq", None) if self.nests else None
+        """Call ``number`` starts at line ``index``: where calls nest, its
+        parent is the call the rules name (``call_parent``), or else the call
+        of the line its ``parent_seq`` names (seq n is line n-1 once
+        validated); calls that were waiting for it go inside it."""
+        self.parent.append(NO_CALL)
+        self.children.append(0)
+        self._placed.append(0)
+        if not self.nests:
+            return
+        ts = getattr(event, "ts_s", None)
+        self.start.append(ts if isinstance(ts, float) else math.nan)
+        if self._parent_of is not None:
+            self._place_by_name(number, event)
+            waiting = self._waiting.pop(self.keys[number], ())
+            self.awaiting -= len(waiting)
+            for child in waiting:
+                self._set_parent(child, number)
+            return
+        seq = getattr(event, "parent_seq", None)
         if isinstance(seq, int) and not isinstance(seq, bool) and 0 < seq <= index:
             parent = self.call[seq - 1]
-        self.parent.append(parent)
-        self.children.append(0)
-        if parent != NO_CALL:
-            self.children[parent] += 1
-            self.nested += 1
+            if parent != NO_CALL:
+                self._set_parent(number, parent)
+
+    def _place_by_name(self, number: int, event: Event) -> None:
+        """The rules name call ``number``'s parent on ``event``: it goes
+        inside that call, or waits for it to start."""
+        try:
+            name = self._parent_of(event)  # type: ignore[misc]
+        except Exception:  # optional rules code: a bug leaves the call a root
+            name = None
+        if not isinstance(name, str):
+            return
+        self._placed[number] = 1
+        up = self._numbers.get(name)
+        if up is None:
+            self._waiting.setdefault(name, []).append(number)
+            self.awaiting += 1
+        elif up != number:
+            self._set_parent(number, up)
+
+    def _set_parent(self, child: int, up: int) -> None:
+        """Call ``child`` (a root so far) is inside call ``up``, unless
+        ``up`` is inside ``child`` (a loop of parent links): then it stays a root."""
+        parent = self.parent
+        if self.children[child]:  # only a call with children can be an ancestor
+            at = up
+            while at != NO_CALL:
+                if at == child:
+                    return
+                at = parent[at]
+        parent[child] = up
+        self.children[up] += 1
+        self.nested += 1
 
     def _alone(self, index: int) -> None:
         self.call.append(NO_CALL)

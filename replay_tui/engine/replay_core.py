@@ -197,11 +197,14 @@ class ReplayCore:
         self.guarded = self.rules_call.guarded
         #: Which events make one call, where the rules say (the app's ``v``).
         call_of = self.rules_call.call_of() if history else None
+        nests = not self.guarded and getattr(self.reducer, "calls_nest", False) is True
+        parent_of = getattr(self.reducer, "call_parent", None) if nests else None
         self.calls: CallIndex | None = (
             CallIndex(
                 call_of,
                 None if self.guarded else self._call_failed,
-                nests=not self.guarded and getattr(self.reducer, "calls_nest", False) is True,
+                nests=nests,
+                parent_of=parent_of if callable(parent_of) else None,
             )
             if call_of is not None
             else None

@@ -6,13 +6,16 @@ prefix through its last event so far; unfolding a call shows its events
 again, in ledger order among the others. Kept out of the UI so it is
 testable without a terminal.
 
-Where calls nest (spans: see :class:`CallIndex`), the rows are a span tree
-in ledger (start) order: each call's row indented by its depth. A span can
-be *closed*: its whole subtree folded into its row, which then stands for
-the prefix through the subtree's last event so far. Which calls a closed
-span covers is worked out once per change of rows (one pass over the calls
-after the first closed one), never per row drawn. :func:`bar_cells` places a
-span's bar over the run's time range (the waterfall of a trace viewer).
+Where calls nest (spans: see :class:`CallIndex`), the rows are a span tree:
+each call's row indented by its depth, children in the order they started.
+A span's parent may come after it (a span is exported when it ends): its
+row then moves under its parent's as the parent arrives, though no line
+moves; the rows are a view over the ledger's lines. A span can be
+*closed*: its whole subtree folded into its row, which then stands for the
+prefix through the subtree's last event so far. Which calls a closed span
+covers is worked out once per change of rows (one pass over the closed
+subtrees), never per row drawn. :func:`bar_cells` places a span's bar over
+the run's time range (the waterfall of a trace viewer).
 """
 
 from __future__ import annotations
@@ -127,8 +130,9 @@ class Folding:
 
     @property
     def tree(self) -> bool:
-        """Calls nest (some call has a parent): rows are a span tree."""
-        return self.index.nested > 0
+        """Calls nest (some call has a parent, or waits for one named that
+        has not come yet): rows are a span tree."""
+        return self.index.nested > 0 or self.index.awaiting > 0
 
     def depth(self, number: int) -> int:
         """How many spans call ``number`` is inside (at most MAX_DEPTH)."""
@@ -150,28 +154,51 @@ class Folding:
         cover = self._cover
         return cover[number] if 0 <= number < len(cover) else NO_CALL
 
-    def _cover_calls(self) -> None:
-        """Which closed span's row shows each call inside one (its outermost),
-        and how far each such subtree reaches; calls are numbered as they
-        start, so a parent's number is below its children's."""
+    def _kids(self) -> dict[int, list[int]]:
+        """Each span's children, in the order they started (by their first
+        line's ts, then their first line; a child that came before its
+        parent among them)."""
+        index = self.index
+        parent, first, start = index.parent, index.first, index.start
+        kids: dict[int, list[int]] = {}
+        for number in range(index.calls):
+            up = parent[number]
+            if up != NO_CALL:
+                kids.setdefault(up, []).append(number)
+
+        def started(number: int) -> tuple[float, int]:
+            at = start[number] if number < len(start) else math.nan
+            return (math.inf if math.isnan(at) else at, first[number])
+
+        for row in kids.values():
+            if len(row) > 1:
+                row.sort(key=started)  # mostly in order already: a linear pass
+        return kids
+
+    def _cover_calls(self, kids: dict[int, list[int]]) -> None:
+        """Which closed span's row shows each call inside one (its
+        outermost), and how far each such subtree reaches."""
         index, closed = self.index, self.closed
         self._reach = reach = dict[int, int]()
         if not closed or not self.tree:
             self._cover = array("i")
             return
-        total = index.calls
-        cover = array("i", [NO_CALL]) * total
+        cover = array("i", [NO_CALL]) * index.calls
         parent, last = index.parent, index.last
-        for number in range(min(closed) + 1, total):
-            up = parent[number]
-            if up == NO_CALL:
-                continue
-            top = cover[up]
-            if top == NO_CALL and up in closed:
-                top = up
-            if top != NO_CALL:
+        for top in closed:
+            up = parent[top]
+            while up != NO_CALL and up not in closed:
+                up = parent[up]
+            if up != NO_CALL:
+                continue  # inside an outer closed span: covered from there
+            far = last[top]
+            stack = list(kids.get(top, ()))
+            while stack:
+                number = stack.pop()
                 cover[number] = top
-                reach[top] = max(reach.get(top, last[top]), last[number])
+                far = max(far, last[number])
+                stack.extend(kids.get(number, ()))
+            reach[top] = far
         self._cover = cover
 
     def folded_call(self, line: int) -> int | None:
@@ -204,13 +231,14 @@ class Folding:
         """The rows among ``total`` ledger lines (or among ``only``, a filter's):
         folded calls as one row, unfolded calls' events, lines not yet noted;
         none for a call inside a closed span."""
-        self._cover_calls()
+        kids = self._kids() if self.tree else {}
+        self._cover_calls(kids)
         noted = len(self.index)
         self.order = None
         if only is not None:
             return array("i", sorted({self.row_of(line) for line in only}))
         if self.tree:
-            out = self._tree_rows()
+            out = self._tree_rows(kids)
             out.extend(range(noted, total))
             self.order = {line: position for position, line in enumerate(out)}
             return out
@@ -228,18 +256,13 @@ class Folding:
         out.extend(range(noted, total))
         return out
 
-    def _tree_rows(self) -> array[int]:
+    def _tree_rows(self, kids: dict[int, list[int]]) -> array[int]:
         """The rows of a span tree, depth first as trace viewers draw it:
         each span's row, then its children's rows in the order they started
         (and its events among them, by line, if it is unfolded; none inside
         a closed span); lines in no span and the roots in ledger order."""
         index = self.index
         parent, first = index.parent, index.first
-        kids: dict[int, list[int]] = {}
-        for number in range(index.calls):  # numbered as they start: kids in order
-            up = parent[number]
-            if up != NO_CALL:
-                kids.setdefault(up, []).append(number)
         out = array("i")
         for line in index.rows:
             number = index.call[line]
@@ -303,17 +326,16 @@ class Folding:
     def close(self, number: int) -> None:
         """Fold span ``number``'s whole subtree into its row: it and every span
         inside it with children closed, their events folded."""
-        index = self.index
-        inside = {number}
+        kids = self._kids()
         self.closed.add(number)
         self.unfolded.discard(number)
-        parent, children = index.parent, index.children
-        for later in range(number + 1, index.calls):
-            if parent[later] in inside:
-                inside.add(later)
-                self.unfolded.discard(later)
-                if children[later]:
-                    self.closed.add(later)
+        stack = list(kids.get(number, ()))
+        while stack:
+            inner = stack.pop()
+            self.unfolded.discard(inner)
+            if inner in kids:
+                self.closed.add(inner)
+                stack.extend(kids[inner])
 
     def reveal(self, line: int) -> None:
         """Show line ``line`` as its own row: the spans it is inside opened,
@@ -325,7 +347,7 @@ class Folding:
         while up != NO_CALL:
             self.closed.discard(up)
             up = self.index.parent[up]
-        self._cover_calls()
+        self._cover_calls(self._kids() if self.tree else {})
         if self.row_of(line) != line:
             self.unfolded.add(number)
 

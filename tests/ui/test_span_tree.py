@@ -14,12 +14,14 @@ from textual.pilot import Pilot
 
 from replay_tui.engine.calls import NO_CALL, CallIndex
 from replay_tui.engine.open import open_replay
-from replay_tui.formats.run import locate_run
+from replay_tui.formats.run import OTEL, locate_run
+from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.render.span_rows import OPEN_END, span_bar
 from replay_tui.views.calls import CallRow, Folding, bar_cells
 from tests.conftest import TESTS
 from tests.helpers.screen import pane_text, ready, screen_text, seq_at_cursor, settle
+from tests.helpers.waiting import until
 
 FIXTURES = TESTS / "fixtures"
 HANDOFF = FIXTURES / "otel-traces" / "hand" / "openai_agents_handoff.json"
@@ -276,3 +278,104 @@ async def test_going_to_a_seq_inside_a_folded_span_opens_the_way() -> None:
 
 def test_snapshot_span_tree(snap_compare) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(make_app(HANDOFF), terminal_size=(140, 40), run_before=_tree_shown)
+
+
+# -- followed: spans exported as they end, children first ------------------------
+#: A real run of Strands under the SDK's SimpleSpanProcessor: one export
+#: request a line, each span's children before it (the cycle on line 4, the
+#: agent's span last).
+SIMPLE = FIXTURES / "otel-producers" / "strands_default_tools_simple.jsonl"
+
+
+def _timeline_rows(app: ReplayApp) -> list[str]:
+    """The timeline's rows on screen, as text (its border and the panes beside it cut)."""
+    return [line.split("┃")[1] for line in screen_text(app).splitlines() if line.count("┃") >= 2]
+
+
+def _row(app: ReplayApp, name: str) -> str:
+    """The timeline row that shows the span ``name`` (the first)."""
+    return next(row for row in _timeline_rows(app) if f" {name}" in row)
+
+
+async def _followed_to(pilot: Pilot[int], live: Path, lines: list[bytes], upto: int) -> None:
+    app = pilot.app
+    assert isinstance(app, ReplayApp)
+    with live.open("ab") as out:
+        out.write(b"".join(lines[:upto]))
+    await until(pilot, lambda: app.replay.valid == len(app.replay.ledger) > 0)
+    await until(pilot, lambda: app.main.timeline.row_count == _rows_due(app))
+    await settle(app, pilot)
+
+
+def _rows_due(app: ReplayApp) -> int:
+    """The rows once every line read is shown: a row per span if folded."""
+    calls = app.replay.calls
+    if app.main.timeline.folding is None or calls is None:
+        return app.replay.valid
+    return calls.calls
+
+
+async def test_a_followed_span_goes_under_its_parent_when_the_parent_is_exported(
+    tmp_path: Path,
+) -> None:
+    lines = SIMPLE.read_bytes().splitlines(keepends=True)
+    live = tmp_path / "traces.jsonl"
+    app = make_app(live, follow=True, fmt=OTEL)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _followed_to(pilot, live, lines, 1)
+        await pilot.press("v")
+        await _followed_to(pilot, live, lines[1:], 2)  # chat, two tools: parent not yet here
+        timeline = app.main.timeline
+        assert timeline.row_count == 3 and "span tree" in str(timeline.border_subtitle)
+        before = _row(app, "get_weather")
+        await pilot.press("up")  # off the tail, onto the first tool's row (seq 6-9)
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 9 and not app.main.riding
+        await _followed_to(pilot, live, lines[3:], 1)  # the cycle, their parent
+        after = _row(app, "get_weather")
+        cycle = _row(app, "execute_event_loop")
+        assert after.index("get_weather") > before.index("get_weather")  # indented now
+        assert after.index("get_weather") > cycle.index("execute_event_loop")
+        assert [row for row in _timeline_rows(app) if "▶" in row] == [after]
+        assert seq_at_cursor(app) == 9 and timeline.cursor == 2  # on the same span
+        assert "prefix 1..9" in pane_text(app, "state")
+        await pilot.press("left")  # a leaf: up to its parent, which came after it
+        await settle(app, pilot)
+        assert seq_at_cursor(app) == 18 and timeline.cursor == 0
+        await pilot.press("left")  # the cycle's subtree folds into its row
+        await settle(app, pilot)
+        assert timeline.row_count == 1 and "▸ execute_event_loop" in screen_text(app)
+        await pilot.press("right", "down")  # opened again; onto the first chat
+        await settle(app, pilot)
+        assert timeline.row_count == 4 and seq_at_cursor(app) == 5
+        await _followed_to(pilot, live, lines[4:], 3)  # the rest: the agent's span last
+        assert timeline.row_count == 7 and seq_at_cursor(app) == 5  # still on the chat
+        assert timeline.cursor == 2 and _row(app, "chat").startswith("▶")
+        # one level deeper, beside the tools, under the agent's span come last
+        chat, tool = _row(app, "chat"), _row(app, "get_weather")
+        assert chat.index("chat") == tool.index("get_weather") > after.index("get_weather")
+        await pilot.press("end")  # the tail: the agent's row, the prefix through its end
+        await settle(app, pilot)
+        assert timeline.cursor == 0 and seq_at_cursor(app) == 35
+        assert app.main.riding
+
+
+async def test_riding_the_tail_of_a_followed_trace_ends_on_its_root_as_opened_cold(
+    tmp_path: Path,
+) -> None:
+    lines = SIMPLE.read_bytes().splitlines(keepends=True)
+    live = tmp_path / "traces.jsonl"
+    app = make_app(live, follow=True, fmt=OTEL)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await _followed_to(pilot, live, lines, 1)
+        await pilot.press("v")
+        for sent in range(1, len(lines)):
+            await _followed_to(pilot, live, lines[sent:], 1)
+            assert app.main.riding, f"left the tail at line {sent + 1}"
+            assert seq_at_cursor(app) == app.replay.valid  # the row of the last record
+        followed = [row.replace("▶", " ") for row in _timeline_rows(app)[:7]]
+    cold = make_app(SIMPLE, fmt=OTEL)
+    async with cold.run_test(size=(140, 40)) as pilot:
+        await _tree_shown(pilot)
+        assert [row.replace("▶", " ") for row in _timeline_rows(cold)[:7]] == followed
+        assert "  ▾ execute_event_loop" in _row(cold, "▾ execute_event_loop")

@@ -294,8 +294,8 @@ class OtelGenAIRules:
     late_ts_kinds = KINDS
     #: A row says what the rules say of its record, not the record's JSON.
     row_summary_only = True
-    #: Spans nest: a span_start's parent_seq names its parent span's start, so
-    #: calls folded (``v``) are drawn as a span tree.
+    #: Spans nest: calls folded (``v``) are drawn as a span tree, each span
+    #: under the one its start names (``call_parent``), even one exported later.
     calls_nest = True
 
     def initial_state(self) -> State:
@@ -522,6 +522,15 @@ class OtelGenAIRules:
         if not isinstance(sid, str) or not sid:
             return None
         return f"{_text(p.get('trace_id'))}:{sid}"
+
+    def call_parent(self, event: Event) -> str | None:
+        """The span a span's start names as its parent, as ``call_of`` names
+        it (it may come later: a span is exported when it ends)."""
+        p = event.payload
+        up = p.get("parent_id")
+        if event.kind != "span_start" or not isinstance(up, str) or not up:
+            return None
+        return f"{_text(p.get('trace_id'))}:{up}"
 
     def call_facts(self, event: Event) -> CallFacts | None:
         if event.kind == "span_start":

@@ -301,7 +301,14 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
     def rows_grew(self, *, shown: bool) -> bool:
         """Rows came (or changed): ride the tail if riding, show a first row
         once there is one (``shown``: a line view is shown). True if the
-        cursor's row did not move and may itself have changed."""
+        cursor's row did not move and may itself have changed.
+
+        Calls folded, a row can move (a span under its parent, come after
+        it) or stand for more (a call's new events): the cursor stays on its
+        row, and a row that now stands for more is shown again."""
+        line = target = None
+        if self.folding is not None and self.row_count:
+            line, target = self.index_at(self.cursor), self.target_at(self.cursor)
         if self.folding is not None:  # calls grew, and new lines came
             self.shown_rows = self._folded(self._filtered)
             self._subtitle()  # spans may have come to nest
@@ -311,13 +318,33 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
         )
         if ride and self.row_count:
             last = self.last_position()
-            self.tail.will_move(last, self.index_at(last), self.cursor)
-            stays = last == self.cursor
-            self.move_to(last)
+            self.tail.will_move(last, self.target_at(last), self.cursor)
+            stays = last == self.cursor and target in (None, self.target_at(last))
+            self.move_to(last, force=not stays)
             return stays
+        if line is not None and self.folding is not None and self.row_count:
+            return self._keep_row(line, target, shown=shown)
         if not shown and self.source.row_count():
             self.move_to(self.cursor, force=True)
             return False
+        return True
+
+    def _keep_row(self, line: int, target: int | None, *, shown: bool) -> bool:
+        """The rows changed under the cursor, on ledger line ``line``'s row
+        (standing for line ``target``): keep it there; True if what it
+        stands for did not change (and a line view is ``shown``)."""
+        assert self.folding is not None
+        pos = self.position_of(self.folding.row_of(line))
+        if pos is None:
+            pos = self.cursor
+        if self.target_at(pos) != target or not shown:
+            self.move_to(pos, force=True)
+            return False
+        if pos != self.cursor:  # the same prefix: no move to tell
+            self.set_reactive(Timeline.cursor, pos)
+            self.refresh()
+            self.changed()
+            self.call_after_refresh(self._scroll_cursor_visible)
         return True
 
     def on_timeline_cursor_moved(self, message: CursorMoved) -> None:
@@ -330,7 +357,7 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
                 message.stop()
                 return
             self.show_initial(False)
-        at_tail = self.cursor >= self.row_count - 1
+        at_tail = self.at_tail()
         rows = self.source.row_count()
         self.tail.moved(
             message.index, at_tail=at_tail, following=self.following, rows=rows, cursor=self.cursor
@@ -382,6 +409,13 @@ class Timeline(ScrollView, can_focus=True, inherit_bindings=False):
             after = self.folding.position_after(index)
             return len(shown) - 1 if after is None else after
         return min(bisect.bisect_left(shown, index), len(shown) - 1)
+
+    def at_tail(self) -> bool:
+        """The cursor is on the row of the last line (in a span tree, that
+        is the row of the span it is in, not the last row)."""
+        if self.folding is not None and self.folding.order is not None:
+            return self.cursor == self.last_position()
+        return self.cursor >= self.row_count - 1
 
     def last_position(self) -> int:
         """The row of the last line (in a span tree, not the last row)."""
