@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from replay_tui.formats.otel.load import break_loops
+from replay_tui.reducers.otel_genai import openinference
 from replay_tui.reducers.otel_genai.messages import (
     DETAILS,
     LEGACY,
@@ -136,7 +137,11 @@ def span_fact(p: Mapping[str, Any]) -> Fact:
         "usage_adk": adk_usage(attrs),
         "src": attr_sources(over) or None,
         "session": _session_hits(attrs, resource),
+        "oi": openinference.span_kind(attrs),
     }
+    if optional["oi"] == "TOOL":
+        said = openinference.tool_facts(attrs)
+        optional.update((k, v) for k, v in said.items() if optional.get(k) is None)
     # what a span does not say is left out: most spans say little of this
     fact.update((k, v) for k, v in optional.items() if _said(v))
     return fact
@@ -337,6 +342,9 @@ def classify(fact: Fact, children_kinds: frozenset[str] = frozenset()) -> str:
         return NONE if fact.get("tool_name") == "(merged tools)" else TOOL
     if op:
         return OTHER
+    oi = fact.get("oi")
+    if oi:
+        return openinference.KINDS.get(oi, OTHER)
     if name == "call_llm" and (fact.get("adk") or fact.get("adk_scope")):
         return INFERENCE  # ADK Python's model-call wrapper
     if fact.get("llm_type") in ("chat", "completion"):

@@ -46,7 +46,7 @@ class View:
         details = [e for e in self.events if e["name"] == DETAILS]
         details += [lg for lg in self.logs if lg["name"] == DETAILS]
         cands += [d["pair"] for d in details if d["pair"]]
-        cands += [src[k] for k in ("adk", "indexed") if k in src]
+        cands += [src[k] for k in ("adk", "indexed", "oi") if k in src]
         legacy = self._legacy()
         if legacy is not None:
             cands.append(legacy)
@@ -312,6 +312,8 @@ def _tool_of(top: str, vs: list[View], info: dict[str, Info]) -> ToolCall:
             first(e.get("exc_type") for v in vs for e in v.events if e["name"] == "exception")
             or "_OTHER"
         )
+    # a failure said only by the result (a LangChain ToolMessage's status): no type
+    is_error = is_error or any(v.fact.get("tool_failed") for v in done)
     duration = None
     if head.ended:
         duration = round((head.fact["end"] - head.fact["start"]) / 1e9, 6)
@@ -321,7 +323,7 @@ def _tool_of(top: str, vs: list[View], info: dict[str, Info]) -> ToolCall:
         args=first(v.fact.get("args") for v in vs),
         result=first(v.fact.get("result") for v in done),
         is_error=is_error,
-        error_type=str(error_type) if is_error else None,
+        error_type=str(error_type) if is_error and error_type is not None else None,
         start=head.fact["start"],
         agent=info[top].agent,
         span=top,
@@ -403,7 +405,8 @@ def parts_tools(calls: list[Call]) -> list[ToolCall]:
                 call_id=tc["id"],
                 args=tc["arguments"],
                 result=result,
-                is_error=False,
+                # Bedrock's toolResult status error, Anthropic's is_error: failed, no type
+                is_error=m is not None and responses[m][1].get("error") is True,
                 error_type=None,
                 start=call.end,
                 agent=call.agent,

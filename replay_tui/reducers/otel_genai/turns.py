@@ -450,11 +450,9 @@ def _build_turn(
             agents.add(own)
     agents |= {c.agent for c in calls if c.agent}
     agents |= {t.agent for t in tools if t.agent}
-    content = (
-        a_in is not None
-        or a_out is not None
-        or any(c.inp is not None or c.out is not None for c in calls)
-        or any(t.args is not None or t.result is not None for t in tools)
+    summaries = [a_in, a_out, *(s for c in calls for s in (c.inp, c.out))]
+    content = any(s is not None and s.get("captured", True) for s in summaries) or any(
+        t.args is not None or t.result is not None for t in tools
     )
     failed = av.failed or (av.ended and av.fact.get("error_type") is not None)
     turn = Turn(
@@ -497,12 +495,19 @@ def _texts(
     if a_out is not None:
         final_text = a_out["text"]
         inter = [c.out["text"] for c in speaking if c.out is not None]
-        if inter and inter[-1] == final_text:
-            inter = inter[:-1]
+        if inter and _same_words(inter[-1], final_text):
+            # the agent's answer is its last model call's words (Strands adds a
+            # newline to it): one answer, in the model's own words
+            final_text = inter.pop()
     else:
         final_text = final_call.out["text"] if final_call and final_call.out else None
         inter = [c.out["text"] for c in speaking if c is not final_call and c.out is not None]
     return user_text, final_text, inter
+
+
+def _same_words(a: str | None, b: str | None) -> bool:
+    """Texts as a user reads them: whitespace at the ends makes no other answer."""
+    return a is not None and b is not None and a.strip() == b.strip()
 
 
 def _session_hits(facts: Mapping[str, Fact]) -> list[SessionHit | None]:
