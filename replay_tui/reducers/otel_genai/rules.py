@@ -65,6 +65,7 @@ from replay_tui.reducers.otel_genai.spans import (
     classify,
     is_open,
     new_trace,
+    pick_call,
 )
 from replay_tui.reducers.otel_genai.tools import Reuse
 from replay_tui.reducers.otel_genai.turns import Touched, TraceResult, derive_trace
@@ -77,6 +78,8 @@ if TYPE_CHECKING:
 SPAN_KINDS = frozenset({"span_start", "span_event", "span_end"})
 KINDS = frozenset({*SPAN_KINDS, "log"})
 _MEMO_KEY = "otel_genai"
+#: The state's fields written from every trace's derivation at once.
+_TOP = ("tokens", "session", "content_captured", "unattributed")
 
 
 @dataclass(eq=False)
@@ -91,6 +94,8 @@ class _Cache:
     turns: list[dict[str, Any]] = field(default_factory=list)
     top: dict[str, Any] = field(default_factory=dict)
     order: TurnOrder = field(default_factory=TurnOrder)
+    #: Logs with no trace id that no model call can claim alone.
+    loose: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _plain(value: Any) -> Any:
@@ -106,30 +111,69 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _route_traceless(store: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def _route_traceless(
+    store: Mapping[str, Any],
+) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
     """Logs with no trace id: to the trace holding the span they name, else
-    to the only inference span of the file, else to the innermost one whose
-    time range holds them."""
+    to the only model call of the file, else to the one whose time range
+    holds them (:func:`pick_call`); and those that could be either of two
+    calls, or none (unattributed)."""
     routed: dict[str, list[dict[str, Any]]] = {}
+    loose: list[dict[str, Any]] = []
     traces = sorted(store)
+    where: dict[str, str] = {}
+    cands: list[tuple[str, int, int]] = []
+    for t in traces:
+        for sid, e in store[t]["spans"].items():
+            fact = e["fact"]
+            if fact is not None and classify(fact) == INFERENCE:
+                where[sid] = t
+                cands.append((sid, fact["start"], fact["end"]))
     for lg in store[""]["logs"]:
         if lg["span"]:
             tid = next((t for t in traces if lg["span"] in store[t]["spans"]), None)
             if tid is not None:
                 routed.setdefault(tid, []).append(lg)
             continue
-        cands = [
-            (t, sid, e["fact"])
-            for t in traces
-            for sid, e in store[t]["spans"].items()
-            if e["fact"] is not None and classify(e["fact"]) == INFERENCE
-        ]
-        if len(cands) > 1:
-            cands = [c for c in cands if c[2]["start"] <= lg["time"] <= c[2]["end"]]
-            cands.sort(key=lambda c: c[2]["start"], reverse=True)
-        if cands:
-            routed.setdefault(cands[0][0], []).append({**lg, "to": cands[0][1]})
-    return routed
+        sid = pick_call(cands, lg["time"])
+        if sid is None:
+            loose.append(lg)
+        else:
+            routed.setdefault(where[sid], []).append({**lg, "to": sid})
+    return routed, loose
+
+
+def _unattributed(cache: _Cache) -> list[dict[str, Any]]:
+    """The logs no model call can claim alone, in time order: where each
+    is (``seq``), its name and what it says. Never merged into a turn."""
+    logs = [lg for r in cache.results.values() for lg in r.unattributed] + cache.loose
+    logs.sort(key=lambda lg: (lg["time"], lg["copy"]))  # whatever order they came in
+    return [
+        {"seq": lg.get("seq"), "name": lg["name"], "says": fact_words(lg), "why": _why(lg)}
+        for lg in logs
+    ]
+
+
+def _why(log: Mapping[str, Any]) -> str:
+    if log["span"]:
+        return f"span {log['span']} is not in the trace, and no one model call can claim it"
+    return "no span id, and no one model call can claim it (it could be either of two, or none)"
+
+
+def fact_words(fact: Mapping[str, Any]) -> str:
+    """What a kept log or event says, in a few words."""
+    msg = fact.get("msg")
+    if msg is not None:
+        words = _msg_words([msg])
+        return f"{msg['role']}: {words}" if words else str(msg["role"])
+    got = fact.get("pair") or [None, None]
+    inp, out = got
+    if out is not None and (out["text"] or out["calls"]):
+        calls = "; ".join(c["name"] for c in out["calls"])
+        return one_line(f"assistant: {out['text'] or calls}", 120)
+    if inp is not None:
+        return one_line(f"user: {inp['user'] or inp['text'] or ''}".strip(), 120)
+    return ""
 
 
 def _derive(cache: _Cache, dirty: set[str], touched: Touched | None = None) -> list[str]:
@@ -137,7 +181,7 @@ def _derive(cache: _Cache, dirty: set[str], touched: Touched | None = None) -> l
     ``touched`` (the record that changed the one dirty trace), its trace may
     be derived by that change only."""
     store = cache.store
-    routed = _route_traceless(store) if store.get("", {}).get("logs") else {}
+    routed, cache.loose = _route_traceless(store) if store.get("", {}).get("logs") else ({}, [])
     said: list[str] = []
     for tid in sorted(dirty):
         if tid not in store:
@@ -305,6 +349,7 @@ class OtelGenAIRules:
             "tokens": {"input": 0, "output": 0},
             "session": None,
             "content_captured": False,
+            "unattributed": [],
             "open": {},
             "store": {},
         }
@@ -325,7 +370,7 @@ class OtelGenAIRules:
                 dirty.add(tid)
                 touched = (event.kind, sid, None)
         elif event.kind == "log":
-            kept = add_log(trace, p)
+            kept = add_log(trace, p, event.seq)
             if kept is not None:
                 self._write_log(state, tid, kept[1], kept[0])
                 dirty.add(tid)
@@ -395,7 +440,7 @@ class OtelGenAIRules:
         cache = _Cache(store=_plain(source["store"]))
         _derive(cache, set(cache.store))
         cache.turns = _plain(source["turns"])
-        cache.top = {k: _plain(source[k]) for k in ("tokens", "session", "content_captured")}
+        cache.top = {k: _plain(source.get(k)) for k in _TOP}
         memo[_MEMO_KEY] = cache
         return cache
 
@@ -413,6 +458,7 @@ class OtelGenAIRules:
             "tokens": {"input": order.tokens[0], "output": order.tokens[1]},
             "session": order.session_key(),
             "content_captured": order.content > 0,
+            "unattributed": _unattributed(cache),
         }
         for key, value in top.items():
             if cache.top.get(key) != value:
