@@ -462,9 +462,10 @@ def _build_turn(
     agents |= {c.agent for c in calls if c.agent}
     agents |= {t.agent for t in tools if t.agent}
     summaries = [a_in, a_out, *(s for c in calls for s in (c.inp, c.out))]
-    content = any(s is not None and s.get("captured", True) for s in summaries) or any(
-        t.args is not None or t.result is not None for t in tools
-    )
+    said = any(s is not None and s.get("captured", True) for s in summaries)
+    if calls and not said:
+        _not_captured(tools)
+    content = said or any(t.args is not None or t.result is not None for t in tools)
     failed = av.failed or (av.ended and av.fact.get("error_type") is not None)
     turn = Turn(
         trace=tid,
@@ -514,6 +515,21 @@ def _texts(
         final_text = final_call.out["text"] if final_call and final_call.out else None
         inter = [c.out["text"] for c in speaking if c is not final_call and c.out is not None]
     return user_text, final_text, inter
+
+
+#: What recorders write for a tool's arguments or result when content is off.
+_EMPTY: tuple[Any, ...] = ({}, [], "", "{}", "[]")
+
+
+def _not_captured(tools: list[ToolCall]) -> None:
+    """In a turn whose model calls kept no words (content off), the ``{}``
+    a recorder writes for a tool's arguments or result means "not
+    captured" (null), not "no arguments"."""
+    for tool in tools:
+        if tool.args in _EMPTY:
+            tool.args = None
+        if tool.result in _EMPTY:
+            tool.result = None
 
 
 def _same_words(a: str | None, b: str | None) -> bool:
