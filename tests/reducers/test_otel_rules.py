@@ -378,7 +378,8 @@ def _derived_as_afresh(events: list[Event]) -> tuple[int, int]:
     changed a derived trace were derived by their change only, and how many
     were not."""
     from replay_tui.reducers.otel_genai import turns as otel_turns
-    from replay_tui.reducers.otel_genai.rules import _MEMO_KEY, _route_traceless
+    from replay_tui.reducers.otel_genai.attribution import route_traceless
+    from replay_tui.reducers.otel_genai.rules import _MEMO_KEY
     from replay_tui.reducers.otel_genai.tools import Reuse
 
     followed = refused = 0
@@ -399,7 +400,7 @@ def _derived_as_afresh(events: list[Event]) -> tuple[int, int]:
             state = REDUCER.apply(state, event, ctx)
             cache = ctx.memo(state)[_MEMO_KEY]
             store = cache.store
-            routed = _route_traceless(store) if store.get("", {}).get("logs") else {}
+            routed = route_traceless(store)[0] if store.get("", {}).get("logs") else {}
             for tid, got in cache.results.items():
                 if tid not in store:
                     continue
@@ -412,6 +413,7 @@ def _derived_as_afresh(events: list[Event]) -> tuple[int, int]:
                 assert turns(got) == turns(want), (event.seq, tid)
                 assert got.session == want.session, event.seq
                 assert sorted(got.warnings) == sorted(want.warnings), event.seq
+                assert got.unattributed == want.unattributed, event.seq
     finally:
         otel_turns._follow = real  # type: ignore[assignment]
     return followed, refused

@@ -41,34 +41,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from replay_tui.reducers.base import CallFacts, Context, State
+from replay_tui.reducers.otel_genai.attribution import route_traceless, unattributed
 from replay_tui.reducers.otel_genai.messages import (
     DETAILS,
     LEGACY,
     first,
     legacy_message,
-    parse_json,
     parse_messages,
-    text_of,
-    tool_calls_of,
-    tool_responses_of,
 )
 from replay_tui.reducers.otel_genai.order import TurnOrder
 from replay_tui.reducers.otel_genai.spans import (
-    INFERENCE,
     add_end,
     add_event,
     add_log,
     add_start,
-    classify,
     is_open,
     new_trace,
-    pick_call,
 )
 from replay_tui.reducers.otel_genai.tools import Reuse
 from replay_tui.reducers.otel_genai.turns import Touched, TraceResult, derive_trace
+from replay_tui.reducers.otel_genai.words import msg_words, short
 from replay_tui.reducers.sessions.rules import one_line
 from replay_tui.state.drafts import DictDraft
 
@@ -111,77 +104,12 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _route_traceless(
-    store: Mapping[str, Any],
-) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
-    """Logs with no trace id: to the trace holding the span they name, else
-    to the only model call of the file, else to the one whose time range
-    holds them (:func:`pick_call`); and those that could be either of two
-    calls, or none (unattributed)."""
-    routed: dict[str, list[dict[str, Any]]] = {}
-    loose: list[dict[str, Any]] = []
-    traces = sorted(store)
-    where: dict[str, str] = {}
-    cands: list[tuple[str, int, int]] = []
-    for t in traces:
-        for sid, e in store[t]["spans"].items():
-            fact = e["fact"]
-            if fact is not None and classify(fact) == INFERENCE:
-                where[sid] = t
-                cands.append((sid, fact["start"], fact["end"]))
-    for lg in store[""]["logs"]:
-        if lg["span"]:
-            tid = next((t for t in traces if lg["span"] in store[t]["spans"]), None)
-            if tid is not None:
-                routed.setdefault(tid, []).append(lg)
-            continue
-        sid = pick_call(cands, lg["time"])
-        if sid is None:
-            loose.append(lg)
-        else:
-            routed.setdefault(where[sid], []).append({**lg, "to": sid})
-    return routed, loose
-
-
-def _unattributed(cache: _Cache) -> list[dict[str, Any]]:
-    """The logs no model call can claim alone, in time order: where each
-    is (``seq``), its name and what it says. Never merged into a turn."""
-    logs = [lg for r in cache.results.values() for lg in r.unattributed] + cache.loose
-    logs.sort(key=lambda lg: (lg["time"], lg["copy"]))  # whatever order they came in
-    return [
-        {"seq": lg.get("seq"), "name": lg["name"], "says": fact_words(lg), "why": _why(lg)}
-        for lg in logs
-    ]
-
-
-def _why(log: Mapping[str, Any]) -> str:
-    if log["span"]:
-        return f"span {log['span']} is not in the trace, and no one model call can claim it"
-    return "no span id, and no one model call can claim it (it could be either of two, or none)"
-
-
-def fact_words(fact: Mapping[str, Any]) -> str:
-    """What a kept log or event says, in a few words."""
-    msg = fact.get("msg")
-    if msg is not None:
-        words = _msg_words([msg])
-        return f"{msg['role']}: {words}" if words else str(msg["role"])
-    got = fact.get("pair") or [None, None]
-    inp, out = got
-    if out is not None and (out["text"] or out["calls"]):
-        calls = "; ".join(c["name"] for c in out["calls"])
-        return one_line(f"assistant: {out['text'] or calls}", 120)
-    if inp is not None:
-        return one_line(f"user: {inp['user'] or inp['text'] or ''}".strip(), 120)
-    return ""
-
-
 def _derive(cache: _Cache, dirty: set[str], touched: Touched | None = None) -> list[str]:
     """Derive the dirty traces again; the warnings they newly give. With
     ``touched`` (the record that changed the one dirty trace), its trace may
     be derived by that change only."""
     store = cache.store
-    routed, cache.loose = _route_traceless(store) if store.get("", {}).get("logs") else ({}, [])
+    routed, cache.loose = route_traceless(store) if store.get("", {}).get("logs") else ({}, [])
     said: list[str] = []
     for tid in sorted(dirty):
         if tid not in store:
@@ -210,17 +138,6 @@ def _span_name(state: State, payload: Mapping[str, Any], kind: str) -> str:
     return str(fact["name"]) if fact is not None else f"span {payload.get('span_id')}"
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    """A value in a few words for a row: a string as it is, else compact JSON."""
-    value = parse_json(value)
-    if value is None:
-        return ""
-    if isinstance(value, dict) and len(value) == 1:
-        value = next(iter(value.values()))
-    text = value if isinstance(value, str) else orjson.dumps(value).decode()
-    return one_line(text, limit)
-
-
 def span_seconds(start: Any, end: Any) -> str:
     """``0.21 s``, ``1.2 s``, ``0.6 ms``: how long a span took."""
     if type(start) is not int or type(end) is not int:
@@ -229,17 +146,6 @@ def span_seconds(start: Any, end: Any) -> str:
     if took >= 1:
         return f"{took:.1f} s"
     return f"{took:.2f} s" if took >= 0.01 else f"{took * 1000:.1f} ms"
-
-
-def _msg_words(msgs: list[dict[str, Any]]) -> str:
-    """Messages in a few words: their text, else the tools asked for or answered."""
-    text = text_of(msgs)
-    if text:
-        return one_line(text, 120)
-    calls = [f"{c['name']} {_short(c['arguments'], 40)}".strip() for c in tool_calls_of(msgs)]
-    if calls:
-        return one_line("; ".join(calls), 120)
-    return "; ".join(_short(r["response"], 60) for r in tool_responses_of(msgs))
 
 
 def status_word(status: Any) -> str:
@@ -257,7 +163,7 @@ def _span_words(p: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
     op = _text(attrs.get("gen_ai.operation.name")) or name.split(" ", 1)[0]
     model = first([attrs.get("gen_ai.request.model"), attrs.get("gen_ai.response.model")])
     if isinstance(tool, str) and tool and tool != "(merged tools)":
-        arg = _short(
+        arg = short(
             first(
                 [
                     attrs.get("gen_ai.tool.call.arguments"),
@@ -323,7 +229,7 @@ def _tool_changes(old: Sequence[Any], new: Sequence[Any]) -> list[str]:
         if now["is_error"] and not was["is_error"]:
             said.append(f"tool {now['name']} failed ({now['error_type']})")
         elif now["result"] is not None and was["result"] is None:
-            said.append(f"tool {now['name']} returned {_short(now['result'], 40)}")
+            said.append(f"tool {now['name']} returned {short(now['result'], 40)}")
     return said
 
 
@@ -458,7 +364,7 @@ class OtelGenAIRules:
             "tokens": {"input": order.tokens[0], "output": order.tokens[1]},
             "session": order.session_key(),
             "content_captured": order.content > 0,
-            "unattributed": _unattributed(cache),
+            "unattributed": unattributed(cache.results.values(), cache.loose),
         }
         for key, value in top.items():
             if cache.top.get(key) != value:
@@ -556,11 +462,11 @@ class OtelGenAIRules:
         if name == DETAILS:
             source = {**body, **attrs} if isinstance(body, Mapping) else attrs
             out = parse_messages(source.get("gen_ai.output.messages"))
-            return _msg_words(out or parse_messages(source.get("gen_ai.input.messages")))
+            return msg_words(out or parse_messages(source.get("gen_ai.input.messages")))
         if name in LEGACY:
             _, msg = legacy_message(name, body)
-            return _msg_words([msg]) if msg else ""
-        return _short(body, 120)
+            return msg_words([msg]) if msg else ""
+        return short(body, 120)
 
     def call_of(self, event: Event) -> str | None:
         """Every record of a span, and the logs tied to it: trace_id:span_id."""
