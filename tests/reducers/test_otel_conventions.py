@@ -322,3 +322,52 @@ def test_whitespace_at_the_ends_makes_no_second_answer(
     ]
     [turn] = _state(tmp_path, spans)["turns"]
     assert (turn["final_text"], turn["intermediate_texts"]) == ("Sunny.", [])
+
+
+def test_openinference_spans_with_only_their_input_and_output_values(tmp_path: Path) -> None:
+    """Without the flattened messages: an AGENT span's plain-text input and
+    output are the user's words and the answer; an LLM span's JSON values
+    are the OpenAI request and response; ``__REDACTED__`` is not captured."""
+    request = {"model": "m", "messages": [{"role": "user", "content": ASK}]}
+    response = {
+        "choices": [
+            {
+                "message": {
+                    "role": "assistant",
+                    "content": "Checking.",
+                    "tool_calls": [
+                        {
+                            "id": "t1",
+                            "type": "function",
+                            "function": {"name": "weather", "arguments": '{"city": "Paris"}'},
+                        }
+                    ],
+                }
+            }
+        ]
+    }
+    llm = {
+        "openinference.span.kind": "LLM",
+        "input.value": orjson.dumps(request).decode(),
+        "input.mime_type": "application/json",
+        "output.value": orjson.dumps(response).decode(),
+        "output.mime_type": "application/json",
+    }
+    agent = {
+        "openinference.span.kind": "AGENT",
+        "input.value": ASK,
+        "input.mime_type": "text/plain",
+        "output.value": "Sunny in Paris.",
+    }
+    hidden = {"openinference.span.kind": "LLM", "input.value": "__REDACTED__"}
+    spans = [
+        _span(AGENT, "", "Agent.run", 0, agent),
+        _span(CHAT1, AGENT, "ChatCompletion", 1, llm),
+        _span(CHAT2, AGENT, "ChatCompletion", 2, hidden),
+    ]
+    state = _state(tmp_path, spans)
+    [turn] = state["turns"]
+    assert (turn["user_text"], turn["final_text"]) == (ASK, "Sunny in Paris.")
+    assert turn["intermediate_texts"] == ["Checking."]
+    assert [(t["name"], t["args"]) for t in turn["tool_calls"]] == [("weather", {"city": "Paris"})]
+    assert turn["llm_calls"] == 2

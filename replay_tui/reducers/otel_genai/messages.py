@@ -30,7 +30,12 @@ from replay_tui.reducers.otel_genai.blocks import block_value, content_to_parts,
 from replay_tui.reducers.otel_genai.blocks import first as first
 from replay_tui.reducers.otel_genai.blocks import is_placeholder as is_placeholder
 from replay_tui.reducers.otel_genai.blocks import parse_json as parse_json
-from replay_tui.reducers.otel_genai.openinference import has_messages, message_rows
+from replay_tui.reducers.otel_genai.openinference import (
+    has_messages,
+    message_rows,
+    span_kind,
+    value_messages,
+)
 
 Msg = dict[str, Any]
 Summary = dict[str, Any]
@@ -392,6 +397,14 @@ def attr_sources(attrs: Mapping[str, Any]) -> dict[str, list[Summary | None]]:
         oi = pair(
             [_indexed_row(role, row) for role, row in message_rows(attrs, "input")],
             [_indexed_row(role, row) for role, row in message_rows(attrs, "output")],
+        )
+        if oi is not None:
+            out["oi"] = oi
+    elif span_kind(attrs) in ("LLM", "AGENT"):
+        raw_in, raw_out = value_messages(attrs)
+        oi = pair(
+            [m for m in map(normalize_message, raw_in) if m],
+            [m for m in map(normalize_message, raw_out) if m],
         )
         if oi is not None:
             out["oi"] = oi

@@ -105,3 +105,37 @@ def tool_facts(attrs: Mapping[str, Any]) -> dict[str, Any]:
         result = parse_json(data.get("content"))
     out["result"] = None if is_placeholder(result) else result
     return out
+
+
+def _plain(attrs: Mapping[str, Any], key: str) -> str | None:
+    """``input.value`` / ``output.value`` when it is plain text."""
+    value = attrs.get(key)
+    mime = attrs.get(key.replace(".value", ".mime_type"))
+    if not isinstance(value, str) or is_placeholder(value) or mime == "application/json":
+        return None
+    return value if mime == "text/plain" or parse_json(value) is value else None
+
+
+def value_messages(attrs: Mapping[str, Any]) -> tuple[list[Any], list[Any]]:
+    """An LLM or AGENT span's messages from ``input.value`` / ``output.value``
+    (for a span without the flattened ones): plain text is the user's words
+    and the answer; JSON, an OpenAI chat request's ``messages`` and its
+    response's ``choices[].message``. Anything else says nothing."""
+    inp: list[Any] = []
+    out: list[Any] = []
+    text_in, text_out = _plain(attrs, "input.value"), _plain(attrs, "output.value")
+    if text_in is not None:
+        inp = [{"role": "user", "content": text_in}]
+    if text_out is not None:
+        out = [{"role": "assistant", "content": text_out}]
+    request, response = _value(attrs, "input.value"), _value(attrs, "output.value")
+    if isinstance(request, dict) and isinstance(request.get("messages"), list):
+        inp = [m for m in request["messages"] if isinstance(m, dict) and "role" in m]
+    choices = response.get("choices") if isinstance(response, dict) else None
+    if isinstance(choices, list):
+        out = [
+            c["message"]
+            for c in choices
+            if isinstance(c, dict) and isinstance(c.get("message"), dict)
+        ]
+    return inp, out

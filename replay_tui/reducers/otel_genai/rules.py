@@ -21,7 +21,12 @@ State:
 - ``tokens``: the totals; ``session``: the session key (``kind``:
   ``session_name``, ``conversation`` or ``session_id``, ``value``, and where
   it was found); ``content_captured``: whether any text, argument or result
-  was recorded;
+  was recorded (messages that kept their shape but not their words, and the
+  ``{}`` some recorders then write for a tool's arguments, are not: a value
+  not captured is null);
+- ``unattributed``: the logs no one model call can claim (no span id, and
+  they could be either of two calls, or none), in time order: ``seq``,
+  ``name``, ``says`` (in a few words), ``why``; never merged into a turn;
 - ``open``: span id -> name, the spans started and not ended;
 - ``store``: trace id -> the spans' facts the derivation reads (see
   :mod:`replay_tui.reducers.otel_genai.spans`).
