@@ -8,7 +8,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from replay_tui.reducers.otel_genai.spans import INFERENCE, classify, pick_call
-from replay_tui.reducers.otel_genai.turns import TraceResult
 from replay_tui.reducers.otel_genai.words import fact_words
 
 
@@ -45,11 +44,11 @@ def route_traceless(
 
 
 def unattributed(
-    results: Iterable[TraceResult], loose: list[dict[str, Any]]
+    per_trace: Iterable[list[dict[str, Any]]], loose: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """The logs no model call can claim alone, in time order: where each
     is (``seq``), its name and what it says. Never merged into a turn."""
-    logs = [lg for r in results for lg in r.unattributed] + loose
+    logs = [lg for found in per_trace for lg in found] + loose
     logs.sort(key=lambda lg: (lg["time"], lg["copy"]))  # whatever order they came in
     return [
         {"seq": lg.get("seq"), "name": lg["name"], "says": fact_words(lg), "why": _why(lg)}

@@ -94,6 +94,26 @@ class _Cache:
     order: TurnOrder = field(default_factory=TurnOrder)
     #: Logs with no trace id that no model call can claim alone.
     loose: list[dict[str, Any]] = field(default_factory=list)
+    #: Each trace's logs that no model call can claim alone (only traces with some),
+    #: and the loose logs they were last written with: the state's list is
+    #: made again only when one of them changes, not at every record.
+    stray: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    written_loose: list[dict[str, Any]] = field(default_factory=list)
+
+    def strays_changed(self, dirty: set[str]) -> bool:
+        """Note the dirty traces' unattributed logs; whether any changed."""
+        changed = self.loose != self.written_loose
+        self.written_loose = self.loose
+        for tid in dirty:
+            result = self.results.get(tid)
+            new = result.unattributed if result is not None and tid in self.store else []
+            if new != self.stray.get(tid, []):
+                changed = True
+                if new:
+                    self.stray[tid] = new
+                else:
+                    self.stray.pop(tid, None)
+        return changed
 
 
 def _plain(value: Any) -> Any:
@@ -350,6 +370,7 @@ class OtelGenAIRules:
         source: Mapping[str, Any] = state.commit(None) if isinstance(state, DictDraft) else state
         cache = _Cache(store=_plain(source["store"]))
         _derive(cache, set(cache.store))
+        cache.strays_changed(set(cache.store))
         cache.turns = _plain(source["turns"])
         cache.top = {k: _plain(source.get(k)) for k in _TOP}
         memo[_MEMO_KEY] = cache
@@ -365,12 +386,13 @@ class OtelGenAIRules:
         if public != cache.turns[first:]:
             _update_from(state["turns"], cache.turns, public, first)
             cache.turns[first:] = public
-        top = {
+        top: dict[str, Any] = {
             "tokens": {"input": order.tokens[0], "output": order.tokens[1]},
             "session": order.session_key(),
             "content_captured": order.content > 0,
-            "unattributed": unattributed(cache.results.values(), cache.loose),
         }
+        if cache.strays_changed(dirty):
+            top["unattributed"] = unattributed(cache.stray.values(), cache.loose)
         for key, value in top.items():
             if cache.top.get(key) != value:
                 state[key] = value
