@@ -371,3 +371,25 @@ def test_openinference_spans_with_only_their_input_and_output_values(tmp_path: P
     assert turn["intermediate_texts"] == ["Checking."]
     assert [(t["name"], t["args"]) for t in turn["tool_calls"]] == [("weather", {"city": "Paris"})]
     assert turn["llm_calls"] == 2
+
+
+def test_a_tool_span_s_own_message_events_give_its_arguments_and_result(tmp_path: Path) -> None:
+    """Strands' tool span: ``gen_ai.tool.message`` holds the arguments and
+    ``gen_ai.choice`` the result's content blocks (no model call after it
+    to say them again)."""
+    tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "weather"}
+    events = [
+        ("gen_ai.tool.message", {"role": "tool", "content": '{"city": "Paris"}', "id": "t1"}),
+        (
+            "gen_ai.choice",
+            {"message": orjson.dumps([{"text": '{"temp": 21}'}]).decode(), "id": "t1"},
+        ),
+    ]
+    spans = [
+        _span(AGENT, "", "invoke_agent a", 0, {"gen_ai.operation.name": "invoke_agent"}),
+        _span(TOOL1, AGENT, "execute_tool weather", 1, tool, events),
+    ]
+    [turn] = _state(tmp_path, spans)["turns"]
+    assert [(t["args"], t["result"]) for t in turn["tool_calls"]] == [
+        ({"city": "Paris"}, {"temp": 21})
+    ]

@@ -14,7 +14,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay_tui.reducers.otel_genai.messages import DETAILS, LEGACY, first, pair, unwrap_result
+from replay_tui.reducers.otel_genai.messages import (
+    DETAILS,
+    LEGACY,
+    first,
+    pair,
+    text_of,
+    unwrap_result,
+)
 from replay_tui.reducers.otel_genai.spans import Fact, same_tool
 
 Summary = dict[str, Any]
@@ -298,6 +305,23 @@ def span_tools(
     return out
 
 
+def _said(view: View, side: str) -> Any:
+    """A tool span's arguments (``input``) or result (``output``) as its own
+    per-message events say them (Strands: ``gen_ai.tool.message`` holds the
+    arguments, ``gen_ai.choice`` the result's content blocks)."""
+    for event in view.events:
+        msg = event.get("msg")
+        if event["name"] not in LEGACY or event.get("side") != side or not msg:
+            continue
+        for part in msg["parts"]:
+            if part.get("type") == "tool_call_response" and part.get("response") is not None:
+                return part["response"]
+        text = text_of([msg])
+        if text is not None:
+            return unwrap_result(text)
+    return None
+
+
 def _tool_of(top: str, vs: list[View], info: dict[str, Info]) -> ToolCall:
     head = vs[0]
     name = first(v.fact.get("tool_name") for v in vs)
@@ -320,8 +344,8 @@ def _tool_of(top: str, vs: list[View], info: dict[str, Info]) -> ToolCall:
     return ToolCall(
         name=str(name),
         call_id=first(v.fact.get("tool_call_id") for v in vs),
-        args=first(v.fact.get("args") for v in vs),
-        result=first(v.fact.get("result") for v in done),
+        args=first([*(v.fact.get("args") for v in vs), *(_said(v, "input") for v in vs)]),
+        result=first([*(v.fact.get("result") for v in done), *(_said(v, "output") for v in done)]),
         is_error=is_error,
         error_type=str(error_type) if is_error and error_type is not None else None,
         start=head.fact["start"],
