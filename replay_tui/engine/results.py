@@ -19,10 +19,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
-from replay_tui.core.words import plural
 from replay_tui.core import strict_json
+from replay_tui.core.words import plural
 from replay_tui.engine.replay_core import LedgerChanged
 from replay_tui.engine.seek import Seeking
 from replay_tui.formats.envelope import Event

@@ -11,10 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-import orjson
-
-from replay_tui.core.words import plural
 from replay_tui.core import strict_json
+from replay_tui.core.words import plural
 from replay_tui.engine.replay_core import ReplayCore
 from replay_tui.formats.envelope import Event
 from replay_tui.reducers.base import State

@@ -390,4 +390,21 @@ class _Receipt:
         value["resource"] = p.get("resource")
         value["scope"] = p.get("scope")
         name = _text(p.get("event_name")) or "(no event name)"
+        why = self._unattributed(e.seq)
+        if why is not None:
+            value["unattributed"] = why
+            return f"log {name} · tied to no span · unattributed", value
         return f"log {name} · tied to no span", value
+
+    def _unattributed(self, seq: int) -> str | None:
+        """Why the rules tied log ``seq`` to no model call (None: they did,
+        or these rules keep no such list)."""
+        try:
+            state = self.replay.state_at(self.n)
+        except (IndexError, LedgerChanged):
+            return None
+        listed = state.get("unattributed") if isinstance(state, Mapping) else None
+        for item in listed if isinstance(listed, list) else []:
+            if isinstance(item, Mapping) and item.get("seq") == seq:
+                return f"{item.get('why')}: not merged into any turn"
+        return None

@@ -278,7 +278,9 @@ def test_a_folder_of_runs_includes_its_temporal_histories() -> None:
     histories = [ln for ln in lines if ln.startswith(str(SAMPLES / "temporal") + "/")]
     assert len(histories) == 6 and all(": verified:" in ln for ln in histories[:5])
     assert histories[5].startswith(f"{SAMPLES / 'temporal' / 'README.md'}: skipped: it looks like")
-    assert lines[-1].startswith("36 runs:")  # 6 session files of agent-sessions/, the trace of traces/
+    assert lines[-1].startswith(
+        "36 runs:"
+    )  # 6 session files of agent-sessions/, the trace of traces/
     alone = cli("check", str(SAMPLES / "temporal"))
     assert alone.returncode == 0 and alone.stdout.splitlines()[-1].startswith("5 runs: 5 verified")
 

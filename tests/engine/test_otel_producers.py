@@ -2,8 +2,9 @@
 its make_producers.py), each file opened as `replay-tui check` opens it and its final state
 compared with the truth written from what the script sent.
 
-The files today's reader gets wrong are listed in KNOWN_WRONG and expected to fail (strictly:
-once one reads right, its test says so, and it leaves the list).
+A file the reader gets wrong would be listed in KNOWN_WRONG and expected to fail (strictly:
+once one reads right, its test says so, and it leaves the list). None is: every file reads
+to its truth (the fixtures' README says what the reader got wrong before).
 """
 
 from __future__ import annotations
@@ -25,23 +26,8 @@ FILES = sorted(
     for p in (t.with_name(t.name.replace(".truth.json", s)) for s in (".jsonl", ".json"))
     if p.is_file()
 )
-#: What today's reader misses, by file stem (the README's table says what).
-KNOWN_WRONG = {
-    "strands_default_tools",
-    "strands_default_tools_simple",
-    "strands_default_two_turns",
-    "strands_latest_tools",
-    "strands_latest_two_turns",
-    "strands_latest_attrs_tools",
-    "openai_v2_no_content_tools",
-    "openinference_openai_tools",
-    "openinference_openai_two_turns",
-    "openinference_openai_hidden_tools",
-    "openinference_langchain_tools",
-    "openinference_langchain_two_turns",
-    "openllmetry_openai_events_tools",
-    "pydantic_ai_v5_no_content_tools",
-}
+#: What the reader misses, by file stem (none now; the README's table says what it missed).
+KNOWN_WRONG: set[str] = set()
 
 
 def _differences(path: Path) -> list[str]:

@@ -84,14 +84,32 @@ def test_truth_file_matches(path: Path) -> None:
     truth = orjson.loads(path.with_name(path.stem + ".truth.json").read_bytes())
     state, _ = run(events_of(path))
     assert compare(truth, state) == []
-    assert set(state) == {"turns", "tokens", "session", "content_captured", "open", "store"}
+    assert set(state) == {
+        "turns",
+        "tokens",
+        "session",
+        "content_captured",
+        "unattributed",
+        "open",
+        "store",
+    }
+    assert state["unattributed"] == []
     assert state["open"] == {}
     assert REDUCER.summary(state) in ("done", "failed")
 
 
 # -- order ---------------------------------------------------------------------------
 def _final(state: State) -> dict[str, Any]:
-    return orjson.loads(orjson.dumps(state, option=orjson.OPT_SORT_KEYS))  # type: ignore[no-any-return]
+    """The state as JSON, with where each log is in this timeline (its
+    ``seq``, which differs with the order of the records) left out: the same
+    set of records must give the same state up to the records' numbers."""
+    final: dict[str, Any] = orjson.loads(orjson.dumps(state, option=orjson.OPT_SORT_KEYS))
+    for trace in final["store"].values():
+        for log in trace["logs"]:
+            log.pop("seq", None)
+    for log in final["unattributed"]:
+        log.pop("seq", None)
+    return final
 
 
 def _renumbered(events: list[Event]) -> list[Event]:
@@ -360,7 +378,8 @@ def _derived_as_afresh(events: list[Event]) -> tuple[int, int]:
     changed a derived trace were derived by their change only, and how many
     were not."""
     from replay_tui.reducers.otel_genai import turns as otel_turns
-    from replay_tui.reducers.otel_genai.rules import _MEMO_KEY, _route_traceless
+    from replay_tui.reducers.otel_genai.attribution import route_traceless
+    from replay_tui.reducers.otel_genai.rules import _MEMO_KEY
     from replay_tui.reducers.otel_genai.tools import Reuse
 
     followed = refused = 0
@@ -381,7 +400,7 @@ def _derived_as_afresh(events: list[Event]) -> tuple[int, int]:
             state = REDUCER.apply(state, event, ctx)
             cache = ctx.memo(state)[_MEMO_KEY]
             store = cache.store
-            routed = _route_traceless(store) if store.get("", {}).get("logs") else {}
+            routed = route_traceless(store)[0] if store.get("", {}).get("logs") else {}
             for tid, got in cache.results.items():
                 if tid not in store:
                     continue
@@ -394,6 +413,7 @@ def _derived_as_afresh(events: list[Event]) -> tuple[int, int]:
                 assert turns(got) == turns(want), (event.seq, tid)
                 assert got.session == want.session, event.seq
                 assert sorted(got.warnings) == sorted(want.warnings), event.seq
+                assert got.unattributed == want.unattributed, event.seq
     finally:
         otel_turns._follow = real  # type: ignore[assignment]
     return followed, refused

@@ -203,8 +203,10 @@ def test_a_log_tied_to_no_span_is_its_own_receipt(tmp_path: Path) -> None:
     replay = _replay(path)
     try:
         title, value = _at(replay, 2)
-        assert title == "log gen_ai.user.message · tied to no span"
+        # the span is no model call: the rules tie the log to no turn, and say so
+        assert title == "log gen_ai.user.message · tied to no span · unattributed"
         assert value["body"] == "hello there" and value["seq"] == 2
+        assert value["unattributed"].endswith("not merged into any turn")
     finally:
         replay.close()
 

@@ -24,16 +24,22 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import orjson
-
-from replay_tui.core import strict_json
 from replay_tui.formats.otel.load import to_int
+from replay_tui.reducers.otel_genai.blocks import PLACEHOLDERS as PLACEHOLDERS
+from replay_tui.reducers.otel_genai.blocks import block_value, content_to_parts, google_parts
+from replay_tui.reducers.otel_genai.blocks import first as first
+from replay_tui.reducers.otel_genai.blocks import is_placeholder as is_placeholder
+from replay_tui.reducers.otel_genai.blocks import parse_json as parse_json
+from replay_tui.reducers.otel_genai.openinference import (
+    has_messages,
+    message_rows,
+    span_kind,
+    value_messages,
+)
 
 Msg = dict[str, Any]
 Summary = dict[str, Any]
 
-#: Values that mean "not captured" (design.md §4.5).
-PLACEHOLDERS = frozenset({"<elided>", "<REDACTED>", "", "<not specified>", "N/A", "(merged tools)"})
 #: The event (or log) of the newer convention that carries one model call's messages.
 DETAILS = "gen_ai.client.inference.operation.details"
 #: Legacy per-message events (OpenAI v2 contrib, older semconv) -> the role of their message.
@@ -51,44 +57,23 @@ ALIASES = {
     "gen_ai.usage.completion_tokens": "gen_ai.usage.output_tokens",
     "llm.usage.prompt_tokens": "gen_ai.usage.input_tokens",
     "llm.usage.completion_tokens": "gen_ai.usage.output_tokens",
+    "llm.token_count.prompt": "gen_ai.usage.input_tokens",  # OpenInference
+    "llm.token_count.completion": "gen_ai.usage.output_tokens",
 }
 #: ``gen_ai.system`` values that name a framework, not a provider.
 FRAMEWORK_SYSTEMS = frozenset({"gcp.vertex.agent"})
-_NUMBER = re.compile(r"-?\d+(\.\d+)?")
 _TOOL_CALL_KEY = re.compile(r"tool_calls\.(\d+)\.(\w+)$")
 
 
-def is_placeholder(value: Any) -> bool:
-    return isinstance(value, str) and value.strip() in PLACEHOLDERS
-
-
-def first(values: Iterable[Any]) -> Any:
-    """The first value that is neither None nor a placeholder."""
-    return next((v for v in values if v is not None and not is_placeholder(v)), None)
-
-
-def parse_json(value: Any) -> Any:
-    """JSON text -> value; anything else (or text that is not JSON) as it is."""
-    if isinstance(value, str):
-        text = value.strip()
-        if (
-            text[:1] in ("{", "[", '"')
-            or text in ("null", "true", "false")
-            or _NUMBER.fullmatch(text or "x")
-        ):
-            try:
-                return strict_json.loads_written(text.encode())
-            except orjson.JSONDecodeError:
-                return value
-    return value
-
-
 def unwrap_result(value: Any) -> Any:
-    """ADK wraps a result that is not an object as ``{"result": X}``;
-    placeholders mean "not captured"."""
+    """ADK wraps a result that is not an object as ``{"result": X}``,
+    Bedrock (Strands) as text blocks ``[{"text": "<json>"}]``; placeholders
+    mean "not captured"."""
     value = parse_json(value)
     if isinstance(value, dict) and set(value) == {"result"}:
         value = value["result"]
+    elif isinstance(value, list) and all(isinstance(b, dict) and set(b) == {"text"} for b in value):
+        value = block_value(value)
     return None if is_placeholder(value) else value
 
 
@@ -124,33 +109,6 @@ def adk_usage(attrs: Mapping[str, Any]) -> list[int] | None:
 
 
 # -- one shape for every convention -------------------------------------------------
-def _text_part(text: Any) -> dict[str, Any]:
-    return {"type": "text", "content": text}
-
-
-def content_to_parts(content: Any) -> list[dict[str, Any]]:
-    if content is None or is_placeholder(content):
-        return []
-    if isinstance(content, str):
-        return [_text_part(content)]
-    if isinstance(content, dict):
-        if isinstance(content.get("parts"), list):
-            return google_parts(content["parts"])
-        return [_text_part(json.dumps(content, sort_keys=True))]
-    if isinstance(content, list):
-        out: list[dict[str, Any]] = []
-        for item in content:
-            if isinstance(item, str):
-                out.append(_text_part(item))
-            elif isinstance(item, dict):
-                if item.get("type") == "text" and "content" in item:
-                    out.append(dict(item))
-                elif item.get("type") == "text" or "text" in item:
-                    out.append(_text_part(item.get("text")))
-                elif isinstance(item.get("type"), str):
-                    out.append(dict(item))
-        return out
-    return [_text_part(str(content))]
 
 
 def openai_tool_calls(calls: Any) -> list[dict[str, Any]]:
@@ -166,38 +124,6 @@ def openai_tool_calls(calls: Any) -> list[dict[str, Any]]:
                     "id": call.get("id"),
                     "name": fn["name"],
                     "arguments": parse_json(fn.get("arguments")),
-                }
-            )
-    return out
-
-
-def google_parts(parts: Any) -> list[dict[str, Any]]:
-    """Google Content parts (ADK's llm_request / llm_response), snake or camel case."""
-    out: list[dict[str, Any]] = []
-    for part in parts if isinstance(parts, list) else []:
-        if not isinstance(part, dict):
-            continue
-        call = part.get("function_call") or part.get("functionCall")
-        resp = part.get("function_response") or part.get("functionResponse")
-        if part.get("text") is not None:
-            kind = "reasoning" if part.get("thought") else "text"
-            out.append({"type": kind, "content": part["text"]})
-        elif isinstance(call, dict):
-            out.append(
-                {
-                    "type": "tool_call",
-                    "id": call.get("id"),
-                    "name": call.get("name"),
-                    "arguments": call.get("args"),
-                }
-            )
-        elif isinstance(resp, dict):
-            out.append(
-                {
-                    "type": "tool_call_response",
-                    "id": resp.get("id"),
-                    "name": resp.get("name"),
-                    "response": resp.get("response"),
                 }
             )
     return out
@@ -288,7 +214,12 @@ def tool_calls_of(msgs: Iterable[Msg] | None) -> list[dict[str, Any]]:
 
 def tool_responses_of(msgs: Iterable[Msg] | None) -> list[dict[str, Any]]:
     return [
-        {"id": _id(p.get("id")), "name": p.get("name"), "response": parse_json(p.get("response"))}
+        {
+            "id": _id(p.get("id")),
+            "name": p.get("name"),
+            "response": parse_json(p.get("response")),
+            **({"error": True} if p.get("error") is True else {}),
+        }
         for m in msgs or []
         for p in m.get("parts", [])
         if p.get("type") == "tool_call_response"
@@ -309,7 +240,8 @@ def user_turn_messages(msgs: list[Msg]) -> list[Msg]:
 # -- summaries: what deriving turns reads of a message list --------------------------
 def summarize_in(msgs: list[Msg]) -> Summary | None:
     """An input's user text, all text, tool responses and whether it ends
-    with a tool's answer; None when it has no content."""
+    with a tool's answer, and whether any words were captured; None when it
+    has no content."""
     if not has_content(msgs):
         return None
     last = msgs[-1]
@@ -317,23 +249,63 @@ def summarize_in(msgs: list[Msg]) -> Summary | None:
         p.get("type") == "tool_call_response" for p in last.get("parts", [])
     )
     user = text_of(user_turn_messages(msgs))
+    text = text_of(msgs) if user is None else None  # read only when there is no user text
+    responses = tool_responses_of(msgs)
     return {
         "user": user,
-        "text": text_of(msgs) if user is None else None,  # read only when there is no user text
-        "responses": tool_responses_of(msgs),
+        "text": text,
+        "responses": responses,
         "ends_tool": ends_tool,
+        "captured": bool(user or text or any(r["response"] is not None for r in responses)),
     }
 
 
 def summarize_out(msgs: list[Msg]) -> Summary | None:
-    """An output's text and the tools it requests; None when it has no content."""
+    """An output's text and the tools it requests, and whether any words
+    were captured; None when it has no content."""
     if not has_content(msgs):
         return None
-    return {"text": text_of(msgs), "calls": tool_calls_of(msgs)}
+    text, calls = text_of(msgs), tool_calls_of(msgs)
+    captured = bool(text or any(c["arguments"] is not None for c in calls))
+    return {"text": text, "calls": calls, "captured": captured}
+
+
+#: What recorders write for arguments or results when content is off.
+_EMPTY: tuple[Any, ...] = (None, {}, [], "", "{}", "[]")
+
+
+def _uncaptured(msgs: list[Msg]) -> list[Msg]:
+    """Messages of a call whose content was not captured: the ``{}`` some
+    recorders write for arguments and results then means "not captured"
+    (null), not "no arguments"."""
+    out: list[Msg] = []
+    for msg in msgs:
+        parts = []
+        for part in msg.get("parts", []):
+            part = dict(part)
+            for key in ("arguments", "response"):
+                if key in part and (part[key] in _EMPTY or is_placeholder(part[key])):
+                    part[key] = None
+            parts.append(part)
+        out.append({**msg, "parts": parts})
+    return out
+
+
+def _dropped(msgs: list[Msg]) -> bool:
+    """A message with no part, or a text part with no text: content left out."""
+    return any(
+        not msg.get("parts")
+        or any(p.get("type") == "text" and not p.get("content") for p in msg["parts"])
+        for msg in msgs
+    )
 
 
 def pair(inp: list[Msg], out: list[Msg]) -> list[Summary | None] | None:
-    """``[input summary, output summary]``, or None when both are empty."""
+    """``[input summary, output summary]``, or None when both are empty.
+    When neither says a word and words were dropped (a text part or a
+    message left empty), empty arguments and results are not captured."""
+    if text_of(inp) is None and text_of(out) is None and _dropped([*inp, *out]):
+        inp, out = _uncaptured(inp), _uncaptured(out)
     got = [summarize_in(inp), summarize_out(out)]
     return got if got != [None, None] else None
 
@@ -359,7 +331,7 @@ def _indexed_row(role: str, row: dict[str, Any]) -> Msg:
                 {
                     "type": "tool_call_response",
                     "id": row.get("tool_call_id"),
-                    "name": None,
+                    "name": row.get("name"),
                     "response": parse_json(content),
                 }
             )
@@ -403,7 +375,8 @@ def indexed_messages(attrs: Mapping[str, Any], prefix: str) -> list[Msg]:
 def attr_sources(attrs: Mapping[str, Any]) -> dict[str, list[Summary | None]]:
     """The message sources a span's own attributes hold: ``v2``
     (``gen_ai.input/output.messages``), ``adk`` (ADK JSON), ``indexed``
-    (OpenLLMetry); each ``[input summary, output summary]``, absent if empty."""
+    (OpenLLMetry), ``oi`` (OpenInference); each ``[input summary, output
+    summary]``, absent if empty."""
     out: dict[str, list[Summary | None]] = {}
     v2 = pair(
         parse_messages(attrs.get("gen_ai.input.messages")),
@@ -420,6 +393,21 @@ def attr_sources(attrs: Mapping[str, Any]) -> dict[str, list[Summary | None]]:
         )
         if indexed is not None:
             out["indexed"] = indexed
+    if has_messages(attrs):
+        oi = pair(
+            [_indexed_row(role, row) for role, row in message_rows(attrs, "input")],
+            [_indexed_row(role, row) for role, row in message_rows(attrs, "output")],
+        )
+        if oi is not None:
+            out["oi"] = oi
+    elif span_kind(attrs) in ("LLM", "AGENT"):
+        raw_in, raw_out = value_messages(attrs)
+        oi = pair(
+            [m for m in map(normalize_message, raw_in) if m],
+            [m for m in map(normalize_message, raw_out) if m],
+        )
+        if oi is not None:
+            out["oi"] = oi
     return out
 
 
@@ -436,17 +424,24 @@ def details_fact(attrs: Mapping[str, Any], body: Any = None) -> dict[str, Any]:
 
 
 def legacy_message(name: str, body: Any) -> tuple[str, Msg | None]:
-    """``("input" | "output", message)`` from one legacy event's body."""
+    """``("input" | "output", message)`` from one legacy event's body. A
+    choice's ``message`` is an object, content blocks as JSON text (Strands)
+    or plain text; its ``tool_calls`` may sit beside it (OpenLLMetry)."""
     body = body if isinstance(body, dict) else ({"content": body} if body is not None else {})
     if name == "gen_ai.choice":
-        msg = body.get("message") if isinstance(body.get("message"), dict) else body
-        parts = content_to_parts(msg.get("content")) + openai_tool_calls(msg.get("tool_calls"))
+        raw = body.get("message")
+        msg = raw if isinstance(raw, dict) else ({"content": raw} if raw is not None else body)
+        calls = msg.get("tool_calls") or (body.get("tool_calls") if msg is not body else None)
+        parts = content_to_parts(msg.get("content")) + openai_tool_calls(calls)
         return "output", {"role": "assistant", "parts": parts}
     role = LEGACY_INPUT[name]
     if role == "tool":
         resp = body.get("content")
         if resp is None or is_placeholder(resp):
             return "input", {"role": "tool", "parts": []}
+        blocks = content_to_parts(resp) if not isinstance(resp, str) or resp[:1] == "[" else []
+        if blocks and all(p["type"] == "tool_call_response" for p in blocks):
+            return "input", {"role": "tool", "parts": blocks}  # Bedrock's toolResult blocks
         part = {
             "type": "tool_call_response",
             "id": body.get("id"),

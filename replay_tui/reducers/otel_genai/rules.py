@@ -21,7 +21,12 @@ State:
 - ``tokens``: the totals; ``session``: the session key (``kind``:
   ``session_name``, ``conversation`` or ``session_id``, ``value``, and where
   it was found); ``content_captured``: whether any text, argument or result
-  was recorded;
+  was recorded (messages that kept their shape but not their words, and the
+  ``{}`` some recorders then write for a tool's arguments, are not: a value
+  not captured is null);
+- ``unattributed``: the logs no one model call can claim (no span id, and
+  they could be either of two calls, or none), in time order: ``seq``,
+  ``name``, ``says`` (in a few words), ``why``; never merged into a turn;
 - ``open``: span id -> name, the spans started and not ended;
 - ``store``: trace id -> the spans' facts the derivation reads (see
   :mod:`replay_tui.reducers.otel_genai.spans`).
@@ -41,32 +46,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from replay_tui.core import strict_json
 from replay_tui.reducers.base import CallFacts, Context, State
+from replay_tui.reducers.otel_genai.attribution import route_traceless, unattributed
 from replay_tui.reducers.otel_genai.messages import (
     DETAILS,
     LEGACY,
     first,
     legacy_message,
-    parse_json,
     parse_messages,
-    text_of,
-    tool_calls_of,
-    tool_responses_of,
 )
 from replay_tui.reducers.otel_genai.order import TurnOrder
 from replay_tui.reducers.otel_genai.spans import (
-    INFERENCE,
     add_end,
     add_event,
     add_log,
     add_start,
-    classify,
     is_open,
     new_trace,
 )
 from replay_tui.reducers.otel_genai.tools import Reuse
 from replay_tui.reducers.otel_genai.turns import Touched, TraceResult, derive_trace
+from replay_tui.reducers.otel_genai.words import msg_words, short
 from replay_tui.reducers.sessions.rules import one_line
 from replay_tui.state.drafts import DictDraft
 
@@ -76,6 +76,8 @@ if TYPE_CHECKING:
 SPAN_KINDS = frozenset({"span_start", "span_event", "span_end"})
 KINDS = frozenset({*SPAN_KINDS, "log"})
 _MEMO_KEY = "otel_genai"
+#: The state's fields written from every trace's derivation at once.
+_TOP = ("tokens", "session", "content_captured", "unattributed")
 
 
 @dataclass(eq=False)
@@ -90,6 +92,28 @@ class _Cache:
     turns: list[dict[str, Any]] = field(default_factory=list)
     top: dict[str, Any] = field(default_factory=dict)
     order: TurnOrder = field(default_factory=TurnOrder)
+    #: Logs with no trace id that no model call can claim alone.
+    loose: list[dict[str, Any]] = field(default_factory=list)
+    #: Each trace's logs that no model call can claim alone (only traces with some),
+    #: and the loose logs they were last written with: the state's list is
+    #: made again only when one of them changes, not at every record.
+    stray: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    written_loose: list[dict[str, Any]] = field(default_factory=list)
+
+    def strays_changed(self, dirty: set[str]) -> bool:
+        """Note the dirty traces' unattributed logs; whether any changed."""
+        changed = self.loose != self.written_loose
+        self.written_loose = self.loose
+        for tid in dirty:
+            result = self.results.get(tid)
+            new = result.unattributed if result is not None and tid in self.store else []
+            if new != self.stray.get(tid, []):
+                changed = True
+                if new:
+                    self.stray[tid] = new
+                else:
+                    self.stray.pop(tid, None)
+        return changed
 
 
 def _plain(value: Any) -> Any:
@@ -105,38 +129,12 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _route_traceless(store: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Logs with no trace id: to the trace holding the span they name, else
-    to the only inference span of the file, else to the innermost one whose
-    time range holds them."""
-    routed: dict[str, list[dict[str, Any]]] = {}
-    traces = sorted(store)
-    for lg in store[""]["logs"]:
-        if lg["span"]:
-            tid = next((t for t in traces if lg["span"] in store[t]["spans"]), None)
-            if tid is not None:
-                routed.setdefault(tid, []).append(lg)
-            continue
-        cands = [
-            (t, sid, e["fact"])
-            for t in traces
-            for sid, e in store[t]["spans"].items()
-            if e["fact"] is not None and classify(e["fact"]) == INFERENCE
-        ]
-        if len(cands) > 1:
-            cands = [c for c in cands if c[2]["start"] <= lg["time"] <= c[2]["end"]]
-            cands.sort(key=lambda c: c[2]["start"], reverse=True)
-        if cands:
-            routed.setdefault(cands[0][0], []).append({**lg, "to": cands[0][1]})
-    return routed
-
-
 def _derive(cache: _Cache, dirty: set[str], touched: Touched | None = None) -> list[str]:
     """Derive the dirty traces again; the warnings they newly give. With
     ``touched`` (the record that changed the one dirty trace), its trace may
     be derived by that change only."""
     store = cache.store
-    routed = _route_traceless(store) if store.get("", {}).get("logs") else {}
+    routed, cache.loose = route_traceless(store) if store.get("", {}).get("logs") else ({}, [])
     said: list[str] = []
     for tid in sorted(dirty):
         if tid not in store:
@@ -165,17 +163,6 @@ def _span_name(state: State, payload: Mapping[str, Any], kind: str) -> str:
     return str(fact["name"]) if fact is not None else f"span {payload.get('span_id')}"
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    """A value in a few words for a row: a string as it is, else compact JSON."""
-    value = parse_json(value)
-    if value is None:
-        return ""
-    if isinstance(value, dict) and len(value) == 1:
-        value = next(iter(value.values()))
-    text = value if isinstance(value, str) else strict_json.dumps(value).decode()
-    return one_line(text, limit)
-
-
 def span_seconds(start: Any, end: Any) -> str:
     """``0.21 s``, ``1.2 s``, ``0.6 ms``: how long a span took."""
     if type(start) is not int or type(end) is not int:
@@ -184,17 +171,6 @@ def span_seconds(start: Any, end: Any) -> str:
     if took >= 1:
         return f"{took:.1f} s"
     return f"{took:.2f} s" if took >= 0.01 else f"{took * 1000:.1f} ms"
-
-
-def _msg_words(msgs: list[dict[str, Any]]) -> str:
-    """Messages in a few words: their text, else the tools asked for or answered."""
-    text = text_of(msgs)
-    if text:
-        return one_line(text, 120)
-    calls = [f"{c['name']} {_short(c['arguments'], 40)}".strip() for c in tool_calls_of(msgs)]
-    if calls:
-        return one_line("; ".join(calls), 120)
-    return "; ".join(_short(r["response"], 60) for r in tool_responses_of(msgs))
 
 
 def status_word(status: Any) -> str:
@@ -212,7 +188,7 @@ def _span_words(p: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
     op = _text(attrs.get("gen_ai.operation.name")) or name.split(" ", 1)[0]
     model = first([attrs.get("gen_ai.request.model"), attrs.get("gen_ai.response.model")])
     if isinstance(tool, str) and tool and tool != "(merged tools)":
-        arg = _short(
+        arg = short(
             first(
                 [
                     attrs.get("gen_ai.tool.call.arguments"),
@@ -278,7 +254,7 @@ def _tool_changes(old: Sequence[Any], new: Sequence[Any]) -> list[str]:
         if now["is_error"] and not was["is_error"]:
             said.append(f"tool {now['name']} failed ({now['error_type']})")
         elif now["result"] is not None and was["result"] is None:
-            said.append(f"tool {now['name']} returned {_short(now['result'], 40)}")
+            said.append(f"tool {now['name']} returned {short(now['result'], 40)}")
     return said
 
 
@@ -304,6 +280,7 @@ class OtelGenAIRules:
             "tokens": {"input": 0, "output": 0},
             "session": None,
             "content_captured": False,
+            "unattributed": [],
             "open": {},
             "store": {},
         }
@@ -324,7 +301,7 @@ class OtelGenAIRules:
                 dirty.add(tid)
                 touched = (event.kind, sid, None)
         elif event.kind == "log":
-            kept = add_log(trace, p)
+            kept = add_log(trace, p, event.seq)
             if kept is not None:
                 self._write_log(state, tid, kept[1], kept[0])
                 dirty.add(tid)
@@ -393,8 +370,9 @@ class OtelGenAIRules:
         source: Mapping[str, Any] = state.commit(None) if isinstance(state, DictDraft) else state
         cache = _Cache(store=_plain(source["store"]))
         _derive(cache, set(cache.store))
+        cache.strays_changed(set(cache.store))
         cache.turns = _plain(source["turns"])
-        cache.top = {k: _plain(source[k]) for k in ("tokens", "session", "content_captured")}
+        cache.top = {k: _plain(source.get(k)) for k in _TOP}
         memo[_MEMO_KEY] = cache
         return cache
 
@@ -408,11 +386,13 @@ class OtelGenAIRules:
         if public != cache.turns[first:]:
             _update_from(state["turns"], cache.turns, public, first)
             cache.turns[first:] = public
-        top = {
+        top: dict[str, Any] = {
             "tokens": {"input": order.tokens[0], "output": order.tokens[1]},
             "session": order.session_key(),
             "content_captured": order.content > 0,
         }
+        if cache.strays_changed(dirty):
+            top["unattributed"] = unattributed(cache.stray.values(), cache.loose)
         for key, value in top.items():
             if cache.top.get(key) != value:
                 state[key] = value
@@ -509,11 +489,11 @@ class OtelGenAIRules:
         if name == DETAILS:
             source = {**body, **attrs} if isinstance(body, Mapping) else attrs
             out = parse_messages(source.get("gen_ai.output.messages"))
-            return _msg_words(out or parse_messages(source.get("gen_ai.input.messages")))
+            return msg_words(out or parse_messages(source.get("gen_ai.input.messages")))
         if name in LEGACY:
             _, msg = legacy_message(name, body)
-            return _msg_words([msg]) if msg else ""
-        return _short(body, 120)
+            return msg_words([msg]) if msg else ""
+        return short(body, 120)
 
     def call_of(self, event: Event) -> str | None:
         """Every record of a span, and the logs tied to it: trace_id:span_id."""

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from replay_tui.formats.otel.load import break_loops
+from replay_tui.reducers.otel_genai import openinference
 from replay_tui.reducers.otel_genai.messages import (
     DETAILS,
     LEGACY,
@@ -136,7 +137,11 @@ def span_fact(p: Mapping[str, Any]) -> Fact:
         "usage_adk": adk_usage(attrs),
         "src": attr_sources(over) or None,
         "session": _session_hits(attrs, resource),
+        "oi": openinference.span_kind(attrs),
     }
+    if optional["oi"] == "TOOL":
+        said = openinference.tool_facts(attrs)
+        optional.update((k, v) for k, v in said.items() if optional.get(k) is None)
     # what a span does not say is left out: most spans say little of this
     fact.update((k, v) for k, v in optional.items() if _said(v))
     return fact
@@ -153,13 +158,45 @@ def _session_hits(attrs: Mapping[str, Any], resource: Mapping[str, Any]) -> list
     return hits if any(h is not None for h in hits) else None
 
 
+#: Attributes that name an event when its own name does not (the Events API's
+#: ``otel.event.name``, the older ``event.name``).
+NAME_KEYS = ("otel.event.name", "event.name")
+
+
+def event_name(name: Any, attrs: Mapping[str, Any], body: Any = None) -> str:
+    """An event's or log's name: its own, else the one its attributes (or,
+    for a log, its body) carry, whichever the rules read."""
+    own = str(name or "")
+    if own in KEPT_EVENTS:
+        return own
+    said = [attrs.get(k) for k in NAME_KEYS]
+    said += [body.get(k) for k in NAME_KEYS] if isinstance(body, Mapping) else []
+    return next((str(n) for n in said if isinstance(n, str) and n in KEPT_EVENTS), own)
+
+
+def pick_call(cands: list[tuple[str, int, int]], time: int) -> str | None:
+    """The model call a record with no span id belongs to, from the
+    candidates' ``(key, start, end)``: the only one; else the innermost of
+    those whose time range holds it, if they nest (a wrapper and its
+    provider span); else none (it could be either: unattributed)."""
+    if len(cands) == 1:
+        return cands[0][0]
+    holding = sorted((c for c in cands if c[1] <= time <= c[2]), key=lambda c: (-c[1], c[2]))
+    if not holding:
+        return None
+    inner = holding[0]
+    if all(c[1] <= inner[1] and inner[2] <= c[2] for c in holding[1:]):
+        return inner[0]
+    return None
+
+
 def event_fact(p: Mapping[str, Any]) -> dict[str, Any] | None:
     """A ``span_event`` record, as the rules keep it (None: one that says
     nothing they read)."""
-    name = str(p.get("name") or "")
+    attrs = _dict(p.get("attributes"))
+    name = event_name(p.get("name"), attrs)
     if name not in KEPT_EVENTS:
         return None
-    attrs = _dict(p.get("attributes"))
     index = _int(p.get("index"), 0)
     time = _int(p.get("time_ns"), 0)
     out: dict[str, Any] = {"copy": _copy(p), "index": index, "name": name, "time": time}
@@ -188,15 +225,16 @@ def _says_something(fact: Mapping[str, Any]) -> bool:
     return fact.get("pair") is not None or fact.get("usage") is not None
 
 
-def log_fact(p: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A ``log`` record, as the rules keep it (None: one that says nothing
-    they read)."""
-    name = str(p.get("event_name") or "")
+def log_fact(p: Mapping[str, Any], seq: int | None = None) -> dict[str, Any] | None:
+    """A ``log`` record, at any severity, as the rules keep it (None: one
+    that says nothing they read); ``seq``: where it is in the timeline."""
+    attrs = _dict(p.get("attributes"))
+    name = event_name(p.get("event_name"), attrs, p.get("body"))
     if name != DETAILS and name not in LEGACY:
         return None
-    attrs = _dict(p.get("attributes"))
     time = _int(p.get("time_ns"), 0)
     out: dict[str, Any] = {
+        "seq": seq,
         "copy": _copy(p),
         "trace": str(p.get("trace_id") or ""),
         "span": str(p.get("span_id") or ""),
@@ -286,9 +324,11 @@ def _copy_of(fact: Mapping[str, Any]) -> Any:
     return fact["copy"]
 
 
-def add_log(trace: TraceStore, p: Mapping[str, Any]) -> tuple[dict[str, Any], int] | None:
+def add_log(
+    trace: TraceStore, p: Mapping[str, Any], seq: int | None = None
+) -> tuple[dict[str, Any], int] | None:
     """Apply a ``log``: the kept log and its place (None: not read, or had already)."""
-    fact = log_fact(p)
+    fact = log_fact(p, seq)
     if fact is None:
         return None
     logs = trace["logs"]
@@ -337,6 +377,9 @@ def classify(fact: Fact, children_kinds: frozenset[str] = frozenset()) -> str:
         return NONE if fact.get("tool_name") == "(merged tools)" else TOOL
     if op:
         return OTHER
+    oi = fact.get("oi")
+    if oi:
+        return openinference.KINDS.get(oi, OTHER)
     if name == "call_llm" and (fact.get("adk") or fact.get("adk_scope")):
         return INFERENCE  # ADK Python's model-call wrapper
     if fact.get("llm_type") in ("chat", "completion"):

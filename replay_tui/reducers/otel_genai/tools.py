@@ -14,7 +14,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay_tui.reducers.otel_genai.messages import DETAILS, LEGACY, first, pair, unwrap_result
+from replay_tui.reducers.otel_genai.messages import (
+    DETAILS,
+    LEGACY,
+    first,
+    pair,
+    text_of,
+    unwrap_result,
+)
 from replay_tui.reducers.otel_genai.spans import Fact, same_tool
 
 Summary = dict[str, Any]
@@ -46,7 +53,7 @@ class View:
         details = [e for e in self.events if e["name"] == DETAILS]
         details += [lg for lg in self.logs if lg["name"] == DETAILS]
         cands += [d["pair"] for d in details if d["pair"]]
-        cands += [src[k] for k in ("adk", "indexed") if k in src]
+        cands += [src[k] for k in ("adk", "indexed", "oi") if k in src]
         legacy = self._legacy()
         if legacy is not None:
             cands.append(legacy)
@@ -298,6 +305,23 @@ def span_tools(
     return out
 
 
+def _said(view: View, side: str) -> Any:
+    """A tool span's arguments (``input``) or result (``output``) as its own
+    per-message events say them (Strands: ``gen_ai.tool.message`` holds the
+    arguments, ``gen_ai.choice`` the result's content blocks)."""
+    for event in view.events:
+        msg = event.get("msg")
+        if event["name"] not in LEGACY or event.get("side") != side or not msg:
+            continue
+        for part in msg["parts"]:
+            if part.get("type") == "tool_call_response" and part.get("response") is not None:
+                return part["response"]
+        text = text_of([msg])
+        if text is not None:
+            return unwrap_result(text)
+    return None
+
+
 def _tool_of(top: str, vs: list[View], info: dict[str, Info]) -> ToolCall:
     head = vs[0]
     name = first(v.fact.get("tool_name") for v in vs)
@@ -312,16 +336,18 @@ def _tool_of(top: str, vs: list[View], info: dict[str, Info]) -> ToolCall:
             first(e.get("exc_type") for v in vs for e in v.events if e["name"] == "exception")
             or "_OTHER"
         )
+    # a failure said only by the result (a LangChain ToolMessage's status): no type
+    is_error = is_error or any(v.fact.get("tool_failed") for v in done)
     duration = None
     if head.ended:
         duration = round((head.fact["end"] - head.fact["start"]) / 1e9, 6)
     return ToolCall(
         name=str(name),
         call_id=first(v.fact.get("tool_call_id") for v in vs),
-        args=first(v.fact.get("args") for v in vs),
-        result=first(v.fact.get("result") for v in done),
+        args=first([*(v.fact.get("args") for v in vs), *(_said(v, "input") for v in vs)]),
+        result=first([*(v.fact.get("result") for v in done), *(_said(v, "output") for v in done)]),
         is_error=is_error,
-        error_type=str(error_type) if is_error else None,
+        error_type=str(error_type) if is_error and error_type is not None else None,
         start=head.fact["start"],
         agent=info[top].agent,
         span=top,
@@ -403,7 +429,8 @@ def parts_tools(calls: list[Call]) -> list[ToolCall]:
                 call_id=tc["id"],
                 args=tc["arguments"],
                 result=result,
-                is_error=False,
+                # Bedrock's toolResult status error, Anthropic's is_error: failed, no type
+                is_error=m is not None and responses[m][1].get("error") is True,
                 error_type=None,
                 start=call.end,
                 agent=call.agent,

@@ -33,6 +33,7 @@ from replay_tui.reducers.otel_genai.spans import (
     Fact,
     classify,
     effective_parents,
+    pick_call,
 )
 from replay_tui.reducers.otel_genai.tools import (
     Call,
@@ -92,6 +93,8 @@ class TraceResult:
     turns: list[Turn]
     session: list[SessionHit | None]
     warnings: list[str]
+    #: Its logs tied to no model call (no span id, and it could be either of two).
+    unattributed: list[dict[str, Any]] = field(default_factory=list)
     #: Derived from ``since`` by one record's change: the turns it took out
     #: and put in (the others are the very same objects).
     since: TraceResult | None = None
@@ -134,6 +137,8 @@ class _Tree:
     session: list[SessionHit | None] = field(default_factory=list)
     #: Logs not tied to a span of the trace (routed by time): a new span may take them.
     loose: int = 0
+    #: Of those, the ones that could be either of two model calls (or none).
+    unattributed: list[dict[str, Any]] = field(default_factory=list)
     #: Parent ids that spans name and the trace does not hold (yet).
     waiting: set[str] = field(default_factory=set)
     #: What it gave last, and the turns the record being followed took out and put in.
@@ -183,7 +188,12 @@ def _result(tree: _Tree, before: TraceResult | None = None) -> TraceResult:
             turns.remove(turn)
         turns += added
     warnings = [*tree.loop_warnings, *(w for said in tree.said.values() for w in said)]
-    return TraceResult(turns=turns, session=list(tree.session), warnings=warnings)
+    return TraceResult(
+        turns=turns,
+        session=list(tree.session),
+        warnings=warnings,
+        unattributed=list(tree.unattributed),
+    )
 
 
 def _derive_all(
@@ -203,9 +213,10 @@ def _derive_all(
         for sid, f in facts.items()
     }
     all_logs = [*trace["logs"], *extra_logs]
-    logs = _logs_by_span(facts, kind, all_logs)
+    logs, unattributed = _logs_by_span(facts, kind, all_logs)
     views = {sid: reuse.view(sid, entries[sid], logs.get(sid, [])) for sid in facts}
     tree = _Tree(facts, children, views, kind, reuse, base=base, logs=logs)
+    tree.unattributed = unattributed
     tree.loop_warnings = [
         f"parent loop broken at span {s} (earliest start becomes root)" for s in broken
     ]
@@ -324,23 +335,23 @@ def _grow(tid: str, tree: _Tree, entries: Mapping[str, Any], sid: str, fact: Fac
 
 def _logs_by_span(
     facts: Mapping[str, Fact], kind: Mapping[str, str], logs: list[dict[str, Any]]
-) -> dict[str, list[dict[str, Any]]]:
-    """Logs tied to a span go to it; the others to the only inference span
-    of the trace, else to the innermost one whose time range holds them."""
+) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+    """Logs tied to a span go to it; the others to the only model call of
+    the trace, else to the one whose time range holds them (:func:`pick_call`).
+    A log that could be either of two calls, or none, is not merged into
+    any: it is returned as unattributed."""
     out: dict[str, list[dict[str, Any]]] = {}
+    loose: list[dict[str, Any]] = []
+    cands = [(s, facts[s]["start"], facts[s]["end"]) for s in facts if kind[s] == INFERENCE]
     for lg in logs:
         target = lg.get("to") or lg["span"]
-        if target and target in facts:
+        if not (target and target in facts):
+            target = pick_call(cands, lg["time"])
+        if target is None:
+            loose.append(lg)
+        else:
             out.setdefault(target, []).append(lg)
-            continue
-        cands = [s for s in facts if kind[s] == INFERENCE]
-        if len(cands) > 1:
-            t = lg["time"]
-            cands = [s for s in cands if facts[s]["start"] <= t <= facts[s]["end"]]
-            cands.sort(key=lambda s: facts[s]["start"], reverse=True)
-        if cands:
-            out.setdefault(cands[0], []).append(lg)
-    return out
+    return out, loose
 
 
 def _walk(tree: _Tree) -> None:
@@ -450,12 +461,11 @@ def _build_turn(
             agents.add(own)
     agents |= {c.agent for c in calls if c.agent}
     agents |= {t.agent for t in tools if t.agent}
-    content = (
-        a_in is not None
-        or a_out is not None
-        or any(c.inp is not None or c.out is not None for c in calls)
-        or any(t.args is not None or t.result is not None for t in tools)
-    )
+    summaries = [a_in, a_out, *(s for c in calls for s in (c.inp, c.out))]
+    said = any(s is not None and s.get("captured", True) for s in summaries)
+    if calls and not said:
+        _not_captured(tools)
+    content = said or any(t.args is not None or t.result is not None for t in tools)
     failed = av.failed or (av.ended and av.fact.get("error_type") is not None)
     turn = Turn(
         trace=tid,
@@ -497,12 +507,34 @@ def _texts(
     if a_out is not None:
         final_text = a_out["text"]
         inter = [c.out["text"] for c in speaking if c.out is not None]
-        if inter and inter[-1] == final_text:
-            inter = inter[:-1]
+        if inter and _same_words(inter[-1], final_text):
+            # the agent's answer is its last model call's words (Strands adds a
+            # newline to it): one answer, in the model's own words
+            final_text = inter.pop()
     else:
         final_text = final_call.out["text"] if final_call and final_call.out else None
         inter = [c.out["text"] for c in speaking if c is not final_call and c.out is not None]
     return user_text, final_text, inter
+
+
+#: What recorders write for a tool's arguments or result when content is off.
+_EMPTY: tuple[Any, ...] = ({}, [], "", "{}", "[]")
+
+
+def _not_captured(tools: list[ToolCall]) -> None:
+    """In a turn whose model calls kept no words (content off), the ``{}``
+    a recorder writes for a tool's arguments or result means "not
+    captured" (null), not "no arguments"."""
+    for tool in tools:
+        if tool.args in _EMPTY:
+            tool.args = None
+        if tool.result in _EMPTY:
+            tool.result = None
+
+
+def _same_words(a: str | None, b: str | None) -> bool:
+    """Texts as a user reads them: whitespace at the ends makes no other answer."""
+    return a is not None and b is not None and a.strip() == b.strip()
 
 
 def _session_hits(facts: Mapping[str, Fact]) -> list[SessionHit | None]:
