@@ -343,8 +343,8 @@ def test_in_a_browser_the_app_draws_and_keys_work_at_once(tmp_path: Path) -> Non
 
 
 def test_in_a_browser_keys_work_again_when_the_person_comes_back() -> None:
-    """Another tab in front, then this one again: keys reach the app with no
-    click (the page hands the terminal the keyboard when it is shown again)."""
+    """Another tab in front, then this one again: keys still reach the app,
+    with no click."""
     need_browser()
     with served(DEMO) as server, browser_page() as page:
         page.goto(server.url, wait_until="domcontentloaded")
