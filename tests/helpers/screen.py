@@ -32,7 +32,9 @@ def settled(screen: ReplayScreen) -> bool:
 
 
 async def settle(app: ReplayApp, pilot: Pilot[int]) -> None:
-    """Wait for validation and for the view of the cursor row."""
+    """Wait for validation and for the view of the cursor row (what is
+    queued, a key say, handled first)."""
+    await pilot.pause()
     await until(pilot, lambda: settled(app.main))
     await pilot.pause()
 
