@@ -17,7 +17,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.browser import browser_page, press, served, wait_for_screen  # noqa: E402
+from tests.helpers.browser import browser_page, served, wait_for_screen  # noqa: E402
 
 OUT = HERE / "serve-browser.png"
 
@@ -26,8 +26,8 @@ def main() -> int:
     with served(ROOT / "sample_runs" / "demo-001") as server, browser_page(1400, 800) as page:
         page.goto(server.url, wait_until="domcontentloaded")
         wait_for_screen(page, lambda s: "✓ verified" in s and "tool_allowed" in s)
-        for _ in range(9):
-            press(page, "j")
+        for _ in range(9):  # typed at once: the page gives the terminal the keyboard
+            page.keyboard.press("j")
         wait_for_screen(page, lambda s: "seq 10 of 14" in s and "retrying" in s)
         page.wait_for_timeout(500)  # the state pane's last frame
         page.screenshot(path=str(OUT))

@@ -4,6 +4,7 @@ session stores built from the fixture samples (never the machine's own)."""
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 import shutil
 import time
@@ -14,9 +15,19 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, settings
 
 # the shared helpers' asserts say what they saw, as a test's own do
 pytest.register_assert_rewrite("tests.helpers")
+
+# Hypothesis times its examples by the clock: on a loaded machine a draw or an
+# example takes many times longer, which is no failure. No deadline and no
+# "too slow" health check, for every property test (their own settings add
+# to this profile).
+settings.register_profile(
+    "loaded-machine", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("loaded-machine")
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
@@ -108,6 +119,45 @@ def _agent_homes_empty(
     test: none ever lists or reads the sessions of the machine's person."""
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path_factory.mktemp("claude-config")))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path_factory.mktemp("codex-home")))
+
+
+@pytest.fixture(autouse=True)
+def _every_notice_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A notice leaves the screen after its few seconds; a test on a loaded
+    machine may read it later than that. Every app keeps each notice it was
+    given, in order (``said`` in tests/helpers/screen.py reads them)."""
+    from textual.app import App
+
+    shown = App._on_notify
+
+    def keep(self: App[Any], event: Any) -> None:
+        self.__dict__.setdefault("_said", []).append(event.notification)
+        shown(self, event)
+
+    monkeypatch.setattr(App, "_on_notify", keep)
+
+
+@pytest.fixture
+def snap_compare(snap_compare: Callable[..., bool]) -> Callable[..., bool]:
+    """pytest-textual-snapshot's ``snap_compare``, its picture taken of the
+    screen as it stays: after ``run_before``, the notices (which leave by the
+    clock, before or after the picture on a loaded machine) are cleared."""
+    from textual.pilot import Pilot
+
+    from tests.helpers.screen import still
+
+    def compare(
+        app: Any, *, run_before: Callable[[Pilot[Any]], Any] | None = None, **kw: Any
+    ) -> bool:
+        async def then_still(pilot: Pilot[Any]) -> None:
+            done = run_before(pilot) if run_before is not None else None
+            if inspect.isawaitable(done):
+                await done
+            await still(pilot)
+
+        return snap_compare(app, run_before=then_still, **kw)
+
+    return compare
 
 
 @dataclass

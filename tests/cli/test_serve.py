@@ -11,10 +11,8 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,10 +35,10 @@ from tests.helpers.browser import (
     browser_page,
     cursor_row,
     free_port,
-    press,
     served,
     wait_for_screen,
 )
+from tests.helpers.waiting import wait_until
 
 
 def serve_args(*argv: str) -> argparse.Namespace:
@@ -309,7 +307,9 @@ def need_browser() -> None:
     assert not missing, f"CI must have {missing}"
 
 
-def test_in_a_browser_the_app_draws_and_j_moves_the_cursor(tmp_path: Path) -> None:
+def test_in_a_browser_the_app_draws_and_keys_work_at_once(tmp_path: Path) -> None:
+    """A person opens the page and types: no click first, and nothing here
+    focuses the terminal (the page gives it the keyboard itself)."""
     need_browser()
     with served(DEMO) as server, browser_page() as page:
         asked: list[str] = []
@@ -324,10 +324,10 @@ def test_in_a_browser_the_app_draws_and_j_moves_the_cursor(tmp_path: Path) -> No
         assert "run_started" in cursor_row(screen)
         assert "-first-byte" in page.evaluate("document.body.className")
         before = page.screenshot()
-        press(page, "j")
+        page.keyboard.press("j")
         screen = wait_for_screen(page, lambda s: "seq 2 of 14" in s)
         assert "attempt_started" in cursor_row(screen) and " 2 " in cursor_row(screen)
-        press(page, "End")
+        page.keyboard.press("End")
         screen = wait_for_screen(page, lambda s: "seq 14 of 14" in s)
         assert "tool_allowed" in cursor_row(screen)
         after = page.screenshot(path=str(tmp_path / "serve-browser.png"))
@@ -336,10 +336,28 @@ def test_in_a_browser_the_app_draws_and_j_moves_the_cursor(tmp_path: Path) -> No
         assert apps, "no app process for the tab"
         server.stop()  # Ctrl-C with the tab still open
         assert server.proc.returncode == 0, server.err
-        assert wait_until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in apps))
+        wait_until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in apps))
         wait_for_screen(page, lambda s: True)  # the page is still there, the app gone
         assert "-closed" in page.evaluate("document.body.className")
     assert "opened the app" in server.err and "Traceback" not in server.out + server.err
+
+
+def test_in_a_browser_keys_work_again_when_the_person_comes_back() -> None:
+    """Another tab in front, then this one again: keys still reach the app,
+    with no click."""
+    need_browser()
+    with served(DEMO) as server, browser_page() as page:
+        page.goto(server.url, wait_until="domcontentloaded")
+        wait_for_screen(page, lambda s: "✓ verified" in s and "seq 1 of 14" in s)
+        browser = page.context.browser
+        assert browser is not None
+        other = browser.new_page()
+        other.goto(server.url + "no-such-page")
+        other.bring_to_front()
+        page.bring_to_front()
+        page.keyboard.press("G")
+        screen = wait_for_screen(page, lambda s: "seq 14 of 14" in s)
+        assert "tool_allowed" in cursor_row(screen)
 
 
 def descendants(pid: int) -> list[int]:
@@ -349,12 +367,3 @@ def descendants(pid: int) -> list[int]:
         for child in (task / "children").read_text().split():
             found += [int(child), *descendants(int(child))]
     return found
-
-
-def wait_until(done: Callable[[], bool], timeout: float = 20) -> bool:
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True

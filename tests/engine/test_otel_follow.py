@@ -179,9 +179,10 @@ async def test_the_app_follows_a_trace_as_it_is_exported(tmp_path: Path) -> None
             for line in lines:
                 out.write(line)
                 out.flush()
-                await pilot.pause(0.05)
+                await pilot.pause(0.05)  # not a wait: the writer's pace
+        truth = _truth(path)  # every span written: the state comes to be the trace's
+        await until(pilot, lambda: compare(truth, app.replay.final_state()) == [])
         await until(pilot, lambda: app.replay.valid == len(app.replay.ledger) > 0)
         await until(pilot, lambda: app.main.timeline.cursor_index == app.replay.valid - 1)
         assert app.main.riding  # rode the tail as spans came
         assert app.replay.error is None
-        assert compare(_truth(path), app.replay.final_state()) == []

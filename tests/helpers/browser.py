@@ -18,13 +18,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import ROOT
+from tests.helpers.waiting import HANG, wait_until
 
 CHROMIUM = Path("/usr/bin/chromium")
 #: Headless, offline and quiet: nothing but the served page is fetched.
@@ -93,14 +93,15 @@ class Served:
         return f"http://127.0.0.1:{self.port}/"
 
     def stop(self) -> None:
-        """Ctrl-C, as a person stops it; killed if it does not stop in 20 s."""
+        """Ctrl-C, as a person stops it; killed if it has not stopped after
+        :data:`HANG` seconds (a hang)."""
         if self.stopped:
             return
         self.stopped = True
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
         try:
-            out, err = self.proc.communicate(timeout=20)
+            out, err = self.proc.communicate(timeout=HANG)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             out, err = self.proc.communicate()
@@ -123,14 +124,12 @@ def served(run: str | Path, *args: str, cwd: Path | None = None) -> Iterator[Ser
     )
     server = Served(proc, port)
     try:
-        deadline = time.monotonic() + 60
-        while not listening(port):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                server.stop()
-                raise AssertionError(
-                    f"serve did not start (exit {proc.returncode}): {server.out}{server.err}"
-                )
-            time.sleep(0.1)
+        wait_until(lambda: listening(port) or proc.poll() is not None)
+        if proc.poll() is not None:
+            server.stop()
+            raise AssertionError(
+                f"serve did not start (exit {proc.returncode}): {server.out}{server.err}"
+            )
         yield server
     finally:
         server.stop()
@@ -166,16 +165,22 @@ def screen_text(page: Any) -> str | None:
     return text
 
 
-def wait_for_screen(page: Any, ready: Callable[[str], bool], timeout: float = 60) -> str:
+def wait_for_screen(page: Any, ready: Callable[[str], bool]) -> str:
     """The screen's text once ``ready`` says so; fails with the last screen seen."""
-    deadline = time.monotonic() + timeout
-    text = None
-    while time.monotonic() < deadline:
-        text = screen_text(page)
-        if text is not None and ready(text):
-            return text
-        time.sleep(0.2)
-    raise AssertionError(f"the page never showed what was awaited; its screen:\n{text}")
+    seen: list[str | None] = [None]
+
+    def shown() -> str | None:
+        seen[0] = screen_text(page)
+        return seen[0] if seen[0] is not None and ready(seen[0]) else None
+
+    try:
+        text = wait_until(shown, poll=0.2)
+    except AssertionError:
+        raise AssertionError(
+            f"the page never showed what was awaited; its screen:\n{seen[0]}"
+        ) from None
+    assert isinstance(text, str)
+    return text
 
 
 def cursor_row(screen: str) -> str:
@@ -183,10 +188,3 @@ def cursor_row(screen: str) -> str:
     rows = [row for row in screen.splitlines() if row.lstrip(" │┃").startswith("▶")]
     assert len(rows) == 1, screen
     return rows[0]
-
-
-def press(page: Any, key: str) -> None:
-    """A key typed into the terminal (focused as a click would, without
-    clicking: a click on a row selects it)."""
-    page.focus(".xterm-helper-textarea")
-    page.keyboard.press(key)

@@ -5,27 +5,37 @@ the whole screen and what the app said."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from rich.text import Text
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.screens.prompts import GotoScreen
+from replay_tui.ui.screens.run import ReplayScreen
 from replay_tui.ui.widgets.state_pane import StatePane
 from tests.helpers.waiting import until
 
 
+def settled(screen: ReplayScreen) -> bool:
+    """Validation is over, the bookmarks are loaded (``b`` works) and the
+    panes show the cursor's row (or, at prefix 0, the initial state): the
+    screen a person reads."""
+    view, cursor = screen.line_view, screen.timeline.cursor_index
+    if screen.validating or view is None or screen.marks.bookmarks is None:
+        return False
+    if screen.at_initial:
+        return view.index < 0
+    return view.index == cursor and view.mode != "pending"
+
+
 async def settle(app: ReplayApp, pilot: Pilot[int]) -> None:
-    """Wait for validation and for the view of the cursor row."""
-    for _ in range(200):
-        await pilot.pause(0.02)
-        if (
-            not app.main.validating
-            and app.main.line_view is not None
-            and (app.main.line_view.index == app.main.timeline.cursor_index)
-        ):
-            break
+    """Wait for validation and for the view of the cursor row (what is
+    queued, a key say, handled first)."""
+    await pilot.pause()
+    await until(pilot, lambda: settled(app.main))
     await pilot.pause()
 
 
@@ -65,11 +75,17 @@ async def ask(app: ReplayApp, pilot: Pilot[int], text: str) -> None:
 
 
 async def compared(app: ReplayApp, pilot: Pilot[int]) -> None:
-    """B is replayed, compared, and its side drawn (on a loaded machine the
-    pane says "B is being replayed…" for a while after the rows part)."""
-    await settle(app, pilot)
-    await until(pilot, lambda: app.main.compare.differs is not None)
-    await until(pilot, lambda: "B is being replayed" not in pane_text(app, "state"))
+    """B is replayed, compared, and its side drawn at the cursor's row (on a
+    loaded machine the pane says "B is being replayed…" for a while after
+    the rows part)."""
+    await until(
+        pilot,
+        lambda: (
+            settled(app.main)
+            and app.main.compare.differs is not None
+            and "B is being replayed" not in pane_text(app, "state")
+        ),
+    )
     await pilot.pause()
 
 
@@ -99,11 +115,19 @@ def seq_at_cursor(app: ReplayApp) -> int | None:
     return None if index is None else app.main.view.row(index).seq
 
 
-def said(app: ReplayApp) -> list[str]:
-    """Every notification the app has shown, oldest first."""
-    return [n.message for n in app._notifications]
+def said(app: App[Any]) -> list[str]:
+    """Every notification the app has shown, oldest first, those timed out
+    too (kept by conftest's ``_every_notice_kept``)."""
+    return [n.message for n in app.__dict__.get("_said", [])]
 
 
-def notices(app: ReplayApp) -> str:
+def notices(app: App[Any]) -> str:
     """Every notification the app has shown, as one text."""
     return "\n".join(said(app))
+
+
+async def still(pilot: Pilot[Any]) -> None:
+    """The screen as it stays, for a snapshot: the notices, which leave by
+    the clock (sooner or later than the snapshot on a loaded machine), gone."""
+    pilot.app.clear_notifications()
+    await pilot.pause()

@@ -39,6 +39,7 @@ from tests.corpus.make_corpus import hostile_everywhere
 from tests.helpers.files import make_read_only
 from tests.helpers.inert import assert_inert
 from tests.helpers.screen import pane_text, screen_text, seq_at_cursor, settle, status
+from tests.helpers.waiting import until
 
 FUZZ_BASE = Path(tempfile.mkdtemp(prefix="replay-fuzz-base-"))
 atexit.register(shutil.rmtree, FUZZ_BASE, True)
@@ -229,28 +230,21 @@ async def test_app_stays_responsive_and_says_the_rules_are_stuck(tmp_path: Path)
         str(REFUND), reducer=rules_file(tmp_path, BUGS["loops forever"][0]), rules_timeout=4
     )
     async with app.run_test(size=(140, 40)) as pilot:
-        for _ in range(100):  # until the clock says so (it looks every 0.5 s)
-            await pilot.pause(0.1)
-            if "rules busy" in status(app) and app.main.stuck:  # said, and drawn amber
-                break
+        # the clock looks every 0.5 s: said, and drawn amber
+        await until(pilot, lambda: "rules busy" in status(app) and app.main.stuck)
         assert "on seq 2, stopped at 4 s" in status(app)
         assert app.main.stuck and app.main.has_class("-stuck")
         # still usable while the rules spin: keys move the cursor
         before = app.main.timeline.cursor_index
         await pilot.press("j")
         assert app.main.timeline.cursor_index != before
-        for _ in range(200):  # then stopped at the timeout: a verdict
-            await pilot.pause(0.1)
-            if app.replay.error is not None and not app.main.validating:
-                break
+        # then stopped at the timeout: a verdict
+        await until(pilot, lambda: app.replay.error is not None and not app.main.validating)
         error = app.replay.error
         assert error is not None and error.code == "reducer_error" and error.seq == 2
         assert "did not return within 4 s" in error.message
-        for _ in range(50):  # the clock looks again within 0.5 s
-            await pilot.pause(0.1)
-            if not app.main.stuck:
-                break
-        assert not app.main.stuck and "error at seq 2: reducer_error" in status(app)
+        await until(pilot, lambda: not app.main.stuck)  # the clock looks again
+        assert "error at seq 2: reducer_error" in status(app)
 
 
 # -- a ledger that grows without end -------------------------------------------

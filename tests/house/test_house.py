@@ -72,3 +72,37 @@ def test_there_is_one_until_in_the_helpers() -> None:
     ]
     assert len(found) == 1, found
     assert found[0][0].startswith("tests/helpers/"), found
+
+
+#: What a fixed pause may say on its line: it waits for nothing.
+NOT_A_WAIT = ("# not a wait:", "# nothing happens meanwhile")
+
+
+def _fixed_pauses(tree: ast.Module, source: list[str]) -> list[int]:
+    """Lines of ``pilot.pause(<seconds>)``, ``time.sleep(...)`` and
+    ``asyncio.sleep(...)`` that do not say why they wait for nothing."""
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        name, args = node.func.attr, node.args
+        pause = name == "pause" and bool(args)
+        sleep = name == "sleep" and isinstance(node.func.value, ast.Name)
+        if (pause or sleep) and not any(s in source[node.lineno - 1] for s in NOT_A_WAIT):
+            found.append(node.lineno)
+    return found
+
+
+def test_no_test_waits_a_fixed_time() -> None:
+    """A test waits for what it needs (``until``), never a length of time: on
+    a loaded machine a fixed pause is too short. A pause that waits for
+    nothing (a writer's pace, a check that nothing moves) says so on its line;
+    ``wait_until`` in tests/helpers/waiting.py is the one sleep between looks."""
+    waiting = TESTS / "helpers" / "waiting.py"
+    found = [
+        f"{path.relative_to(TESTS.parent)}:{line}"
+        for path, tree in _modules().items()
+        if path != waiting
+        for line in _fixed_pauses(tree, path.read_text().splitlines())
+    ]
+    assert found == [], "\n".join(found)

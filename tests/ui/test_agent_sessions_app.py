@@ -9,7 +9,7 @@ from pathlib import Path
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.screens.run import ReplayScreen
 from tests.conftest import ROOT, TESTS
-from tests.helpers.screen import pane_text, seq_at_cursor, settle, status
+from tests.helpers.screen import compared, pane_text, said, seq_at_cursor, settle, status
 from tests.helpers.waiting import until
 
 FIXTURES = TESTS / "fixtures" / "agent-sessions" / "claude-code"
@@ -50,7 +50,7 @@ async def test_t_elsewhere_says_what_it_opens(tmp_path: Path) -> None:
         await pilot.press("t")  # seq 1: a summary record, no sub-agent
         await pilot.pause()
         assert app.screen is app.main
-        assert any("sub-agent's transcript" in n.message for n in app._notifications)
+        assert any("sub-agent's transcript" in m for m in said(app))
 
 
 async def test_a_session_is_followed_as_the_agent_writes(tmp_path: Path) -> None:
@@ -91,9 +91,8 @@ async def test_the_app_leaves_a_session_as_it_was_and_its_features_work(tmp_path
     before = _stat(session)
     app = make_app(session, at=16, against=SAMPLES / "claude-code-short.jsonl")
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(
-            pilot, lambda: seq_at_cursor(app) == 16 and app.main.compare.differs is not None
-        )
+        await compared(app, pilot)  # at seq 16, its state and B's drawn
+        assert seq_at_cursor(app) == 16
         assert "error" in pane_text(app, "state") and "vs" in status(app)
         await pilot.press("b")  # bookmarks live in the state directory, never beside the file
         await until(pilot, lambda: 15 in app.main.timeline.bookmarks)
@@ -165,7 +164,7 @@ async def test_m_elsewhere_says_where_it_works() -> None:
         await pilot.press("m")
         await pilot.pause()
         assert not app.main.search.filter_text
-        assert any("in a Claude Code session" in n.message for n in app._notifications)
+        assert any("in a Claude Code session" in m for m in said(app))
 
 
 async def test_t_at_a_forked_rollout_opens_the_one_it_was_forked_from(tmp_path: Path) -> None:

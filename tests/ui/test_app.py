@@ -7,6 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.screens.help import HelpScreen
 from replay_tui.ui.screens.prompts import FilterScreen, GotoScreen
@@ -15,11 +16,19 @@ from tests.helpers.screen import (
     pane_text,
     ready,
     ready_at,
+    said,
     screen_text,
     seq_at_cursor,
     settle,
+    settled,
     status,
 )
+from tests.helpers.waiting import until
+
+
+def row_shown(app: ReplayApp, start: str) -> bool:
+    """A timeline row starting with ``start`` (its seq) is on the screen."""
+    return any(line.lstrip("│┃▶ ").startswith(start) for line in screen_text(app).splitlines())
 
 
 async def test_demo_opens_verified_at_seq_1() -> None:
@@ -108,10 +117,7 @@ async def test_filter_hides_rows_but_keeps_true_prefix() -> None:
         await pilot.press("slash")
         assert isinstance(app.screen, FilterScreen)
         await pilot.press(*"model_proposed", "enter")
-        for _ in range(50):
-            await pilot.pause(0.02)
-            if app.main.search.matches is not None:
-                break
+        await until(pilot, lambda: app.main.search.matches is not None)
         assert app.main.timeline.row_count == 3
         await settle(app, pilot)
         assert seq_at_cursor(app) == 3
@@ -141,13 +147,9 @@ async def test_play_steps_forward_and_speed_keys() -> None:
         assert app.main.timeline.playback.speed == 32
         await pilot.press("space")
         assert app.main.playing
-        for _ in range(300):
-            await pilot.pause(0.02)
-            if seq_at_cursor(app) == 14:
-                break
-        assert seq_at_cursor(app) == 14
-        await pilot.pause(0.3)
-        assert not app.main.playing  # stops at the end
+        await until(pilot, lambda: seq_at_cursor(app) == 14)
+        await until(pilot, lambda: not app.main.playing)  # stops at the end
+        assert seq_at_cursor(app) == 14 and "playing" not in status(app)
 
 
 async def test_play_pauses_on_space() -> None:
@@ -159,7 +161,7 @@ async def test_play_pauses_on_space() -> None:
         await pilot.press("space")
         assert not app.main.playing
         where = seq_at_cursor(app)
-        await pilot.pause(0.5)
+        await pilot.pause(0.5)  # nothing happens meanwhile: playing, it moves 4 rows a second
         assert seq_at_cursor(app) == where
 
 
@@ -268,8 +270,7 @@ async def test_e_stops_at_failed_tool_calls() -> None:
         await pilot.press("e")
         await pilot.pause()
         assert seq_at_cursor(app) == 68  # no more: said so
-        said = [n.message for n in app._notifications]
-        assert "no more errors, warnings or failed calls that way" in said
+        assert "no more errors, warnings or failed calls that way" in said(app)
         await pilot.press("E")
         assert seq_at_cursor(app) == 45
 
@@ -372,10 +373,7 @@ async def test_clearing_a_filter_keeps_the_cursor_row_on_screen() -> None:
         await pilot.press("colon", *"150", "enter")
         await settle(app, pilot)
         await pilot.press("slash", *"call-000012", "enter")
-        for _ in range(100):
-            await pilot.pause(0.02)
-            if app.main.search.matches is not None:
-                break
+        await until(pilot, lambda: app.main.search.matches is not None)
         await settle(app, pilot)
         await pilot.press("escape")
         await settle(app, pilot)
@@ -475,8 +473,7 @@ async def test_unfollow_when_not_following_says_so() -> None:
         await settle(app, pilot)
         await pilot.press("F")
         await settle(app, pilot)
-        said = [n.message for n in app._notifications]
-        assert any("not following" in m for m in said)
+        assert any("not following" in m for m in said(app))
 
 
 async def test_a_line_without_a_seq_is_placed_by_its_line_number() -> None:
@@ -511,8 +508,7 @@ async def test_validation_does_not_pull_a_cursor_the_person_moved(tmp_path: Path
     facts = write_agent_run(run, 60_000, seed=3, plant="budget_exceeded", plant_seq=59_900)
     app = make_app(run)
     async with app.run_test(size=(140, 40)) as pilot:
-        while app.main.line_view is None:  # the first screen, validation still going
-            await pilot.pause(0.01)
+        await until(pilot, lambda: app.main.line_view is not None)  # the first screen
         assert app.main.validating, "the run validated before a key could be pressed"
         await pilot.press("j", "j", "j")
         await settle(app, pilot)
@@ -546,9 +542,8 @@ async def test_the_cursor_row_is_on_screen_after_opening_at_80x24() -> None:
     app = make_app(SAMPLES / "broken-divergence")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        await pilot.pause(0.2)
         assert app.main.timeline.cursor_index == 10
-        assert any(line.lstrip("│┃▶ ").startswith("11 ") for line in screen_text(app).splitlines())
+        await until(pilot, lambda: row_shown(app, "11 "))
 
 
 async def test_the_cursor_row_stays_on_screen_after_a_resize() -> None:
@@ -559,9 +554,8 @@ async def test_the_cursor_row_stays_on_screen_after_a_resize() -> None:
         await settle(app, pilot)
         await pilot.resize_terminal(80, 24)
         await settle(app, pilot)
-        await pilot.pause(0.2)
         assert app.main.timeline.cursor_index == 249
-        assert any(line.lstrip("│┃▶ ").startswith("250 ") for line in screen_text(app).splitlines())
+        await until(pilot, lambda: row_shown(app, "250 "))
 
 
 async def test_tab_reaches_the_receipt_pane_and_keys_scroll_it() -> None:
@@ -574,8 +568,7 @@ async def test_tab_reaches_the_receipt_pane_and_keys_scroll_it() -> None:
         receipt_pane = app.query_one("#receipt")
         assert receipt_pane.has_focus
         await pilot.press("pagedown")
-        await pilot.pause(0.2)
-        assert receipt_pane.scroll_y > 0
+        await until(pilot, lambda: receipt_pane.scroll_y > 0)
         await pilot.press("j")  # j still steps events from any pane
         await settle(app, pilot)
         assert app.main.timeline.cursor_index == 6
@@ -587,7 +580,7 @@ async def test_prefix_zero_shows_the_initial_state() -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         await pilot.press("k")  # from seq 1: prefix 0
-        await pilot.pause()
+        await settle(app, pilot)
         assert app.main.at_initial and "initial state, prefix 0" in status(app)
         shown = pane_text(app, "state")
         assert shown.startswith("initial state") and '"phase": "new"' in shown
@@ -597,7 +590,7 @@ async def test_prefix_zero_shows_the_initial_state() -> None:
         await pilot.press("colon", *"10", "enter")
         await settle(app, pilot)
         await pilot.press("colon", "0", "enter")  # :0 from anywhere
-        await pilot.pause()
+        await settle(app, pilot)
         assert app.main.at_initial and app.main.timeline.cursor == 0
         assert pane_text(app, "state").startswith("initial state")
         await pilot.press("G")  # any move leaves it
@@ -615,8 +608,8 @@ async def test_k_held_down_reaches_prefix_zero() -> None:
         await settle(app, pilot)
         for _ in range(4):  # in one go: no message is handled between them
             app.main.action_step(-1)
-        await pilot.pause(0.2)
-        assert app.main.at_initial and "initial state, prefix 0" in status(app)
+        await until(pilot, lambda: app.main.at_initial and settled(app.main))
+        assert "initial state, prefix 0" in status(app)
         assert pane_text(app, "state").startswith("initial state")
 
 

@@ -17,7 +17,8 @@ from replay_tui.ui.launch import make_app
 from replay_tui.views.calls import Folding
 from replay_tui.views.runview import RunView
 from tests.conftest import DEMO, SAMPLES
-from tests.helpers.screen import pane_text, ready, screen_text, seq_at_cursor, settle
+from tests.helpers.screen import pane_text, ready, said, screen_text, seq_at_cursor, settle
+from tests.helpers.waiting import until
 
 RESEARCH = SAMPLES / "temporal" / "sdk-python--research-workflow-history.json"
 
@@ -105,7 +106,7 @@ async def test_v_folds_each_call_into_one_row_and_back() -> None:
         assert "▸ read_file" in screen and "ok  tests/test_parser.py  317 ms" in screen
         assert "denied  rm -rf build/" in screen and "still open  src/parser.py" in screen
         assert "tool_allowed" not in screen
-        assert any("3 calls folded" in n.message for n in app._notifications)
+        assert any("3 calls folded" in m for m in said(app))
         await pilot.press("j", "j")  # run_started, attempt_started, then the read_file call
         await settle(app, pilot)
         # the call's row is the prefix through its last event
@@ -157,7 +158,7 @@ async def test_rules_that_name_no_calls_say_there_is_nothing_to_fold() -> None:
     app = make_app(SAMPLES / "refund-180")
     async with app.run_test(size=(140, 40)) as pilot:
         await _folded(pilot)
-        assert any("nothing to fold" in n.message for n in app._notifications)
+        assert any("nothing to fold" in m for m in said(app))
         assert app.main.timeline.row_count == 3
 
 
@@ -167,11 +168,7 @@ async def test_a_filter_shows_the_calls_it_matches_folded() -> None:
         await _folded(pilot)
         await pilot.press("slash", *"call-002", "enter")
         await settle(app, pilot)
-        for _ in range(50):
-            await pilot.pause(0.02)
-            if app.main.timeline.row_count == 1:
-                break
-        assert app.main.timeline.row_count == 1
+        await until(pilot, lambda: app.main.timeline.row_count == 1)
         assert "denied  rm -rf build/" in screen_text(app)
 
 

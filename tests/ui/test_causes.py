@@ -16,7 +16,7 @@ from replay_tui.reducers import load_reducer
 from replay_tui.ui.launch import make_app
 from replay_tui.views.runview import RunView
 from tests.conftest import SAMPLES, RunFactory
-from tests.helpers.screen import pane_text, ready_at, seq_at_cursor, settle
+from tests.helpers.screen import pane_text, ready_at, said, seq_at_cursor, settle
 
 UPDATE = SAMPLES / "temporal" / "hand-written--update-after-reset.json"
 
@@ -66,14 +66,14 @@ async def test_p_goes_to_the_cause_and_capital_p_back() -> None:
         await pilot.press("p")  # 11 names no cause: the cursor stays
         await settle(app, pilot)
         assert seq_at_cursor(app) == 11
-        assert any("no cause" in n.message for n in app._notifications)
+        assert any("no cause" in m for m in said(app))
         await pilot.press("P")
         await settle(app, pilot)
         assert seq_at_cursor(app) == 14
         await pilot.press("P")
         await settle(app, pilot)
         assert seq_at_cursor(app) == 14
-        assert any("nothing to go back to" in n.message for n in app._notifications)
+        assert any("nothing to go back to" in m for m in said(app))
 
 
 def test_snapshot_causes_and_effects(snap_compare) -> None:  # type: ignore[no-untyped-def]

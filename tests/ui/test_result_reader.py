@@ -15,7 +15,7 @@ from replay_tui.ui.launch import make_app
 from replay_tui.ui.screens.whole_result import ResultReader
 from replay_tui.views.reader_text import ROW_CHARS, Cancelled, ReaderText
 from tests.conftest import ROOT
-from tests.helpers.screen import pane_text, seq_at_cursor, settle
+from tests.helpers.screen import pane_text, said, seq_at_cursor, settle
 from tests.helpers.waiting import until
 
 SAMPLE = ROOT / "sample_runs" / "agent-sessions" / "claude-code-short.jsonl"
@@ -138,8 +138,7 @@ async def test_o_where_there_is_no_result_reads_the_event_whole(tmp_path: Path) 
         await pilot.press("o")
         await pilot.pause()
         assert app.screen is app.main
-        assert any("o reads a receipt, a recorded result or an event" in n.message
-                   for n in app._notifications)  # fmt: skip
+        assert any("o reads a receipt, a recorded result or an event" in m for m in said(app))
 
 
 async def test_o_keeps_secret_looking_values_masked_unless_revealed(tmp_path: Path) -> None:

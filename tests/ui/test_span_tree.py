@@ -20,7 +20,7 @@ from replay_tui.ui.launch import make_app
 from replay_tui.ui.render.span_rows import OPEN_END, span_bar
 from replay_tui.views.calls import CallRow, Folding, bar_cells
 from tests.conftest import TESTS
-from tests.helpers.screen import pane_text, ready, screen_text, seq_at_cursor, settle
+from tests.helpers.screen import pane_text, ready, said, screen_text, seq_at_cursor, settle
 from tests.helpers.waiting import until
 
 FIXTURES = TESTS / "fixtures"
@@ -218,7 +218,7 @@ async def test_v_on_a_trace_shows_its_spans_as_a_tree_with_bars() -> None:
         await _tree_shown(pilot)
         timeline = app.main.timeline
         assert timeline.row_count == 7 and "span tree" in str(timeline.border_subtitle)
-        assert any("as a span tree" in n.message for n in app._notifications)
+        assert any("as a span tree" in m for m in said(app))
         screen = screen_text(app)
         names = ["▾ invoke_workflow", "  ▾ invoke_agent triage", "      chat gpt-4.1-mini"]
         names += ["  ▾ invoke_agent billing", "      issue_refund 42"]

@@ -19,7 +19,7 @@ from replay_tui.ui.launch import make_app
 from replay_tui.ui.widgets.status_line import Piece, fit
 from tests.conftest import DEMO, SAMPLES
 from tests.helpers.marks import bookmark
-from tests.helpers.screen import ask, settle, status
+from tests.helpers.screen import ask, compared, settle, status
 from tests.helpers.waiting import until
 
 REFUND = SAMPLES / "refund-180"
@@ -88,9 +88,7 @@ async def test_at_80_columns_a_bookmark_note_is_cut_not_the_position() -> None:
 async def test_at_80_columns_compare_mode_keeps_b_and_the_position() -> None:
     app = make_app(REFUND, skip=(2,))
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        await until(pilot, lambda: app.main.compare.differs is not None)
-        await pilot.pause()
+        await compared(app, pilot)
         line = _one_line(app)
         assert "WHAT-IF" in line and "B ✗ 3: illegal_transition" in line and "2 part" in line
         assert "seq 1/3 waiting" in line and "✓" in line
@@ -126,9 +124,7 @@ def test_snapshot_compare_mode_at_80x24(snap_compare) -> None:  # type: ignore[n
     async def run(pilot: Pilot[int]) -> None:
         app = pilot.app
         assert isinstance(app, ReplayApp)
-        await settle(app, pilot)
-        await until(pilot, lambda: app.main.compare.differs is not None)
-        await pilot.pause()
+        await compared(app, pilot)
 
     assert snap_compare(make_app(REFUND, skip=(2,)), terminal_size=(80, 24), run_before=run)
 

@@ -12,12 +12,13 @@ import pytest
 
 from replay_tui.ui.app import KEYS, ReplayApp
 from replay_tui.ui.launch import make_app
+from replay_tui.ui.screens.help import HelpScreen
 from replay_tui.ui.screens.prompts import PromptScreen
 from replay_tui.ui.widgets.state_pane import StatePane
 from tests.conftest import DEMO, SAMPLES
 from tests.helpers.runs import demo_with_password
-from tests.helpers.screen import notices, screen_text, settle, status
-from tests.helpers.waiting import until
+from tests.helpers.screen import notices, said, screen_text, settle, status
+from tests.helpers.waiting import HANG, until
 
 TEMPORAL = SAMPLES / "temporal" / "sdk-python--research-workflow-history.json"
 
@@ -77,8 +78,7 @@ async def test_f_on_a_source_read_once_says_so(tmp_path: Path) -> None:
             await settle(app, pilot)
             await pilot.press("f")
             await pilot.pause()
-            said = [n.message for n in app._notifications]
-            assert any("read once, complete" in m for m in said), said
+            assert any("read once, complete" in m for m in said(app)), said(app)
             assert not app.main.following and "LIVE" not in status(app)
             await pilot.press("j")
             assert app.is_running
@@ -91,8 +91,7 @@ async def test_f_in_compare_mode_is_refused_as_the_cli_refuses_it() -> None:
         await pilot.press("f")
         await pilot.pause()
         assert not app.main.following and app.b is not None
-        said = " ".join(n.message for n in app._notifications)
-        assert "compare mode compares two finished runs" in said
+        assert "compare mode compares two finished runs" in notices(app)
 
 
 async def test_s_while_following_is_refused(tmp_path: Path) -> None:
@@ -110,12 +109,10 @@ async def test_y_copies_what_is_shown_masked_unless_revealed(tmp_path: Path) -> 
     app = make_app(demo_with_password(tmp_path), at=3)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        await pilot.pause(0.1)
         await pilot.press("y")
         await pilot.pause()
         assert "hunter2" not in app.clipboard and "••••••" in app.clipboard
-        said = app._notifications
-        assert any("masked" in n.message and "after seq 3" in n.message for n in said)
+        assert any("masked" in m and "after seq 3" in m for m in said(app))
         await pilot.press("r", "y")
         await pilot.pause()
         assert '"password": "hunter2"' in app.clipboard
@@ -125,11 +122,10 @@ async def test_c_says_what_it_copied() -> None:
     app = make_app(DEMO, at=8)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        await pilot.pause(0.1)
         await pilot.press("c")
         await pilot.pause()
         assert app.clipboard == f"{DEMO}@8"
-        assert any(f"copied the link {DEMO}@8" in n.message for n in app._notifications)
+        assert any(f"copied the link {DEMO}@8" in m for m in said(app))
 
 
 async def test_a_warning_is_explained_at_its_row(tmp_path: Path) -> None:
@@ -156,12 +152,14 @@ async def test_d_opens_the_full_state_scrolled_to_the_change() -> None:
     app = make_app(DEMO, at=9)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        await pilot.pause(0.1)
         await pilot.press("d")
-        await pilot.pause(0.1)
-        shown = screen_text(app)
-        assert "full state" in shown
-        assert any("●" in row and '"tokens": 2538' in row for row in shown.splitlines()), shown
+        await until(pilot, lambda: "full state" in screen_text(app))
+        await until(
+            pilot,
+            lambda: any(
+                "●" in row and '"tokens": 2538' in row for row in screen_text(app).splitlines()
+            ),
+        )
 
 
 def pane_rows(app: ReplayApp, selector: str) -> list[str]:
@@ -178,10 +176,7 @@ async def test_wrapping_never_drops_a_character_at_any_width() -> None:
     message = "refund_recorded needs status approved, but the refund is waiting"
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        for _ in range(100):
-            await pilot.pause(0.02)
-            if app.main.compare.ready:
-                break
+        await until(pilot, lambda: app.main.compare.ready)
         for width in range(70, 161, 3):  # a cut showed at 3 widths in a row
             await pilot.resize_terminal(width, 40)
             await pilot.press("k", "j")  # laid out again at this width
@@ -212,7 +207,7 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     def held(self: Replay, index: int, lines: list[bytes]) -> None:
         if index <= GATE < index + len(lines):  # lines are consumed a chunk at a time
             consume(self, index, lines[: GATE - index])
-            opened.wait(30)
+            opened.wait(HANG)  # bounds a hang: the test sets it
             consume(self, GATE, lines[GATE - index :])
         else:
             consume(self, index, lines)
@@ -239,7 +234,7 @@ async def test_a_link_lands_as_soon_as_its_seq_is_validated(
 ) -> None:
     app = make_app(long_run, at=60)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: cursor_seq(app) == 60, 10)
+        await until(pilot, lambda: cursor_seq(app) == 60)
         assert not app.replay.finished  # not after the whole run
         assert "seq 60 of" in status(app)
 
@@ -249,37 +244,35 @@ async def test_goto_past_the_validated_prefix_goes_there_when_reached(
 ) -> None:
     app = make_app(long_run)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.replay.valid == GATE, 10)
+        await until(pilot, lambda: app.replay.valid == GATE)
         await pilot.press("colon")
-        await pilot.pause(0.3)
-        assert "1..30,000 validated so far" in goto_label(app)
+        await until(pilot, lambda: "1..30,000 validated so far" in goto_label(app))
         await pilot.press(*"55000", "enter")
-        await pilot.pause(0.1)
-        said = " ".join(n.message for n in app._notifications)
-        assert "validated up to seq 30,000: going to seq 55,000 when it is reached" in said
+        await until(pilot, lambda: "going to seq 55,000 when it is reached" in notices(app))
+        assert "validated up to seq 30,000: going to seq 55,000 when it is reached" in notices(app)
         assert not isinstance(app.screen, PromptScreen) and cursor_seq(app) != 55_000
         await pilot.press("colon")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: isinstance(app.screen, PromptScreen))
         gate.set()  # validation goes on while the prompt is open: its range follows
-        await until(pilot, lambda: app.replay.finished, 30)
-        await pilot.pause(0.4)
-        assert "1..60,000;" in goto_label(app)
+        await until(pilot, lambda: app.replay.finished)
+        await until(pilot, lambda: "1..60,000;" in goto_label(app))
         await pilot.press("escape")
-        await until(pilot, lambda: cursor_seq(app) == 55_000, 5)
-        await pilot.press("colon", *"100", "enter")  # validated: at once
-        await until(pilot, lambda: cursor_seq(app) == 100, 1)
+        await until(pilot, lambda: cursor_seq(app) == 55_000)
+        await pilot.press("colon", *"100", "enter")  # validated: at once, not when reached
+        await until(pilot, lambda: cursor_seq(app) == 100)
+        assert "going to seq 100 when" not in notices(app)
 
 
 async def test_a_move_forgets_a_jump_still_waiting(long_run: Path, gate: threading.Event) -> None:
     app = make_app(long_run)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.replay.valid == GATE, 10)
+        await until(pilot, lambda: app.replay.valid == GATE)
         await pilot.press("colon", *"59000", "enter")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: "going to seq 59,000 when it is reached" in notices(app))
         await pilot.press("j")
         gate.set()
-        await until(pilot, lambda: app.replay.finished, 30)
-        await pilot.pause(0.3)
+        await until(pilot, lambda: app.replay.finished)
+        await settle(app, pilot)  # the rows all came: a jump still waiting would be made now
         assert cursor_seq(app) == 2
 
 
@@ -302,8 +295,7 @@ async def test_an_edit_in_place_with_an_append_is_found_within_a_second(
     run, lines = live_demo(tmp_path)
     app = make_app(run, follow=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.replay.valid == 12, 10)
-        await pilot.pause(0.3)  # the watcher is up
+        await until(pilot, lambda: app.replay.valid == 12)  # read: what comes now is seen
         first = app.replay
         ledger = run / "events.jsonl"
         data = bytearray(ledger.read_bytes())
@@ -312,8 +304,8 @@ async def test_an_edit_in_place_with_an_append_is_found_within_a_second(
         data[at + 2] = ord("X")
         with open(ledger, "r+b") as fh:
             fh.write(bytes(data) + lines[12])
-        await until(pilot, lambda: app.replay is not first, 3)
-        await until(pilot, lambda: f"line {edited} changed" in notices(app), 5)
+        await until(pilot, lambda: app.replay is not first)
+        await until(pilot, lambda: f"line {edited} changed" in notices(app))
         assert f"ledger rewritten at byte {start}: line {edited} changed" in notices(app)
 
 
@@ -321,41 +313,39 @@ async def test_after_a_rewrite_the_place_is_kept_and_the_banner_goes(tmp_path: P
     run, lines = live_demo(tmp_path)
     app = make_app(run, follow=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.replay.valid == 12, 10)
-        await pilot.pause(0.3)
+        await until(pilot, lambda: app.replay.valid == 12)
         await pilot.press("home", "j", "j", "j", "j")  # seq 5: off the tail
         assert cursor_seq(app) == 5 and not app.main.riding
         first = app.replay
         ledger = run / "events.jsonl"
         ledger.write_bytes(ledger.read_bytes().replace(b'"tokens":812', b'"tokens":813'))
-        await until(pilot, lambda: app.replay is not first, 3)
-        await until(pilot, lambda: "read again, 12 valid events" in notices(app), 5)
-        await pilot.pause(0.2)
-        assert app.main.session.banner == "" and "history changed" not in status(app)
+        await until(pilot, lambda: app.replay is not first)
+        await until(pilot, lambda: "read again, 12 valid events" in notices(app))
+        await until(pilot, lambda: "history changed" not in status(app))
+        assert app.main.session.banner == ""
         assert cursor_seq(app) == 5  # the person's place
         assert "+" not in status(app).split("seq 5 of 12")[1][:4]
         with open(ledger, "ab") as out:
             out.write(lines[12])
-        await until(pilot, lambda: app.replay.valid == 13, 5)
-        await pilot.pause(0.1)
-        assert cursor_seq(app) == 5 and "+1 new event (" in status(app)
+        await until(pilot, lambda: app.replay.valid == 13)
+        await until(pilot, lambda: "+1 new event (" in status(app))
+        assert cursor_seq(app) == 5
 
 
 async def test_after_a_rewrite_riding_the_tail_resumes(tmp_path: Path) -> None:
     run, lines = live_demo(tmp_path)
     app = make_app(run, follow=True)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.replay.valid == 12, 10)
-        await until(pilot, lambda: cursor_seq(app) == 12, 5)
-        await pilot.pause(0.3)
+        await until(pilot, lambda: app.replay.valid == 12)
+        await until(pilot, lambda: cursor_seq(app) == 12)
         first = app.replay
         ledger = run / "events.jsonl"
         ledger.write_bytes(ledger.read_bytes().replace(b'"tokens":812', b'"tokens":813'))
-        await until(pilot, lambda: app.replay is not first, 3)
-        await until(pilot, lambda: "read again" in notices(app), 5)
+        await until(pilot, lambda: app.replay is not first)
+        await until(pilot, lambda: "read again" in notices(app))
         with open(ledger, "ab") as out:
             out.write(lines[12])
-        await until(pilot, lambda: cursor_seq(app) == 13, 5)
+        await until(pilot, lambda: cursor_seq(app) == 13)
         assert app.main.riding and "new event" not in status(app)
 
 
@@ -363,13 +353,10 @@ async def test_ctrl_p_lists_bookmarks_before_anything_is_typed() -> None:
     app = make_app(DEMO, at=3)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
-        await pilot.pause(0.1)
         await pilot.press("b")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: 2 in app.main.timeline.bookmarks)
         await pilot.press("ctrl+p")
-        await pilot.pause(0.5)
-        shown = screen_text(app)
-        assert "◆ seq 3" in shown, shown
+        await until(pilot, lambda: "◆ seq 3" in screen_text(app))
 
 
 async def test_a_bookmark_on_the_error_row_is_seen_and_so_is_the_error(
@@ -381,7 +368,7 @@ async def test_a_bookmark_on_the_error_row_is_seen_and_so_is_the_error(
         err = app.replay.error
         assert err is not None and err.line is not None
         await pilot.press("b", "k")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: err.line - 1 in app.main.timeline.bookmarks)
         row = app.main.timeline._build(err.line - 1, 1, 140).text
         assert row.startswith("◆") and "✗ divergence" in row
 
@@ -393,10 +380,14 @@ async def test_watching_an_object_says_which_field_changed() -> None:
         from replay_tui.questions.condition import parse_path
 
         app.main.side.start_watch(parse_path("calls.call-003"))
-        await until(pilot, lambda: app.main.watchlist.done, 5)
-        await pilot.pause(0.1)
-        rows = pane_rows(app, "#watch")
-        assert any("14  tool_allowed  status: " in r and '"allowed"' in r for r in rows), rows
+        await until(pilot, lambda: app.main.watchlist.done)
+        await until(
+            pilot,
+            lambda: any(
+                "14  tool_allowed  status: " in r and '"allowed"' in r
+                for r in pane_rows(app, "#watch")
+            ),
+        )
 
 
 async def test_help_says_esc_leaves_compare_mode() -> None:
@@ -404,17 +395,16 @@ async def test_help_says_esc_leaves_compare_mode() -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         await pilot.press("question_mark")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
         await pilot.press("pagedown")  # the Esc row is past the first screen of keys
-        await pilot.pause(0.2)
-        assert "else leave compare mode" in screen_text(app)
+        await until(pilot, lambda: "else leave compare mode" in screen_text(app))
 
 
 async def test_80x24_keeps_the_run_id_and_cuts_no_footer_key(tmp_path: Path) -> None:
     app = make_app(DEMO)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        await pilot.pause(0.2)
+        await until(pilot, lambda: "rules agent_run 1.0.0" in screen_text(app).splitlines()[0])
         lines = screen_text(app).splitlines()
         # the run_id is the folder's name again: it goes, the rules stay
         assert "run demo-001" not in lines[0] and "rules agent_run 1.0.0" in lines[0]
@@ -427,8 +417,7 @@ async def test_80x24_keeps_the_run_id_and_cuts_no_footer_key(tmp_path: Path) -> 
     app = make_app(tmp_path / "ticket-4521")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        await pilot.pause(0.2)
-        assert "ticket-4521  run demo-001" in screen_text(app).splitlines()[0]
+        await until(pilot, lambda: "ticket-4521  run demo-001" in screen_text(app).splitlines()[0])
 
 
 async def test_a_filter_of_one_row_says_row() -> None:
@@ -436,7 +425,7 @@ async def test_a_filter_of_one_row_says_row() -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         app.main.apply_filter("tool_denied")
-        await until(pilot, lambda: app.main.search.matches is not None, 5)
+        await until(pilot, lambda: app.main.search.matches is not None)
         assert "filter 'tool_denied': 1 row" in status(app) and "1 rows" not in status(app)
 
 

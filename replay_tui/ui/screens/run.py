@@ -418,9 +418,9 @@ class ReplayScreen(Screen[None]):
             if replay is None:
                 return
             self.timeline.tail = TailRider()
+            self.reader.watch_folder()  # watching before the new replay's first read
             self.set_replay(replay)
             self.live = True
-            self.reader.watch_folder()
         self.action_last()
 
     def action_unfollow(self) -> None:

@@ -59,11 +59,15 @@ class RunReader(Widget):
 
     def on_mount(self) -> None:
         self.set_interval(0.5, self._tick_stuck_clock)
-        self.read()
+        # the watchers first: their workers start in this order, each watching
+        # before its first await, so nothing written after the first read
+        # begins is missed (read first, a line written meanwhile waited for
+        # the next write to be seen)
         if self.session.following:
             self.watch_folder()
         if self.session.watch_rules:
             self.watch_rules_file()
+        self.read()
 
     def _tick_stuck_clock(self) -> None:
         if self.session.tick_stuck_clock():
