@@ -11,13 +11,13 @@ from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import locate_run
 from replay_tui.reducers import rules_for_run
 from replay_tui.views.span_receipt import span_record
-from tests.reducers.test_otel_attribution import SEC, T0, _choice, _doc, _log
+from tests.helpers.otel_attribution import SEC, T0, choice, doc, log_record
 
 
 def test_the_inspector_at_an_unattributed_log_says_so(tmp_path: Path) -> None:
-    stray = _log(T0 + 3 * SEC, "", _choice("Stray words."), "gen_ai.choice")
+    stray = log_record(T0 + 3 * SEC, "", choice("Stray words."), "gen_ai.choice")
     path = tmp_path / "trace.json"
-    path.write_bytes(orjson.dumps(_doc(T0 + 4 * SEC, [stray])))
+    path.write_bytes(orjson.dumps(doc(T0 + 4 * SEC, [stray])))
     paths = locate_run(path)
     replay = Replay(paths, rules_for_run(None, paths.events, paths.format), history=True).verify()
     try:
