@@ -55,7 +55,8 @@ from replay_tui.reducers.otel_genai.messages import (
     tool_calls_of,
     tool_responses_of,
 )
-from replay_tui.reducers.otel_genai.order import TurnOrder
+from replay_tui.reducers import pricing
+from replay_tui.reducers.otel_genai.order import TurnOrder, priced
 from replay_tui.reducers.otel_genai.spans import (
     INFERENCE,
     add_end,
@@ -303,6 +304,7 @@ class OtelGenAIRules:
         return {
             "turns": [],
             "tokens": {"input": 0, "output": 0},
+            "cost": pricing.cost_state(turns=False),
             "session": None,
             "content_captured": False,
             "open": {},
@@ -395,7 +397,7 @@ class OtelGenAIRules:
         cache = _Cache(store=_plain(source["store"]))
         _derive(cache, set(cache.store))
         cache.turns = _plain(source["turns"])
-        cache.top = {k: _plain(source[k]) for k in ("tokens", "session", "content_captured")}
+        cache.top = {k: _plain(source[k]) for k in ("tokens", "cost", "session", "content_captured")}
         memo[_MEMO_KEY] = cache
         return cache
 
@@ -405,12 +407,13 @@ class OtelGenAIRules:
         first position the changed traces moved (:mod:`.order`) on."""
         order = cache.order
         turns, first = order.joined(order.update(cache.results, sorted(dirty)))
-        public = [t.public for t in turns[first:]]
+        public = [priced(t) for t in turns[first:]]
         if public != cache.turns[first:]:
             _update_from(state["turns"], cache.turns, public, first)
             cache.turns[first:] = public
         top = {
             "tokens": {"input": order.tokens[0], "output": order.tokens[1]},
+            "cost": order.cost.state(),
             "session": order.session_key(),
             "content_captured": order.content > 0,
         }
