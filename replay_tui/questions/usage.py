@@ -12,6 +12,11 @@ with an audit of what was left out and why.
   that repeats the one before (the same total) adds nothing; a sum of
   ``last_token_usage`` over every event would count it twice.
 
+Each API message (Codex: each increase of the totals) is priced as the rules
+price it (:mod:`replay_tui.reducers.pricing`: genai-prices' data, or the
+user's ``--prices`` file), at its time: ``micros`` are US micro-dollars,
+``unpriced`` the models with tokens and no known price.
+
 The audit says, per file and per day and model, how many lines (events)
 were left out and what a naive per-line (per-event) sum would have added.
 Sub-agents' transcripts (``<session-id>/subagents/agent-*.jsonl``, Claude
@@ -21,9 +26,8 @@ message met again in a later file (same ``message.id``: a session's
 records copied into another) is counted in each file and said so.
 
 Files are read line by line (orjson), never whole: what is kept is a few
-numbers per API message of the file being read. Tokens only, never
-dollars: prices are not in the files, and depend on the provider, the plan
-and the date.
+numbers per API message of the file being read. The dollars are the list
+prices of the API (what a plan or a discount changes, no file says).
 """
 
 from __future__ import annotations
@@ -47,6 +51,9 @@ from replay_tui.formats.sessions import (
     run_id_of,
     session_format_of,
 )
+from replay_tui.reducers import pricing
+from replay_tui.reducers.claude_code.rules import cache_tokens
+from replay_tui.reducers.codex.rules import call_tokens
 
 CLAUDE_FIELDS: tuple[str, ...] = USAGE_FIELDS
 CODEX_FIELDS: tuple[str, ...] = (
@@ -57,7 +64,7 @@ CODEX_FIELDS: tuple[str, ...] = (
     "total_tokens",
 )
 FIELDS: dict[str, tuple[str, ...]] = {CLAUDE_CODE: CLAUDE_FIELDS, CODEX: CODEX_FIELDS}
-GROUPINGS = ("session", "day", "model")
+GROUPINGS = ("session", "day", "month", "model")
 #: The day or model of a record that says none.
 UNKNOWN = "unknown"
 #: Lines of a sub-agent's transcript read, at most, to find its session id.
@@ -134,6 +141,9 @@ class Tally:
     elsewhere_in: set[str] = field(default_factory=set)
     #: Lines that are not JSON objects (a file's, not a day's or a model's).
     unreadable: int = 0
+    #: What the counted tokens cost, in micro-dollars, and the models with no price.
+    micros: int = 0
+    unpriced: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         for name in _VECTORS:
@@ -147,6 +157,17 @@ class Tally:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.subagents |= other.subagents
         self.elsewhere_in |= other.elsewhere_in
+        self.unpriced |= other.unpriced
+
+    def charge(self, model: str, tokens: pricing.Tokens, provider: str, at: float | None) -> None:
+        """Price one call's tokens as the rules do."""
+        if not tokens.any():
+            return
+        micros = pricing.price(None if model == UNKNOWN else model, provider, tokens, at)
+        if micros is None:
+            self.unpriced.add(model)
+        else:
+            self.micros += micros
 
 
 _VECTORS = (
@@ -155,7 +176,7 @@ _VECTORS = (
 )  # fmt: skip
 _COUNTS = (
     "counted", "lines", "streamed_lines", "streamed_messages", "no_request_id", "repeated",
-    "no_usage", "sidechain_messages", "elsewhere_messages", "unreadable",
+    "no_usage", "sidechain_messages", "elsewhere_messages", "unreadable", "micros",
 )  # fmt: skip
 
 #: A part of a file: (day, model).
@@ -201,9 +222,14 @@ class FileUsage:
 class _Message:
     """An API message's lines so far (Claude Code)."""
 
-    __slots__ = ("first", "key", "last", "lines", "no_request", "side", "sum")
+    __slots__ = ("at", "first", "hour", "key", "last", "lines", "no_request", "side", "sum")
 
-    def __init__(self, key: Key, usage: list[int], no_request: bool, side: bool) -> None:
+    def __init__(
+        self, key: Key, usage: list[int], no_request: bool, side: bool, rec: dict[str, Any]
+    ) -> None:
+        self.at: float | None = None
+        self.hour: Any = None
+        self.priced_as(rec)
         self.key = key
         self.first = usage
         self.last = usage
@@ -211,6 +237,13 @@ class _Message:
         self.lines = 1
         self.no_request = no_request
         self.side = side
+
+    def priced_as(self, rec: dict[str, Any]) -> None:
+        """The line whose usage counts: its time and its hour-long cache writes."""
+        ts = rec.get("timestamp")
+        self.at = ts_seconds(ts) if isinstance(ts, str) else None
+        usage = rec["message"]["usage"]
+        self.hour = usage.get("cache_creation")
 
 
 class _ClaudeCode:
@@ -240,12 +273,13 @@ class _ClaudeCode:
         side = rec.get("isSidechain") is True
         mid = msg.get("id")
         if not isinstance(mid, str):  # a message of its own line (the rules key it by seq)
-            self._count(None, _Message(key, vec, no_request, side), None)
+            self._count(None, _Message(key, vec, no_request, side, rec), None)
             return
         known = self.messages.get(mid)
         if known is None:
-            self.messages[mid] = _Message(key, vec, no_request, side)
+            self.messages[mid] = _Message(key, vec, no_request, side, rec)
             return
+        known.priced_as(rec)
         known.key = key
         known.last = vec
         _plus(known.sum, vec)
@@ -263,6 +297,8 @@ class _ClaudeCode:
         part.counted += 1
         part.lines += msg.lines
         _plus(part.tokens, msg.last)
+        last = (msg.last[0], msg.last[1], msg.last[2], msg.last[3])
+        part.charge(msg.key[1], cache_tokens(last, msg.hour), "anthropic", msg.at)
         if msg.lines > 1:
             part.streamed_messages += 1
             part.streamed_lines += msg.lines - 1
@@ -290,6 +326,7 @@ class _Codex:
     def __init__(self, usage: FileUsage) -> None:
         self.usage = usage
         self.model = UNKNOWN
+        self.provider = "openai"
         self.total = [0] * len(CODEX_FIELDS)
         self.recorded: dict[str, Any] | None = None
 
@@ -301,6 +338,8 @@ class _Codex:
         if kind == "session_meta":
             if self.usage.session_id is None and isinstance(item.get("id"), str):
                 self.usage.session_id = item["id"]
+            if isinstance(item.get("model_provider"), str):
+                self.provider = item["model_provider"]
             return
         if kind == "turn_context":
             model = item.get("model")
@@ -322,6 +361,14 @@ class _Codex:
             _plus(part.per_line_adds, last)
             return
         vec = _vector(total, CODEX_FIELDS)
+        last_usage = info.get("last_token_usage")
+        spent = call_tokens(
+            self.recorded or {}, total, last_usage if isinstance(last_usage, dict) else {}
+        )
+        ts = rec.get("timestamp")
+        part.charge(
+            self.model, spent, self.provider, ts_seconds(ts) if isinstance(ts, str) else None
+        )
         part.counted += 1
         _plus(part.tokens, vec)
         _plus(part.tokens, self.total, -1)
@@ -545,7 +592,7 @@ def group_sessions(sessions: Iterable[SessionUsage], by: str) -> dict[str, list[
             continue
         groups = found[session.source]
         for (day, model), part in session.parts():
-            name = day if by == "day" else model
+            name = model if by == "model" else day if by == "day" else day[:7]
             group = groups.get(name) or groups.setdefault(
                 name, Group(name, session.source, Tally(len(FIELDS[session.source])))
             )

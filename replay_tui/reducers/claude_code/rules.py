@@ -153,6 +153,8 @@ class ClaudeCodeRules(SessionRules):
     #: The source these rules are for: never chosen for an events.jsonl by its first kind.
     source_format = "claude-code"
     awaited = "tool_result"
+    #: The state has a ``cost`` (see :mod:`replay_tui.reducers.pricing`): reports name the prices.
+    priced = True
 
     def initial_state(self) -> State:
         return {

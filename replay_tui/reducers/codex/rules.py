@@ -249,9 +249,7 @@ def _count(usage: dict[str, Any], key: str) -> int:
     return value if type(value) is int and value >= 0 else 0
 
 
-def call_tokens(
-    was: dict[str, Any], now: dict[str, Any], last: dict[str, Any]
-) -> pricing.Tokens:
+def call_tokens(was: dict[str, Any], now: dict[str, Any], last: dict[str, Any]) -> pricing.Tokens:
     """What the calls since the last ``token_count`` spent: the growth of
     the session's totals (a count repeated spends nothing), or the last
     call's own usage where the totals went down (a new count). Codex's
@@ -273,6 +271,8 @@ class CodexRules(SessionRules):
     #: The source these rules are for: never chosen for an events.jsonl by its first kind.
     source_format = "codex"
     awaited = "output"
+    #: The state has a ``cost`` (see :mod:`replay_tui.reducers.pricing`): reports name the prices.
+    priced = True
 
     def initial_state(self) -> State:
         return {

@@ -299,6 +299,8 @@ class OtelGenAIRules:
     #: Spans nest: a span_start's parent_seq names its parent span's start, so
     #: calls folded (``v``) are drawn as a span tree.
     calls_nest = True
+    #: The state has a ``cost`` (see :mod:`replay_tui.reducers.pricing`): reports name the prices.
+    priced = True
 
     def initial_state(self) -> State:
         return {
@@ -397,7 +399,9 @@ class OtelGenAIRules:
         cache = _Cache(store=_plain(source["store"]))
         _derive(cache, set(cache.store))
         cache.turns = _plain(source["turns"])
-        cache.top = {k: _plain(source[k]) for k in ("tokens", "cost", "session", "content_captured")}
+        cache.top = {
+            k: _plain(source[k]) for k in ("tokens", "cost", "session", "content_captured")
+        }
         memo[_MEMO_KEY] = cache
         return cache
 

@@ -54,7 +54,9 @@ class Tokens:
     cache_write_1h: int = 0
 
     def any(self) -> bool:
-        return bool(self.input or self.output or self.cache_read or self.cache_write or self.cache_write_1h)
+        return bool(
+            self.input or self.output or self.cache_read or self.cache_write or self.cache_write_1h
+        )
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,10 @@ class PriceBook:
         from genai_prices import Usage
 
         usage = Usage(
-            input_tokens=tokens.input + tokens.cache_read + tokens.cache_write + tokens.cache_write_1h,
+            input_tokens=tokens.input
+            + tokens.cache_read
+            + tokens.cache_write
+            + tokens.cache_write_1h,
             output_tokens=tokens.output,
             cache_read_tokens=tokens.cache_read,
             cache_write_tokens=tokens.cache_write + tokens.cache_write_1h,
@@ -203,7 +208,7 @@ def _rate(entry: Any, n: int) -> Rate:
         )
     model = entry.get("model")
     if not isinstance(model, str) or not model.strip():
-        raise ValueError(f"price {n} names no model (a glob such as \"claude-sonnet-4*\")")
+        raise ValueError(f'price {n} names no model (a glob such as "claude-sonnet-4*")')
     provider = entry.get("provider")
     if provider is not None and not isinstance(provider, str):
         raise ValueError(f"price {n} ({model}): provider must be a string")
