@@ -21,7 +21,6 @@ from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
 from replay_tui.formats.session_stores.listing import NAMES, clip_start, find_sessions
 from replay_tui.formats.sessions import CODEX, run_id_of, session_format_of
-from replay_tui.reducers import pricing
 from replay_tui.questions.usage import (
     FIELDS,
     GROUPINGS,
@@ -34,6 +33,7 @@ from replay_tui.questions.usage import (
     session_usage,
     total_of,
 )
+from replay_tui.reducers import pricing
 
 if TYPE_CHECKING:
     from replay_tui.cli.options import Subparsers

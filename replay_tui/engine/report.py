@@ -19,8 +19,8 @@ from replay_tui import READER_VERSION
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.words import plural
 from replay_tui.engine.replay import Replay
-from replay_tui.reducers import pricing
 from replay_tui.formats.run import JSONL, RunPaths
+from replay_tui.reducers import pricing
 from replay_tui.state import canonical
 
 REPORT_FIELDS = (

@@ -328,6 +328,7 @@ def test_groups_in_the_table(capsys: pytest.CaptureFixture[str]) -> None:
         "CACHE",
         "READ",
         "TOTAL",
+        "COST",
     ]
     assert lines[2].split()[0] == "2026-11-02"
     assert lines[3].startswith("total (5 sessions)")

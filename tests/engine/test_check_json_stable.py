@@ -55,6 +55,10 @@ compared line by line, no other line moved (a rules file of its own that
 imports nothing beside it keeps the sha256 of its bytes); then every entry
 gained ``rules_files`` (the files that digest covers, each with its sha256),
 lines added and none changed;
+then the Claude Code and Codex entries when their state gained ``cost``
+(what the calls cost, priced by ``reducers/pricing/``): ``state_sha256``,
+``rules_sha256`` and ``rules_files`` changed and a ``prices`` field (the
+price database and the user's file) was added, no verdict, seq or exit moved;
 every other entry byte for byte the same.
 Regenerate them, from the repo root, only on purpose (a deliberate change of
 output):

@@ -27,16 +27,17 @@ from replay_tui.reducers.otel_genai.tools import copies, fill_from_parts
 from replay_tui.reducers.otel_genai.turns import SessionHit, TraceResult, Turn
 
 _Key = tuple[int, str, int]
-#: What each turn cost, kept with the turn (a changed turn is a new object).
-_SPENT: weakref.WeakKeyDictionary[Turn, pricing.Spent] = weakref.WeakKeyDictionary()
+#: What each turn cost, and the turn as the state shows it with its cost,
+#: kept with the turn (a changed turn is a new object).
+_SPENT: weakref.WeakKeyDictionary[Turn, tuple[pricing.Spent, dict[str, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def turn_cost(turn: Turn) -> pricing.Spent:
-    """What ``turn``'s model calls cost (each at its start), also written
-    into the turn as the state shows it (``cost``: ``usd``, ``unpriced``)."""
+def _priced(turn: Turn) -> tuple[pricing.Spent, dict[str, Any]]:
     found = _SPENT.get(turn)
     if found is None:
-        found = _SPENT[turn] = pricing.spent(
+        spent = pricing.spent(
             (
                 c.model,
                 None,
@@ -46,15 +47,18 @@ def turn_cost(turn: Turn) -> pricing.Spent:
             for c in turn.calls
             if c.usage
         )
-    if "cost" not in turn.public:
-        turn.public["cost"] = found.public()
+        found = _SPENT[turn] = (spent, turn.public | {"cost": spent.public()})
     return found
 
 
+def turn_cost(turn: Turn) -> pricing.Spent:
+    """What ``turn``'s model calls cost, each at its start."""
+    return _priced(turn)[0]
+
+
 def priced(turn: Turn) -> dict[str, Any]:
-    """The turn as the state shows it, with its cost."""
-    turn_cost(turn)
-    return turn.public
+    """The turn as the state shows it, with its ``cost`` (``usd``, ``unpriced``)."""
+    return _priced(turn)[1]
 
 
 class TurnOrder:

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from replay_tui.reducers import pricing
 from replay_tui.reducers.base import CallFacts, Context, State
 from replay_tui.reducers.otel_genai.messages import (
     DETAILS,
@@ -55,7 +56,6 @@ from replay_tui.reducers.otel_genai.messages import (
     tool_calls_of,
     tool_responses_of,
 )
-from replay_tui.reducers import pricing
 from replay_tui.reducers.otel_genai.order import TurnOrder, priced
 from replay_tui.reducers.otel_genai.spans import (
     INFERENCE,

@@ -132,14 +132,12 @@ class PriceBook:
             return None
         from genai_prices import Usage
 
+        writes = tokens.cache_write + tokens.cache_write_1h
         usage = Usage(
-            input_tokens=tokens.input
-            + tokens.cache_read
-            + tokens.cache_write
-            + tokens.cache_write_1h,
+            input_tokens=tokens.input + tokens.cache_read + writes,
             output_tokens=tokens.output,
             cache_read_tokens=tokens.cache_read,
-            cache_write_tokens=tokens.cache_write + tokens.cache_write_1h,
+            cache_write_tokens=writes,
             cache_write_1h_tokens=tokens.cache_write_1h,
         )
         when = _LATEST if at is None else datetime.fromtimestamp(at, UTC)
