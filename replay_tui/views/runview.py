@@ -31,6 +31,7 @@ from replay_tui.formats.sessions import CLAUDE_CODE
 from replay_tui.reducers.base import CallFacts, call_facts
 from replay_tui.state import canonical
 from replay_tui.views.calls import CallRow, call_row
+from replay_tui.views.cost import cost_words
 from replay_tui.views.line_view import (
     CAUSES_SHOWN,
     EFFECTS_SHOWN,
@@ -373,6 +374,7 @@ class RunView:
                 **self.links(event),
                 summary=replay.summarize(before),
                 where=replay.rules_call.where(before),
+                cost=cost_words(before),
             )
         if event is not None and event.seq <= replay.valid and index < replay.valid:
             step = replay.step(index + 1)
@@ -390,6 +392,7 @@ class RunView:
                 **self.links(event),
                 summary=replay.summarize(step.after),
                 where=replay.rules_call.where(step.after),
+                cost=cost_words(step.after),
             )
         if replay.pending is not None and index == replay.pending.index:
             mode = "receipt"  # held back while following: its receipt is not written yet
@@ -410,7 +413,12 @@ class RunView:
         """Prefix 0: the state before any event (what ``initial_state()`` gives)."""
         state = self.replay.frozen_at(0)
         return LineView(
-            -1, "initial", None, state_before=state, summary=self.replay.summarize(state)
+            -1,
+            "initial",
+            None,
+            state_before=state,
+            summary=self.replay.summarize(state),
+            cost=cost_words(state),
         )
 
     def records(self, event: Event | None, n: int) -> dict[str, Any]:
