@@ -241,3 +241,42 @@ def test_the_total_is_the_sum_per_model_and_per_turn_and_unpriced_means_partial(
         assert total == sum(round(t["usd"] * 1_000_000) for t in cost["turns"])
         assert cost["partial"] == bool(cost["unpriced"])
         assert set(cost["unpriced"]) <= {"acme-brain-9"}
+
+
+def _database_models() -> list[tuple[Any, Any]]:
+    from genai_prices.data import providers
+
+    return [(p, m) for p in providers for m in p.models]
+
+
+@given(
+    model=st.sampled_from(_database_models()),
+    counts=st.lists(st.integers(0, 400_000), min_size=5, max_size=5),
+    day=st.dates(min_value=datetime(2024, 1, 1).date(), max_value=datetime(2027, 1, 1).date()),
+)
+@settings(max_examples=300, deadline=None)
+def test_our_arithmetic_of_token_rates_is_the_databases(
+    model: tuple[Any, Any], counts: list[int], day: Any
+) -> None:
+    """The quick calculation of text tokens' rates equals genai-prices' own,
+    tiers and dated prices included, for every model of the database it
+    takes (the others are priced by genai-prices itself)."""
+    from genai_prices import Usage
+
+    from replay_tui.reducers.pricing.book import _linear
+
+    provider, info = model
+    when = datetime(day.year, day.month, day.day, tzinfo=UTC)
+    tokens = pricing.Tokens(*counts)
+    quick = _linear(info.get_prices(when), tokens)
+    if quick is None:
+        return
+    writes = tokens.cache_write + tokens.cache_write_1h
+    usage = Usage(
+        input_tokens=tokens.input + tokens.cache_read + writes,
+        output_tokens=tokens.output,
+        cache_read_tokens=tokens.cache_read,
+        cache_write_tokens=writes,
+        cache_write_1h_tokens=tokens.cache_write_1h,
+    )
+    assert quick == info.calc_price(usage, provider, genai_request_timestamp=when).total_price
