@@ -12,13 +12,15 @@ from replay_tui.reducers.pricing import money
 
 def cost_words(state: Any) -> str | None:
     """``cost $1.23`` (``+?``: partial, some model has no price), or None
-    where the state keeps no cost."""
+    where the state keeps no cost or no call used tokens yet."""
     cost = state.get("cost") if isinstance(state, Mapping) else None
     if not isinstance(cost, Mapping):
         return None
     total = cost.get("total")
     if not isinstance(total, int | float) or isinstance(total, bool):
         return None
+    if not cost.get("by_model") and not cost.get("unpriced"):
+        return None  # no tokens yet: nothing to say
     return f"cost {money(total)}" + ("+?" if cost.get("partial") is True else "")
 
 

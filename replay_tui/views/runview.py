@@ -107,11 +107,15 @@ class RunView:
         parsed = self.replay.ledger.event(index)
         raw = self.replay.ledger.raw_line(index) if isinstance(parsed, LineError) else None
         row = make_row(index, parsed, raw, payload_summary=not self._words_only)
+        keep = True
         if isinstance(parsed, Event):
             if self.replay.is_ignored(parsed):
                 row = dataclasses.replace(row, problem=self.replay.ignored_words)
             said = self._row_summary(parsed)
             transcript = self.subagents.at(parsed)
+            # a call's sub-agent is known once validation reaches its result:
+            # its row is made again until then
+            keep = transcript is not None or not parsed.call_id or self.replay.finished
             if transcript is not None:
                 meta = meta_words(transcript)
                 about = f" ({meta})" if meta else ""
@@ -119,6 +123,8 @@ class RunView:
             if said:  # the rules' words first; the payload after, still searchable
                 summary = escape_controls(said) + ("  " + row.summary if row.summary else "")
                 row = dataclasses.replace(row, summary=summary)
+        if not keep:
+            return row
         with self._lock:
             self._rows[index] = row
             if len(self._rows) > self._cache_size:
