@@ -124,9 +124,12 @@ def ours_at_five_minutes(path: Path) -> int:
         except orjson.JSONDecodeError:
             continue
         msg = rec.get("message") if isinstance(rec, dict) else None
-        if rec.get("type") == "assistant" and isinstance(msg, dict):
-            if isinstance(msg.get("usage"), dict):
-                last[msg.get("id") if isinstance(msg.get("id"), str) else f"line {n}"] = rec
+        if (
+            rec.get("type") == "assistant"
+            and isinstance(msg, dict)
+            and isinstance(msg.get("usage"), dict)
+        ):
+            last[msg.get("id") if isinstance(msg.get("id"), str) else f"line {n}"] = rec
     micros = 0
     for rec in last.values():
         ts = rec.get("timestamp")
@@ -145,9 +148,13 @@ def main() -> int:
     if not files:
         raise SystemExit("no Claude Code session files found")
     cc = {s["sessionId"]: s for s in run_ccusage(args.ccusage, files)["sessions"]}
-    print(f"prices: ours {pricing.active().identity()['database']}; ccusage {args.ccusage} --offline")
-    head = ("session file", "ours", "ccusage", "diff", "ours@cc-count", "ours@5m", "tokens ours/cc")
-    print(f"{head[0]:<46} {head[1]:>9} {head[2]:>9} {head[3]:>8} {head[4]:>13} {head[5]:>9}  {head[6]}")
+    database = pricing.active().identity()["database"]
+    print(f"prices: ours {database}; ccusage {args.ccusage} --offline")
+    head = ("session file", "ours", "ccusage", "diff", "ours@cc-count", "ours@5m")
+    print(
+        f"{head[0]:<46} {head[1]:>9} {head[2]:>9} {head[3]:>8} {head[4]:>13} {head[5]:>9}"
+        "  tokens ours/cc"
+    )
     by_model: dict[str, list[float]] = {}
     sums = [0.0, 0.0, 0.0, 0.0]
     for name, path in files.items():

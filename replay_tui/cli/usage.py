@@ -20,6 +20,7 @@ from replay_tui.core.links import whole_run
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
 from replay_tui.formats.session_stores.listing import NAMES, clip_start, find_sessions
+from replay_tui.formats.session_stores.subagents import SubagentIndex
 from replay_tui.formats.sessions import CODEX, run_id_of, session_format_of
 from replay_tui.questions.usage import (
     FIELDS,
@@ -27,7 +28,6 @@ from replay_tui.questions.usage import (
     Group,
     NotASession,
     SessionUsage,
-    SubagentIndex,
     Tally,
     group_sessions,
     session_usage,

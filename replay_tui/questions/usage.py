@@ -32,7 +32,6 @@ prices of the API (what a plan or a discount changes, no file says).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -43,6 +42,7 @@ import orjson
 
 from replay_tui.formats.claude_records import USAGE_FIELDS
 from replay_tui.formats.envelope import ts_seconds
+from replay_tui.formats.session_stores.subagents import SubagentIndex, subagent_files
 from replay_tui.formats.sessions import (
     CLAUDE_CODE,
     CODEX,
@@ -67,8 +67,6 @@ FIELDS: dict[str, tuple[str, ...]] = {CLAUDE_CODE: CLAUDE_FIELDS, CODEX: CODEX_F
 GROUPINGS = ("session", "day", "month", "model")
 #: The day or model of a record that says none.
 UNKNOWN = "unknown"
-#: Lines of a sub-agent's transcript read, at most, to find its session id.
-_HEAD_LINES = 16
 
 
 class NotASession(ValueError):
@@ -421,68 +419,6 @@ def read_file(
 
 
 # -- sessions and their sub-agents ------------------------------------------------
-
-
-class SubagentIndex:
-    """The sub-agents' transcripts written beside sessions (Claude Code 1.x:
-    ``agent-*.jsonl`` in the project folder), by folder and session id; each
-    folder's are looked at once, by their first records' ``sessionId``."""
-
-    def __init__(self) -> None:
-        self._folders: dict[Path, dict[str, list[Path]]] = {}
-
-    def beside(self, folder: Path, session_id: str) -> list[Path]:
-        known = self._folders.get(folder)
-        if known is None:
-            known = self._folders[folder] = {}
-            try:
-                names = sorted(n for n in os.listdir(folder) if _is_agent_file(n))
-            except OSError:
-                names = []
-            for name in names:
-                sid = _session_id_of(folder / name)
-                if sid is not None:
-                    known.setdefault(sid, []).append(folder / name)
-        return known.get(session_id, [])
-
-
-def _is_agent_file(name: str) -> bool:
-    return name.startswith("agent-") and name.endswith(".jsonl")
-
-
-def _session_id_of(path: Path) -> str | None:
-    try:
-        with open(path, "rb") as f:
-            for _, raw in zip(range(_HEAD_LINES), f, strict=False):
-                try:
-                    rec = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    continue
-                if type(rec) is dict and isinstance(rec.get("sessionId"), str):
-                    return str(rec["sessionId"])
-    except OSError:
-        return None
-    return None
-
-
-def subagent_files(session: Path, session_id: str | None, index: SubagentIndex) -> list[Path]:
-    """A Claude Code session's sub-agent transcripts: every
-    ``<session-id>/subagents/agent-*.jsonl`` (2.x), then the ``agent-*.jsonl``
-    beside it whose records name its session id (1.x); one per agent (file
-    name), the 2.x one first."""
-    found: dict[str, Path] = {}
-    folder = session.parent / run_id_of(session) / "subagents"
-    try:
-        names = sorted(n for n in os.listdir(folder) if _is_agent_file(n))
-    except OSError:
-        names = []
-    for name in names:
-        if (folder / name).is_file():
-            found[name] = folder / name
-    if session_id is not None and not _is_agent_file(session.name):
-        for path in index.beside(session.parent, session_id):
-            found.setdefault(path.name, path)
-    return list(found.values())
 
 
 @dataclass(slots=True)
