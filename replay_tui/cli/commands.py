@@ -37,6 +37,7 @@ from replay_tui.core.links import split_link
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.supervision import supervised
 from replay_tui.formats.sniff import run_sources
+from replay_tui.reducers import pricing
 from replay_tui.reducers.calling.guard import EventChanged, RulesStuck
 
 if TYPE_CHECKING:
@@ -139,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _dispatch(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """Run a command: its exit code, and every failure as one line on stderr."""
     try:
+        prices = getattr(args, "prices", None)
+        pricing.use(None if prices is None else pricing.load_price_file(prices))
         return handler(args)
     except CannotRun as exc:
         sys.stderr.write(f"replay-tui: {escape_controls(str(exc))}\n")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from replay_tui.cli.args import event_seq, seconds
@@ -73,11 +74,25 @@ def format_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def prices_option(parser: argparse.ArgumentParser) -> None:
+    """``--prices FILE``: the user's prices, before genai-prices' (read by
+    :func:`replay_tui.cli.commands.main` before the command runs)."""
+    parser.add_argument(
+        "--prices",
+        type=Path,
+        metavar="FILE",
+        help="your prices (TOML or JSON: model glob, provider, USD per million input, output, "
+        "cache read and cache write tokens) for the models they name, before the bundled "
+        "genai-prices data; see the guide's Cost page",
+    )
+
+
 def rules_options(parser: argparse.ArgumentParser) -> None:
-    """``--reducer``, ``--rules-timeout`` and ``--format``, in that order."""
+    """``--reducer``, ``--rules-timeout``, ``--format`` and ``--prices``, in that order."""
     reducer_option(parser)
     timeout_option(parser)
     format_option(parser)
+    prices_option(parser)
 
 
 def out(text: str) -> None:

@@ -1,8 +1,9 @@
 """``replay-tui usage``: the tokens of Claude Code sessions and Codex
 rollouts, counted as the built-in rules count them, per session, day or
-model, with what was left out and why (:mod:`replay_tui.questions.usage`),
-and of OpenTelemetry traces, per turn and model
-(:mod:`replay_tui.questions.trace_usage`). A table for people, or ``--json``."""
+model, with what they cost at the API's list prices and what was left out
+and why (:mod:`replay_tui.questions.usage`), and of OpenTelemetry traces, per
+turn and model (:mod:`replay_tui.questions.trace_usage`). A table for people,
+or ``--json``."""
 
 from __future__ import annotations
 
@@ -14,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from replay_tui.cli.options import out
+from replay_tui.cli.options import out, prices_option
 from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.links import whole_run
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
 from replay_tui.formats.session_stores.listing import NAMES, clip_start, find_sessions
+from replay_tui.formats.session_stores.subagents import SubagentIndex
 from replay_tui.formats.sessions import CODEX, run_id_of, session_format_of
 from replay_tui.questions.trace_usage import FIELDS as TRACE_FIELDS
 from replay_tui.questions.trace_usage import TraceUsage, is_trace, trace_usage
@@ -30,20 +32,20 @@ from replay_tui.questions.usage import (
     Group,
     NotASession,
     SessionUsage,
-    SubagentIndex,
     Tally,
     group_sessions,
     session_usage,
     total_of,
 )
+from replay_tui.reducers import pricing
 
 if TYPE_CHECKING:
     from replay_tui.cli.options import Subparsers
 
 #: The table's token columns, by source (Claude Code's TOTAL is the four added).
 COLUMNS = {
-    "claude-code": ["INPUT", "OUTPUT", "CACHE CREATE", "CACHE READ", "TOTAL"],
-    CODEX: ["INPUT", "CACHED INPUT", "OUTPUT", "REASONING", "TOTAL"],
+    "claude-code": ["INPUT", "OUTPUT", "CACHE CREATE", "CACHE READ", "TOTAL", "COST"],
+    CODEX: ["INPUT", "CACHED INPUT", "OUTPUT", "REASONING", "TOTAL", "COST"],
 }
 #: What the table's columns hold, under it.
 COLUMN_NOTES = {
@@ -68,11 +70,14 @@ LABEL = 44
 EPILOG = (
     "Counts are the built-in rules' (replay-tui state SESSION usage): Claude Code, each "
     "API message once (message.id) with the usage of its last line; Codex, the last "
-    "token_count's total_token_usage. Tokens only, no dollars: prices are not in the "
-    "files and depend on the provider, the plan and the date.\n"
+    "token_count's total_token_usage. COST: each message (Codex: each new total) at the "
+    "API's list price at its time, from the bundled genai-prices data or your --prices "
+    "file, never fetched; a model with no price is named and its tokens left out of the "
+    "cost (partial), never counted as free. A plan or a discount is not in the files.\n"
     "examples:\n"
     "  replay-tui usage   (the sessions in ~/.claude/projects and ~/.codex/sessions)\n"
     "  replay-tui usage ~/.claude/projects/my-project --by day\n"
+    "  replay-tui usage --by model --prices my-prices.toml\n"
     "  replay-tui usage session.jsonl --json"
 )
 
@@ -80,9 +85,11 @@ EPILOG = (
 def add_parser(sub: Subparsers) -> None:
     parser = sub.add_parser(
         "usage",
-        help="count the tokens of agent sessions, and say what was left out and why",
+        help="count the tokens of agent sessions and what they cost, and say what was left "
+        "out and why",
         description="Count the tokens of Claude Code sessions and Codex rollouts as the "
-        "built-in rules count them, per session, day or model, with an audit of what was "
+        "built-in rules count them and what they cost, per session, day, month or model, "
+        "with an audit of what was "
         "left out (streamed lines of one message, repeated token_count events) and what "
         "was added (sub-agents' transcripts); and those of an OpenTelemetry trace, per turn "
         "and model, as the otel_genai rules count them. PATH: a session file, a trace file "
@@ -101,8 +108,9 @@ def add_parser(sub: Subparsers) -> None:
         "--by",
         choices=GROUPINGS,
         default="session",
-        help="a row per session (default), day or model",
+        help="a row per session (default), day, month (UTC) or model",
     )
+    prices_option(parser)
     parser.set_defaults(func=cmd_usage)
 
 
@@ -224,7 +232,24 @@ def _cells(tally: Tally, source: str) -> list[str]:
     numbers = list(tally.tokens)
     if source != CODEX:
         numbers.append(sum(numbers))
-    return [f"{n:,}" for n in numbers]
+    return [f"{n:,}" for n in numbers] + [cost_cell(tally)]
+
+
+def cost_cell(tally: Tally) -> str:
+    """``$1.23``, ``$1.23+?`` when some model has no price (partial)."""
+    return pricing.money(pricing.usd(tally.micros)) + ("+?" if tally.unpriced else "")
+
+
+def cost_note() -> str:
+    """Where the prices come from, under the table."""
+    said = pricing.active().identity()
+    where = said["database"]
+    if said["file"] is not None:
+        where = f"{escape_controls(said['file']['name'])}, then {where}"
+    return (
+        f"COST: API list prices ({where}) at each call's time; +?: partial, some model has "
+        "no price (named below), its tokens are not in the cost."
+    )
 
 
 def print_usage(sessions: list[SessionUsage], by: str) -> None:
@@ -249,6 +274,7 @@ def print_usage(sessions: list[SessionUsage], by: str) -> None:
             cells += [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
             out("  ".join(cells).rstrip())
         out(COLUMN_NOTES[source])
+        out(cost_note())
         for label, group in zip(labels, groups, strict=True):
             out("")
             out(_heading(label, group, by))
@@ -269,7 +295,7 @@ def _heading(label: str, group: Group, by: str) -> str:
     days = _days(sorted(group.days))
     if by == "session":
         return f"{escape_controls(str(group.sessions[0].path))}: {models}; {days}"
-    if by == "day":
+    if by in ("day", "month"):
         return f"{label}: {plural(len(group.sessions), 'session')}; {models}"
     return f"{label}: {plural(len(group.sessions), 'session')}; {days}"
 
@@ -300,6 +326,8 @@ def amounts(vector: list[int], source: str) -> str:
 def audit_lines(tally: Tally, source: str, by: str = "session") -> list[str]:
     """What was counted, and what was left out and why, in words."""
     lines = _codex_lines(tally) if source == CODEX else _claude_code_lines(tally)
+    for model in sorted(tally.unpriced):
+        lines.append(f"no price for `{escape_controls(model)}`: its tokens are not in the cost")
     if tally.subagents:
         whose = "this session" if by == "session" else "their sessions"
         lines.append(
@@ -404,11 +432,21 @@ def usage_json(sessions: list[SessionUsage], by: str) -> dict[str, Any]:
                 "total": {
                     "sessions": sum(s.source == source for s in sessions),
                     "tokens": _named(total.tokens, source),
+                    "cost": cost_json(total),
                     "audit": audit_json(total, source),
                 },
             }
         )
-    return {"by": by, "sources": sources}
+    return {"by": by, "prices": pricing.active().identity(), "sources": sources}
+
+
+def cost_json(tally: Tally) -> dict[str, Any]:
+    """``{usd, partial, unpriced}``: USD a float of whole micro-dollars."""
+    return {
+        "usd": pricing.usd(tally.micros),
+        "partial": bool(tally.unpriced),
+        "unpriced": sorted(tally.unpriced),
+    }
 
 
 def _named(vector: list[int], source: str) -> dict[str, int]:
@@ -433,6 +471,7 @@ def group_json(group: Group, by: str) -> dict[str, Any]:
     body["models"] = sorted(group.models)
     body["days"] = sorted(group.days)
     body["tokens"] = _named(group.tally.tokens, group.source)
+    body["cost"] = cost_json(group.tally)
     body["audit"] = audit_json(group.tally, group.source)
     return body
 

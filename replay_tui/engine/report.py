@@ -21,6 +21,7 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.core.words import plural
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import JSONL, RunPaths
+from replay_tui.reducers import pricing
 from replay_tui.state import canonical
 
 REPORT_FIELDS = (
@@ -49,20 +50,29 @@ def build_report(replay: Replay, *, partial: bool = False) -> dict[str, Any]:
     """
     give_state = replay.error is None or partial
     word, digest = replay.final_summary() if give_state else (None, None)
-    return {
-        "run_id": replay.run_id,
-        "events": replay.valid,
-        "receipts": replay.receipts.count(),
-        "state": word,
-        "state_sha256": digest,
-        "events_sha256": replay.ledger.sha256(),
-        "reader_version": READER_VERSION,
-        "rules": {"name": replay.reducer.name, "version": replay.reducer.version},
-        "rules_sha256": replay.rules.rules_sha256,
-        "rules_files": replay.rules.rules_files,
-        "partial": bool(partial and replay.error is not None),
-        "error": replay.error.to_json() if replay.error else None,
-    } | ({"compressed": replay.ledger.compressed} if replay.ledger.compressed else {})
+    return (
+        {
+            "run_id": replay.run_id,
+            "events": replay.valid,
+            "receipts": replay.receipts.count(),
+            "state": word,
+            "state_sha256": digest,
+            "events_sha256": replay.ledger.sha256(),
+            "reader_version": READER_VERSION,
+            "rules": {"name": replay.reducer.name, "version": replay.reducer.version},
+            "rules_sha256": replay.rules.rules_sha256,
+            "rules_files": replay.rules.rules_files,
+            "partial": bool(partial and replay.error is not None),
+            "error": replay.error.to_json() if replay.error else None,
+        }
+        | ({"compressed": replay.ledger.compressed} if replay.ledger.compressed else {})
+        | (
+            # the state's cost depends on the prices as it does on the rules
+            {"prices": pricing.active().identity()}
+            if getattr(replay.reducer, "priced", False)
+            else {}
+        )
+    )
 
 
 def report_bytes(report: dict[str, Any]) -> bytes:

@@ -57,6 +57,7 @@ from replay_tui.handover.sections import (
     timeline_lines,
 )
 from replay_tui.state.paths import StatePath
+from replay_tui.views.cost import cost_words, unpriced_words
 from replay_tui.views.runview import RunView
 
 __all__ = [
@@ -131,11 +132,30 @@ def build_report_doc(
                 for path, digest in replay.rules.rules_files.items()
             ],
         },
+        "cost": cost_doc(replay, report),
         "writer": f"replay-tui {__version__}",
         "reveal": reveal,
         "error": error_doc(view, reveal, marked),
         "seqs": [seq_doc(view, seq, notes.get(seq) or None, reveal, marked) for seq in chosen],
         "charts": chart_docs(replay, charts, chosen, reveal),
+    }
+
+
+def cost_doc(replay: Replay, report: dict[str, Any]) -> dict[str, Any] | None:
+    """What the calls of the valid prefix cost and with what prices, where
+    the rules keep a cost (agent sessions, traces)."""
+    prices = report.get("prices")
+    if prices is None:
+        return None
+    state = replay.frozen_at(replay.valid)
+    said = prices["database"]
+    if prices["file"] is not None:
+        said = f"{prices['file']['name']} (sha256 {prices['file']['sha256']}), then {said}"
+    return {
+        "words": inert_value(cost_words(state)),
+        "unpriced": inert_value(unpriced_words(state)),
+        "events": replay.valid,
+        "prices": escape_controls(said),
     }
 
 

@@ -281,6 +281,7 @@ def seq_doc(
         out["rule"] = inert_value(lv.step.explanation)
         out["changes"] = [change_doc(c, reveal) for c in lv.step.changes]
         out["state_word"] = inert_value(lv.summary)
+        out["cost"] = inert_value(lv.cost)
         if lv.still_open:
             out["still_open"] = [escape_controls(s) for s in lv.still_open]
         return out

@@ -12,6 +12,11 @@ with an audit of what was left out and why.
   that repeats the one before (the same total) adds nothing; a sum of
   ``last_token_usage`` over every event would count it twice.
 
+Each API message (Codex: each increase of the totals) is priced as the rules
+price it (:mod:`replay_tui.reducers.pricing`: genai-prices' data, or the
+user's ``--prices`` file), at its time: ``micros`` are US micro-dollars,
+``unpriced`` the models with tokens and no known price.
+
 The audit says, per file and per day and model, how many lines (events)
 were left out and what a naive per-line (per-event) sum would have added.
 Sub-agents' transcripts (``<session-id>/subagents/agent-*.jsonl``, Claude
@@ -21,14 +26,12 @@ message met again in a later file (same ``message.id``: a session's
 records copied into another) is counted in each file and said so.
 
 Files are read line by line (orjson), never whole: what is kept is a few
-numbers per API message of the file being read. Tokens only, never
-dollars: prices are not in the files, and depend on the provider, the plan
-and the date.
+numbers per API message of the file being read. The dollars are the list
+prices of the API (what a plan or a discount changes, no file says).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -40,6 +43,7 @@ import orjson
 from replay_tui.core import strict_json
 from replay_tui.formats.claude_records import USAGE_FIELDS
 from replay_tui.formats.envelope import ts_seconds
+from replay_tui.formats.session_stores.subagents import SubagentIndex, subagent_files
 from replay_tui.formats.sessions import (
     CLAUDE_CODE,
     CODEX,
@@ -48,6 +52,9 @@ from replay_tui.formats.sessions import (
     run_id_of,
     session_format_of,
 )
+from replay_tui.reducers import pricing
+from replay_tui.reducers.claude_code.rules import cache_tokens
+from replay_tui.reducers.codex.rules import call_tokens
 
 CLAUDE_FIELDS: tuple[str, ...] = USAGE_FIELDS
 CODEX_FIELDS: tuple[str, ...] = (
@@ -58,11 +65,9 @@ CODEX_FIELDS: tuple[str, ...] = (
     "total_tokens",
 )
 FIELDS: dict[str, tuple[str, ...]] = {CLAUDE_CODE: CLAUDE_FIELDS, CODEX: CODEX_FIELDS}
-GROUPINGS = ("session", "day", "model")
+GROUPINGS = ("session", "day", "month", "model")
 #: The day or model of a record that says none.
 UNKNOWN = "unknown"
-#: Lines of a sub-agent's transcript read, at most, to find its session id.
-_HEAD_LINES = 16
 
 
 class NotASession(ValueError):
@@ -135,6 +140,9 @@ class Tally:
     elsewhere_in: set[str] = field(default_factory=set)
     #: Lines that are not JSON objects (a file's, not a day's or a model's).
     unreadable: int = 0
+    #: What the counted tokens cost, in micro-dollars, and the models with no price.
+    micros: int = 0
+    unpriced: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         for name in _VECTORS:
@@ -148,6 +156,17 @@ class Tally:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.subagents |= other.subagents
         self.elsewhere_in |= other.elsewhere_in
+        self.unpriced |= other.unpriced
+
+    def charge(self, model: str, tokens: pricing.Tokens, provider: str, at: float | None) -> None:
+        """Price one call's tokens as the rules do."""
+        if not tokens.any():
+            return
+        micros = pricing.price(None if model == UNKNOWN else model, provider, tokens, at)
+        if micros is None:
+            self.unpriced.add(model)
+        else:
+            self.micros += micros
 
 
 _VECTORS = (
@@ -156,7 +175,7 @@ _VECTORS = (
 )  # fmt: skip
 _COUNTS = (
     "counted", "lines", "streamed_lines", "streamed_messages", "no_request_id", "repeated",
-    "no_usage", "sidechain_messages", "elsewhere_messages", "unreadable",
+    "no_usage", "sidechain_messages", "elsewhere_messages", "unreadable", "micros",
 )  # fmt: skip
 
 #: A part of a file: (day, model).
@@ -202,9 +221,14 @@ class FileUsage:
 class _Message:
     """An API message's lines so far (Claude Code)."""
 
-    __slots__ = ("first", "key", "last", "lines", "no_request", "side", "sum")
+    __slots__ = ("at", "first", "hour", "key", "last", "lines", "no_request", "side", "sum")
 
-    def __init__(self, key: Key, usage: list[int], no_request: bool, side: bool) -> None:
+    def __init__(
+        self, key: Key, usage: list[int], no_request: bool, side: bool, rec: dict[str, Any]
+    ) -> None:
+        self.at: float | None = None
+        self.hour: Any = None
+        self.priced_as(rec)
         self.key = key
         self.first = usage
         self.last = usage
@@ -212,6 +236,13 @@ class _Message:
         self.lines = 1
         self.no_request = no_request
         self.side = side
+
+    def priced_as(self, rec: dict[str, Any]) -> None:
+        """The line whose usage counts: its time and its hour-long cache writes."""
+        ts = rec.get("timestamp")
+        self.at = ts_seconds(ts) if isinstance(ts, str) else None
+        usage = rec["message"]["usage"]
+        self.hour = usage.get("cache_creation")
 
 
 class _ClaudeCode:
@@ -241,12 +272,13 @@ class _ClaudeCode:
         side = rec.get("isSidechain") is True
         mid = msg.get("id")
         if not isinstance(mid, str):  # a message of its own line (the rules key it by seq)
-            self._count(None, _Message(key, vec, no_request, side), None)
+            self._count(None, _Message(key, vec, no_request, side, rec), None)
             return
         known = self.messages.get(mid)
         if known is None:
-            self.messages[mid] = _Message(key, vec, no_request, side)
+            self.messages[mid] = _Message(key, vec, no_request, side, rec)
             return
+        known.priced_as(rec)
         known.key = key
         known.last = vec
         _plus(known.sum, vec)
@@ -264,6 +296,8 @@ class _ClaudeCode:
         part.counted += 1
         part.lines += msg.lines
         _plus(part.tokens, msg.last)
+        last = (msg.last[0], msg.last[1], msg.last[2], msg.last[3])
+        part.charge(msg.key[1], cache_tokens(last, msg.hour), "anthropic", msg.at)
         if msg.lines > 1:
             part.streamed_messages += 1
             part.streamed_lines += msg.lines - 1
@@ -291,6 +325,7 @@ class _Codex:
     def __init__(self, usage: FileUsage) -> None:
         self.usage = usage
         self.model = UNKNOWN
+        self.provider = "openai"
         self.total = [0] * len(CODEX_FIELDS)
         self.recorded: dict[str, Any] | None = None
 
@@ -302,6 +337,8 @@ class _Codex:
         if kind == "session_meta":
             if self.usage.session_id is None and isinstance(item.get("id"), str):
                 self.usage.session_id = item["id"]
+            if isinstance(item.get("model_provider"), str):
+                self.provider = item["model_provider"]
             return
         if kind == "turn_context":
             model = item.get("model")
@@ -323,6 +360,14 @@ class _Codex:
             _plus(part.per_line_adds, last)
             return
         vec = _vector(total, CODEX_FIELDS)
+        last_usage = info.get("last_token_usage")
+        spent = call_tokens(
+            self.recorded or {}, total, last_usage if isinstance(last_usage, dict) else {}
+        )
+        ts = rec.get("timestamp")
+        part.charge(
+            self.model, spent, self.provider, ts_seconds(ts) if isinstance(ts, str) else None
+        )
         part.counted += 1
         _plus(part.tokens, vec)
         _plus(part.tokens, self.total, -1)
@@ -375,68 +420,6 @@ def read_file(
 
 
 # -- sessions and their sub-agents ------------------------------------------------
-
-
-class SubagentIndex:
-    """The sub-agents' transcripts written beside sessions (Claude Code 1.x:
-    ``agent-*.jsonl`` in the project folder), by folder and session id; each
-    folder's are looked at once, by their first records' ``sessionId``."""
-
-    def __init__(self) -> None:
-        self._folders: dict[Path, dict[str, list[Path]]] = {}
-
-    def beside(self, folder: Path, session_id: str) -> list[Path]:
-        known = self._folders.get(folder)
-        if known is None:
-            known = self._folders[folder] = {}
-            try:
-                names = sorted(n for n in os.listdir(folder) if _is_agent_file(n))
-            except OSError:
-                names = []
-            for name in names:
-                sid = _session_id_of(folder / name)
-                if sid is not None:
-                    known.setdefault(sid, []).append(folder / name)
-        return known.get(session_id, [])
-
-
-def _is_agent_file(name: str) -> bool:
-    return name.startswith("agent-") and name.endswith(".jsonl")
-
-
-def _session_id_of(path: Path) -> str | None:
-    try:
-        with open(path, "rb") as f:
-            for _, raw in zip(range(_HEAD_LINES), f, strict=False):
-                try:
-                    rec = strict_json.loads_written(raw)
-                except orjson.JSONDecodeError:
-                    continue
-                if type(rec) is dict and isinstance(rec.get("sessionId"), str):
-                    return str(rec["sessionId"])
-    except OSError:
-        return None
-    return None
-
-
-def subagent_files(session: Path, session_id: str | None, index: SubagentIndex) -> list[Path]:
-    """A Claude Code session's sub-agent transcripts: every
-    ``<session-id>/subagents/agent-*.jsonl`` (2.x), then the ``agent-*.jsonl``
-    beside it whose records name its session id (1.x); one per agent (file
-    name), the 2.x one first."""
-    found: dict[str, Path] = {}
-    folder = session.parent / run_id_of(session) / "subagents"
-    try:
-        names = sorted(n for n in os.listdir(folder) if _is_agent_file(n))
-    except OSError:
-        names = []
-    for name in names:
-        if (folder / name).is_file():
-            found[name] = folder / name
-    if session_id is not None and not _is_agent_file(session.name):
-        for path in index.beside(session.parent, session_id):
-            found.setdefault(path.name, path)
-    return list(found.values())
 
 
 @dataclass(slots=True)
@@ -546,7 +529,7 @@ def group_sessions(sessions: Iterable[SessionUsage], by: str) -> dict[str, list[
             continue
         groups = found[session.source]
         for (day, model), part in session.parts():
-            name = day if by == "day" else model
+            name = model if by == "model" else day if by == "day" else day[:7]
             group = groups.get(name) or groups.setdefault(
                 name, Group(name, session.source, Tally(len(FIELDS[session.source])))
             )

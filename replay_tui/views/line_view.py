@@ -59,6 +59,8 @@ class LineView:
     summary: str | None = None  # the reducer's word for the state after this prefix
     #: Where in its history the state stands, as the rules say (``where``).
     where: str | None = None
+    #: What the calls cost up to here (``cost $1.23``), where the state keeps a cost.
+    cost: str | None = None
     #: What the rules say belongs beside this event in the inspector (a
     #: Temporal activity's input and result): (title, JSON value), as known
     #: after this prefix; and, when the run changed it later, as it ended up.

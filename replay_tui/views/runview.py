@@ -31,6 +31,7 @@ from replay_tui.formats.sessions import CLAUDE_CODE
 from replay_tui.reducers.base import CallFacts, call_facts
 from replay_tui.state import canonical
 from replay_tui.views.calls import FACTS_READ, CallRow, call_row
+from replay_tui.views.cost import cost_words
 from replay_tui.views.genai_tokens import span_tokens
 from replay_tui.views.line_view import (
     CAUSES_SHOWN,
@@ -107,6 +108,7 @@ class RunView:
         parsed = self.replay.ledger.event(index)
         raw = self.replay.ledger.raw_line(index) if isinstance(parsed, LineError) else None
         row = make_row(index, parsed, raw, payload_summary=not self._words_only)
+        keep = True
         if isinstance(parsed, Event):
             if self.replay.is_ignored(parsed):
                 row = dataclasses.replace(row, problem=self.replay.ignored_words)
@@ -115,6 +117,9 @@ class RunView:
             if tokens is not None:  # a model span's end: the tokens it used, first
                 said = f"{tokens[0]:,} in/{tokens[1]:,} out · {said or 'span_end'}"
             transcript = self.subagents.at(parsed)
+            # a call's sub-agent is known once validation reaches its result:
+            # its row is made again until then
+            keep = transcript is not None or not parsed.call_id or self.replay.finished
             if transcript is not None:
                 meta = meta_words(transcript)
                 about = f" ({meta})" if meta else ""
@@ -122,6 +127,8 @@ class RunView:
             if said:  # the rules' words first; the payload after, still searchable
                 summary = escape_controls(said) + ("  " + row.summary if row.summary else "")
                 row = dataclasses.replace(row, summary=summary)
+        if not keep:
+            return row
         with self._lock:
             self._rows[index] = row
             if len(self._rows) > self._cache_size:
@@ -393,6 +400,7 @@ class RunView:
                 **self.links(event),
                 summary=replay.summarize(before),
                 where=replay.rules_call.where(before),
+                cost=cost_words(before),
             )
         if event is not None and event.seq <= replay.valid and index < replay.valid:
             step = replay.step(index + 1)
@@ -410,6 +418,7 @@ class RunView:
                 **self.links(event),
                 summary=replay.summarize(step.after),
                 where=replay.rules_call.where(step.after),
+                cost=cost_words(step.after),
             )
         if replay.pending is not None and index == replay.pending.index:
             mode = "receipt"  # held back while following: its receipt is not written yet
@@ -430,7 +439,12 @@ class RunView:
         """Prefix 0: the state before any event (what ``initial_state()`` gives)."""
         state = self.replay.frozen_at(0)
         return LineView(
-            -1, "initial", None, state_before=state, summary=self.replay.summarize(state)
+            -1,
+            "initial",
+            None,
+            state_before=state,
+            summary=self.replay.summarize(state),
+            cost=cost_words(state),
         )
 
     def records(self, event: Event | None, n: int) -> dict[str, Any]:

@@ -328,6 +328,7 @@ def test_groups_in_the_table(capsys: pytest.CaptureFixture[str]) -> None:
         "CACHE",
         "READ",
         "TOTAL",
+        "COST",
     ]
     assert lines[2].split()[0] == "2026-11-02"
     assert lines[3].startswith("total (5 sessions)")
@@ -355,7 +356,14 @@ def test_the_table_has_thousands_separators_and_a_total_row(
 ) -> None:
     assert main(["usage", str(ROLLOUT)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[2].split()[1:] == ["6,055,836", "4,929,536", "9,118", "1,759", "6,064,954"]
+    assert lines[2].split()[1:] == [
+        "6,055,836",
+        "4,929,536",
+        "9,118",
+        "1,759",
+        "6,064,954",
+        "$8.37",
+    ]
     assert lines[3].split()[:3] == ["total", "(1", "session)"]
     assert len(lines[2]) == len(lines[3])  # right-aligned
 

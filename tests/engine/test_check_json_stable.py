@@ -59,6 +59,10 @@ and the corpus case ``huge-integer`` when integers past 64 bits came to be
 read exactly (verified, where it was ``bad_json``), with every ``rules_sha256``
 whose files changed for it (``base.py`` reads a fresh receipt exactly, the
 codex and otel rules read JSON text inside a line exactly);
+then the Claude Code and Codex entries when their state gained ``cost``
+(what the calls cost, priced by ``reducers/pricing/``): ``state_sha256``,
+``rules_sha256`` and ``rules_files`` changed and a ``prices`` field (the
+price database and the user's file) was added, no verdict, seq or exit moved;
 every other entry byte for byte the same.
 Regenerate them, from the repo root, only on purpose (a deliberate change of
 output):

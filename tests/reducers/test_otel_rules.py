@@ -87,6 +87,7 @@ def test_truth_file_matches(path: Path) -> None:
     assert set(state) == {
         "turns",
         "tokens",
+        "cost",
         "session",
         "content_captured",
         "unattributed",
@@ -335,7 +336,7 @@ def test_the_ordered_turns_kept_as_traces_change_are_the_sorted_ones(path: Path)
     """After every record, the turns, totals and session key kept in order
     as each trace changes (otel_genai/order.py) equal those sorted from every trace
     again (order.assemble, session_key): the plain way, as the oracle."""
-    from replay_tui.reducers.otel_genai.order import assemble, session_key
+    from replay_tui.reducers.otel_genai.order import assemble, priced, session_key, turn_cost
     from replay_tui.reducers.otel_genai.rules import _MEMO_KEY
 
     ctx = new_ctx()
@@ -344,13 +345,15 @@ def test_the_ordered_turns_kept_as_traces_change_are_the_sorted_ones(path: Path)
         state = REDUCER.apply(state, event, ctx)
         cache = ctx.memo(state)[_MEMO_KEY]
         turns = assemble(cache.results)
-        assert state["turns"] == [t.public for t in turns], event.seq
+        assert state["turns"] == [priced(t) for t in turns], event.seq
         assert state["session"] == session_key(cache.results), event.seq
         assert state["tokens"] == {
             "input": sum(t.tokens[0] for t in turns),
             "output": sum(t.tokens[1] for t in turns),
         }
         assert state["content_captured"] == any(t.content for t in turns)
+        micros = sum(m for t in turns for _, m in turn_cost(t).by_model)
+        assert round(state["cost"]["total"] * 1_000_000) == micros, event.seq
 
 
 # -- a record derives its own turn: the oracle is every trace derived afresh ------------

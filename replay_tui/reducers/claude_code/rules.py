@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING, Any
 
 from replay_tui.formats.chain import NOT_RECORD
 from replay_tui.formats.claude_records import MESSAGE_KINDS, USAGE_FIELDS, blocks, message_usage
+from replay_tui.reducers import pricing
 from replay_tui.reducers.base import CallFacts, Context, State
 from replay_tui.reducers.claude_code.reading import (
     AGENT_ID,
@@ -102,6 +103,49 @@ def _compaction_summary(state: State, event: Event) -> None:
     compactions[-1]["summary_chars"] = len(text_of(content))
 
 
+def message_cost(
+    state: State,
+    event: Event,
+    msg: dict[str, Any],
+    new: tuple[int, int, int, int],
+    before: tuple[int, int, int, int],
+    was: float | None,
+) -> float | None:
+    """Price a message's usage so far and charge ``state["cost"]`` what it
+    adds to ``was`` (its price at its last line; for a message resuming
+    after others, its usage before, priced now): see
+    :mod:`replay_tui.reducers.pricing`. Its price (None: unpriced)."""
+    model = msg.get("model")
+    model = model if isinstance(model, str) and not model.startswith("<") else state["model"]
+    at = event.ts_s
+    if was is None and any(before):
+        was_micros = pricing.price(model, "anthropic", cache_tokens(before, None), at)
+    else:
+        was_micros = None if was is None else round(was * 1_000_000)
+    usage = msg.get("usage")
+    split = usage.get("cache_creation") if isinstance(usage, dict) else None
+    tokens = cache_tokens(new, split)
+    micros = pricing.set_message(
+        state["cost"], model, "anthropic", tokens, at, was_micros, state["turns"]
+    )
+    return None if micros is None else pricing.usd(micros)
+
+
+def cache_tokens(counts: tuple[int, int, int, int], split: Any) -> pricing.Tokens:
+    """A message's (input, output, cache write, cache read) as priced: its
+    cache writes for an hour apart (``cache_creation``'s
+    ``ephemeral_1h_input_tokens``), at their own rate."""
+    hour = split.get("ephemeral_1h_input_tokens") if isinstance(split, dict) else None
+    hour = hour if type(hour) is int and 0 <= hour <= counts[2] else 0
+    return pricing.Tokens(
+        input=counts[0],
+        output=counts[1],
+        cache_read=counts[3],
+        cache_write=counts[2] - hour,
+        cache_write_1h=hour,
+    )
+
+
 class ClaudeCodeRules(SessionRules):
     name = "claude_code"
     version = "2.0.0"
@@ -109,6 +153,8 @@ class ClaudeCodeRules(SessionRules):
     #: The source these rules are for: never chosen for an events.jsonl by its first kind.
     source_format = "claude-code"
     awaited = "tool_result"
+    #: The state has a ``cost`` (see :mod:`replay_tui.reducers.pricing`): reports name the prices.
+    priced = True
 
     def initial_state(self) -> State:
         return {
@@ -128,6 +174,7 @@ class ClaudeCodeRules(SessionRules):
             "calls": {},
             "tools": {},
             "usage": dict.fromkeys(USAGE_FIELDS, 0),
+            "cost": pricing.cost_state(),
             "message": None,
             "todos": [],
             "compactions": [],
@@ -225,13 +272,20 @@ class ClaudeCodeRules(SessionRules):
             else:  # a new message, or one resuming after others (the checks say its usage)
                 earlier = getattr(event, "earlier_usage", None) if mid is not None else None
                 before = earlier if earlier is not None else (0, 0, 0, 0)
+            same = mid is not None and now is not None and now["id"] == mid
+            usd = now.get("usd") if same and now is not None else None
             if before != new:
                 totals = state["usage"]
                 for f, n, o in zip(USAGE_FIELDS, new, before, strict=True):
                     if n != o:
                         totals[f] += n - o
+                usd = message_cost(state, event, msg, new, before, usd if same else None)
             if mid is not None and (now is None or now["id"] != mid or before != new):
-                state["message"] = {"id": mid, "usage": dict(zip(USAGE_FIELDS, new, strict=True))}
+                state["message"] = {
+                    "id": mid,
+                    "usage": dict(zip(USAGE_FIELDS, new, strict=True)),
+                    "usd": usd,
+                }
         if event.kind == "tool_use":
             self._requests(state, event)
         elif event.kind == "assistant":
@@ -369,7 +423,7 @@ class ClaudeCodeRules(SessionRules):
                 if grown
                 else "usage unchanged"
             )
-            return f"{kind}: {usage}"
+            return f"{kind}: {usage}{pricing.cost_words(before['cost'], after['cost'])}"
         if kind == "compact_boundary":
             last = after["compactions"][-1]
             return (

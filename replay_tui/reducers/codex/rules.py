@@ -49,6 +49,7 @@ import orjson
 
 from replay_tui.core import strict_json
 from replay_tui.formats.envelope import ts_seconds
+from replay_tui.reducers import pricing
 from replay_tui.reducers.base import CallFacts, Context, State
 from replay_tui.reducers.sessions.rules import SessionRules, illegal, in_words, label, one_line
 
@@ -244,6 +245,26 @@ def _find(value: Any, key: str, depth: int = 4) -> Any:
     return None
 
 
+def _count(usage: dict[str, Any], key: str) -> int:
+    value = usage.get(key)
+    return value if type(value) is int and value >= 0 else 0
+
+
+def call_tokens(was: dict[str, Any], now: dict[str, Any], last: dict[str, Any]) -> pricing.Tokens:
+    """What the calls since the last ``token_count`` spent: the growth of
+    the session's totals (a count repeated spends nothing), or the last
+    call's own usage where the totals went down (a new count). Codex's
+    ``input_tokens`` include the cached ones and ``output_tokens`` the
+    reasoning, as OpenAI counts them."""
+    keys = ("input_tokens", "cached_input_tokens", "output_tokens")
+    grown = [_count(now, k) - _count(was, k) for k in keys]
+    if min(grown) < 0:
+        grown = [_count(last, k) for k in keys]
+    inp, cached, out = grown
+    cached = min(cached, inp)
+    return pricing.Tokens(input=inp - cached, cache_read=cached, output=out)
+
+
 class CodexRules(SessionRules):
     name = "codex"
     version = "1.0.0"
@@ -251,6 +272,8 @@ class CodexRules(SessionRules):
     #: The source these rules are for: never chosen for an events.jsonl by its first kind.
     source_format = "codex"
     awaited = "output"
+    #: The state has a ``cost`` (see :mod:`replay_tui.reducers.pricing`): reports name the prices.
+    priced = True
 
     def initial_state(self) -> State:
         return {
@@ -270,6 +293,7 @@ class CodexRules(SessionRules):
             "calls": {},
             "usage": {},
             "last_usage": {},
+            "cost": pricing.cost_state(),
             "todos": [],
             "compactions": [],
             "agents": {},
@@ -286,6 +310,7 @@ class CodexRules(SessionRules):
         elif kind == "token_count":
             info = item.get("info")
             if isinstance(info, dict):
+                was = state["usage"]
                 for key, field in (
                     ("usage", "total_token_usage"),
                     ("last_usage", "last_token_usage"),
@@ -293,6 +318,12 @@ class CodexRules(SessionRules):
                     value = info.get(field)
                     if isinstance(value, dict) and state[key] != value:
                         state[key] = value
+                if state["usage"] is not was:
+                    spent = call_tokens(was, state["usage"], state["last_usage"])
+                    provider = state["session"]["provider"]
+                    pricing.add_call(
+                        state["cost"], state["model"], provider, spent, event.ts_s, state["turns"]
+                    )
         elif kind == "user_message":
             state["turns"] += 1
             self._phase(state, "awaiting_model")
@@ -422,7 +453,10 @@ class CodexRules(SessionRules):
             usage = after["usage"]
             total = usage.get("total_tokens")
             return (
-                f"token_count: usage is now {total:,} tokens in all" if type(total) is int else kind
+                f"token_count: usage is now {total:,} tokens in all"
+                f"{pricing.cost_words(before['cost'], after['cost'])}"
+                if type(total) is int
+                else kind
             )
         if after["turns"] != before["turns"]:
             return f"{kind}: turn {after['turns']}"

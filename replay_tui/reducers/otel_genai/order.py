@@ -17,14 +17,48 @@ turn the whole list is joined again, as before.
 from __future__ import annotations
 
 import bisect
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from replay_tui.reducers import pricing
 from replay_tui.reducers.otel_genai.spans import SESSION_SOURCES
 from replay_tui.reducers.otel_genai.tools import copies, fill_from_parts
 from replay_tui.reducers.otel_genai.turns import SessionHit, TraceResult, Turn
 
 _Key = tuple[int, str, int]
+#: What each turn cost, and the turn as the state shows it with its cost,
+#: kept with the turn (a changed turn is a new object).
+_SPENT: weakref.WeakKeyDictionary[Turn, tuple[pricing.Spent, dict[str, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _priced(turn: Turn) -> tuple[pricing.Spent, dict[str, Any]]:
+    found = _SPENT.get(turn)
+    if found is None:
+        spent = pricing.spent(
+            (
+                c.model,
+                None,
+                pricing.Tokens(input=c.usage[0], output=c.usage[1]),
+                c.start / 1e9 if c.start > 0 else None,
+            )
+            for c in turn.calls
+            if c.usage
+        )
+        found = _SPENT[turn] = (spent, turn.public | {"cost": spent.public()})
+    return found
+
+
+def turn_cost(turn: Turn) -> pricing.Spent:
+    """What ``turn``'s model calls cost, each at its start."""
+    return _priced(turn)[0]
+
+
+def priced(turn: Turn) -> dict[str, Any]:
+    """The turn as the state shows it, with its ``cost`` (``usd``, ``unpriced``)."""
+    return _priced(turn)[1]
 
 
 class TurnOrder:
@@ -41,6 +75,7 @@ class TurnOrder:
         self.roots = 0
         self.tokens = [0, 0]
         self.content = 0
+        self.cost = pricing.Running()
 
     def update(self, results: Mapping[str, TraceResult], traces: Iterable[str]) -> int:
         """Traces ``traces`` now have ``results``'s turns; the first position changed."""
@@ -86,6 +121,7 @@ class TurnOrder:
         self.tokens[0] += sign * turn.tokens[0]
         self.tokens[1] += sign * turn.tokens[1]
         self.content += sign * bool(turn.content)
+        self.cost.add(turn_cost(turn), sign)
         self.roots += sign * (turn.anchor_kind == "root")
 
     def _session(self, tid: str, hits: list[SessionHit | None]) -> None:

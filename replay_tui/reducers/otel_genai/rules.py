@@ -46,6 +46,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from replay_tui.reducers import pricing
 from replay_tui.reducers.base import CallFacts, Context, State
 from replay_tui.reducers.otel_genai.attribution import route_traceless, unattributed
 from replay_tui.reducers.otel_genai.messages import (
@@ -55,7 +56,7 @@ from replay_tui.reducers.otel_genai.messages import (
     legacy_message,
     parse_messages,
 )
-from replay_tui.reducers.otel_genai.order import TurnOrder
+from replay_tui.reducers.otel_genai.order import TurnOrder, priced
 from replay_tui.reducers.otel_genai.spans import (
     add_end,
     add_event,
@@ -77,7 +78,7 @@ SPAN_KINDS = frozenset({"span_start", "span_event", "span_end"})
 KINDS = frozenset({*SPAN_KINDS, "log"})
 _MEMO_KEY = "otel_genai"
 #: The state's fields written from every trace's derivation at once.
-_TOP = ("tokens", "session", "content_captured", "unattributed")
+_TOP = ("tokens", "cost", "session", "content_captured", "unattributed")
 
 
 @dataclass(eq=False)
@@ -273,11 +274,14 @@ class OtelGenAIRules:
     #: Spans nest: calls folded (``v``) are drawn as a span tree, each span
     #: under the one its start names (``call_parent``), even one exported later.
     calls_nest = True
+    #: The state has a ``cost`` (see :mod:`replay_tui.reducers.pricing`): reports name the prices.
+    priced = True
 
     def initial_state(self) -> State:
         return {
             "turns": [],
             "tokens": {"input": 0, "output": 0},
+            "cost": pricing.cost_state(turns=False),
             "session": None,
             "content_captured": False,
             "unattributed": [],
@@ -382,12 +386,13 @@ class OtelGenAIRules:
         first position the changed traces moved (:mod:`.order`) on."""
         order = cache.order
         turns, first = order.joined(order.update(cache.results, sorted(dirty)))
-        public = [t.public for t in turns[first:]]
+        public = [priced(t) for t in turns[first:]]
         if public != cache.turns[first:]:
             _update_from(state["turns"], cache.turns, public, first)
             cache.turns[first:] = public
         top: dict[str, Any] = {
             "tokens": {"input": order.tokens[0], "output": order.tokens[1]},
+            "cost": order.cost.state(),
             "session": order.session_key(),
             "content_captured": order.content > 0,
         }

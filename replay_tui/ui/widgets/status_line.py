@@ -93,6 +93,7 @@ RANK = {
     "condition": 65,
     "new": 60,
     "rules_note": 55,
+    "cost": 52,  # what the calls cost up to the cursor (sessions, traces)
     "warning": 50,
     "watch": 45,
     "bookmark": 40,
@@ -265,8 +266,12 @@ def _position(screen: StatusSource, index: int | None, total: int) -> list[Piece
     where = Text()
     if view is not None and view.index == index and view.where:
         where.append(f"  {escape_controls(view.where)}", style="#99d1db")
+    cost = Text()
+    if view is not None and view.cost and (view.index == index or screen.at_initial):
+        cost.append(f"  {view.cost}", style="#e5c890")
     return [
         Piece.named("position", text, short),
+        Piece.named("cost", cost),
         Piece.named("where", where, cut=True),
         Piece.named("warning", warnings, cut=True),
     ]
