@@ -37,7 +37,8 @@ from replay_tui.core import strict_json
 from replay_tui.formats.envelope import Event, LineError, parse_line
 from replay_tui.formats.ledger import ConvertedLedger, Ledger
 from replay_tui.formats.otel.load import OTLP, Loader, shape_of
-from replay_tui.formats.otel.source import UNREADABLE, Envelopes, load_trace, ordered
+from replay_tui.formats.otel.source import UNREADABLE, Envelopes, ordered
+from replay_tui.formats.otel.stream import load_document
 
 _HEAD_BYTES = 1 << 16
 #: An export request that starts on the first line, its first key on it too.
@@ -72,7 +73,7 @@ class TraceLedger(ConvertedLedger):
     """A trace document read once, complete (any shape but JSON lines)."""
 
     def __init__(self, source: Path, *, cache_size: int = 4096) -> None:
-        trace = load_trace(source)
+        trace = load_document(source)
         super().__init__(
             source,
             trace.envelope_lines(),
