@@ -65,7 +65,9 @@ def document(logs: int) -> bytes:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--logs", default="2500,5000,10000", help="log records per run, comma-separated")
+    ap.add_argument(
+        "--logs", default="2500,5000,10000", help="log records per run, comma-separated"
+    )
     ap.add_argument("--repeat", type=int, default=1, help="check runs per size (median)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="replay-bench-span-logs-"))

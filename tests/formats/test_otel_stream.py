@@ -157,3 +157,14 @@ def test_a_broken_document_is_refused_in_one_line(raw: bytes, tmp_path: Path) ->
     path.write_bytes(raw)
     with pytest.raises(CannotRun, match="not one JSON document"):
         load_document(path)
+
+
+@pytest.mark.parametrize("path", DOCUMENTS[::7], ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_values_past_the_reading_window_are_walked_alike(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A value longer than orjson is asked to read at once (a span of many
+    megabytes) is walked bracket by bracket: the same events."""
+    monkeypatch.setattr("replay_tui.formats.otel.scan._WINDOW_FIRST", 8)
+    monkeypatch.setattr("replay_tui.formats.otel.scan._WINDOW_LAST", 8)
+    assert _outcome(_streamed, path) == _outcome(_whole, path)

@@ -17,6 +17,8 @@ import mmap
 import re
 from collections.abc import Iterator
 
+import orjson
+
 from replay_tui.core import strict_json
 
 _WS = re.compile(rb"[ \t\n\r]*")
@@ -59,7 +61,8 @@ def value_end(buf: Buffer, pos: int) -> int:
             raise Malformed("a string that does not end", pos)
         return int(match.end())
     if first in _OPEN:
-        return _brackets_end(buf, pos)
+        end = _read_end(buf, pos)
+        return end if end is not None else _brackets_end(buf, pos)
     match = _SCALAR.match(buf, pos)
     if match is None:
         raise Malformed("no value", pos)
@@ -76,6 +79,10 @@ def _brackets_end(buf: Buffer, pos: int) -> int:
             raise Malformed("a bracket that does not close", pos)
         byte = buf[pos]
         if byte in _OPEN:
+            end = _read_end(buf, pos)
+            if end is not None:  # read through in C: the usual way
+                pos = end
+                continue
             stack.append(_END_OF[byte])
         elif byte == stack[-1]:
             stack.pop()
@@ -83,6 +90,38 @@ def _brackets_end(buf: Buffer, pos: int) -> int:
             raise Malformed("a string that does not end or a bracket that does not match", pos)
         pos += 1
     return pos
+
+
+#: How far orjson is asked to read for one nested value: past this, its
+#: brackets are walked here and its own nested values read by orjson.
+_WINDOW_FIRST, _WINDOW_LAST = 1 << 12, 1 << 20
+
+
+def _read_end(buf: Buffer, pos: int) -> int | None:
+    """Where the object or array at ``pos`` ends, found by orjson reading a
+    window of the bytes from ``pos`` (it stops where the value ends and
+    says so: "unexpected content after document"); None when the value
+    is longer than the last window or orjson cannot read it (the caller
+    walks it, and finds any fault itself)."""
+    window, size = _WINDOW_FIRST, len(buf)
+    while True:
+        stop = min(pos + window, size)
+        while stop > pos and buf[stop - 1] & 0xC0 == 0x80:  # not inside a character
+            stop -= 1
+        if stop < size and stop > pos and buf[stop - 1] >= 0xC0:
+            stop -= 1
+        try:
+            orjson.loads(buf[pos:stop])
+        except orjson.JSONDecodeError as exc:
+            if exc.msg.startswith("unexpected content after document"):
+                return pos + len(exc.doc[: exc.pos].rstrip(" \t\r\n").encode())
+            if not exc.msg.startswith("unexpected end of data") or stop >= size:
+                return None
+        else:  # the value ends where the window does (or in the spaces before)
+            return pos + len(bytes(buf[pos:stop]).rstrip(b" \t\r\n"))
+        if window >= _WINDOW_LAST:
+            return None
+        window *= 4
 
 
 def items(buf: Buffer, pos: int) -> Iterator[tuple[int, int]]:
