@@ -24,6 +24,7 @@ read once, complete (:class:`TraceLedger`). Both name the file, the line
 
 from __future__ import annotations
 
+import mmap
 import re
 from array import array
 from bisect import bisect_right
@@ -57,6 +58,18 @@ def collector_lines(path: Path) -> bool:
     except OSError:
         return False
     return not head.strip() or bool(_FIRST_LINE.match(head))
+
+
+def one_line(path: Path) -> bool:
+    """Whether ``path`` is one line (a compact document, a newline at its
+    end or none): read complete, it is a document, indexed a span at a
+    time, not one line read whole."""
+    try:
+        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+            newline = buf.find(b"\n")
+            return newline < 0 or newline == len(buf) - 1
+    except (OSError, ValueError):  # not there, empty, not a regular file
+        return False
 
 
 def _span_words(raw: bytes) -> str:
