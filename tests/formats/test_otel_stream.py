@@ -168,3 +168,24 @@ def test_values_past_the_reading_window_are_walked_alike(
     monkeypatch.setattr("replay_tui.formats.otel.scan._WINDOW_FIRST", 8)
     monkeypatch.setattr("replay_tui.formats.otel.scan._WINDOW_LAST", 8)
     assert _outcome(_streamed, path) == _outcome(_whole, path)
+
+
+def test_a_compact_document_checked_complete_is_indexed(tmp_path: Path) -> None:
+    """A compact export is one line, its first key on it: checked complete
+    it is indexed a span at a time, not read whole as one Collector line;
+    followed, it is read as the Collector's lines. The events are the same."""
+    from replay_tui.engine.replay_core import open_ledger
+    from replay_tui.formats.otel.lines import TraceLedger, TraceLinesLedger
+    from replay_tui.formats.run import OTEL, RunPaths
+
+    source = next(p for p in DOCUMENTS if b"resourceSpans" in p.read_bytes()[:200])
+    path = tmp_path / "trace.json"
+    path.write_bytes(orjson.dumps(orjson.loads(source.read_bytes())) + b"\n")
+    cold = open_ledger(RunPaths(tmp_path, path, OTEL))
+    followed = open_ledger(RunPaths(tmp_path, path, OTEL), following=True)
+    assert isinstance(cold, TraceLedger)
+    assert isinstance(followed, TraceLinesLedger)
+    cold_lines = [line for _, chunk in cold.scan_chunks() for line in chunk]
+    followed_lines = [line for _, chunk in followed.scan_chunks() for line in chunk]
+    assert cold_lines == followed_lines
+    assert cold.sha256() == followed.sha256()
