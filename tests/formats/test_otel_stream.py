@@ -189,3 +189,17 @@ def test_a_compact_document_checked_complete_is_indexed(tmp_path: Path) -> None:
     followed_lines = [line for _, chunk in followed.scan_chunks() for line in chunk]
     assert cold_lines == followed_lines
     assert cold.sha256() == followed.sha256()
+
+
+def test_a_document_cut_short_after_indexing_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    """Records are read again when their events are written: a file cut
+    short in between says so in one line (a mapped file cut short would
+    kill the process)."""
+    source = next(p for p in DOCUMENTS if b"resourceSpans" in p.read_bytes()[:200])
+    path = tmp_path / "trace.json"
+    path.write_bytes(source.read_bytes())
+    doc = load_document(path)
+    with path.open("r+b") as f:
+        f.truncate(10)
+    with pytest.raises(CannotRun, match="changed while it was read"):
+        b"".join(doc.envelope_lines())

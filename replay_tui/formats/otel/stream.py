@@ -72,12 +72,13 @@ class _Head:
 class Document:
     """A trace document indexed (see the module); ``envelope_lines`` once."""
 
-    def __init__(self, path: Path, buf: mmap.mmap, sha256: str) -> None:
+    def __init__(self, path: Path, buf: mmap.mmap, fd: int, sha256: str) -> None:
         self.path = path
         self.sha256 = sha256
         self.run_id = path.stem or "trace"
         self.shape = OTLP
-        self._buf = buf
+        self._buf = buf  # the first reading's
+        self._fd = fd  # the second's: read, not mapped (a file cut short is an error, not a crash)
         self._contexts: list[tuple[dict[str, Any], str]] = []  # (resource, scope)
         # per span, then per log record (owner index): its range and context
         self._start, self._end, self._context = array("q"), array("q"), array("q")
@@ -179,7 +180,7 @@ class Document:
         self._heads, self._events, self._span_ends, self._log_times = [], [], [], []
         self._ends = {}
         records.sort()
-        _let_go(self._buf)
+        self._buf.close()
 
     # -- the second reading: each record's bytes again -------------------------
 
@@ -205,27 +206,40 @@ class Document:
         if chunk:
             yield from envelopes.lines(chunk, batch)
         self.records = []
+        self.close()
+
+    def close(self) -> None:
         self._buf.close()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def _again(self, owner: int) -> Any:
+        """The record's bytes read again; :class:`CannotRun` if the file
+        changed since it was indexed."""
+        start, end = self._start[owner], self._end[owner]
+        try:
+            raw = os.pread(self._fd, end - start, start)
+            if len(raw) == end - start:
+                return strict_json.loads_written(raw)
+        except (OSError, orjson.JSONDecodeError):
+            pass
+        raise CannotRun(f"{self.path}: changed while it was read (near byte {start})")
 
     def _span(self, owner: int) -> Span:
         attrs, scope = self._contexts[self._context[owner]]
-        raw = self._read(self._start[owner], self._end[owner])
+        raw = self._again(owner)
         return span_of(raw, attrs, scope, owner + 1)
 
     def _log(self, owner: int) -> Log:
         attrs, scope = self._contexts[self._context[owner]]
-        raw = self._read(self._start[owner], self._end[owner])
+        raw = self._again(owner)
         return log_of(raw, attrs, scope, owner + 1)
 
 
-def _let_go(buf: mmap.mmap) -> None:
-    """The mapped pages read so far given back (they are read again as needed)."""
-    if hasattr(mmap, "MADV_DONTNEED"):
-        buf.madvise(mmap.MADV_DONTNEED)
-
-
-def _mapped(path: Path) -> mmap.mmap | None:
-    """``path`` mapped (None: empty); :class:`CannotRun` as ``read_whole`` says."""
+def _mapped(path: Path) -> tuple[mmap.mmap, int] | None:
+    """``path`` mapped, and a descriptor of it to read it again (None:
+    empty); :class:`CannotRun` as ``read_whole`` says."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
@@ -241,7 +255,7 @@ def _mapped(path: Path) -> mmap.mmap | None:
             )
         if st.st_size == 0:
             return None
-        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ), os.dup(fd)
     except OSError as exc:
         raise CannotRun(f"{path}: {exc.strerror or exc}") from None
     finally:
@@ -253,33 +267,37 @@ def load_document(path: Path) -> Document | Any:
     Tempo document, else read whole (:func:`~replay_tui.formats.otel.source.
     load_trace`: Jaeger's shape, and every refusal's words); raises
     :class:`CannotRun` with one line."""
-    buf = _mapped(path)
-    if buf is None:
+    mapped = _mapped(path)
+    if mapped is None:
         return load_trace(path)
+    buf, fd = mapped
     body = 3 if buf[:3] == b"\xef\xbb\xbf" else 0
     root_at = skip_ws(buf, body)
     if root_at >= len(buf) or buf[root_at] != _OBJECT:
         buf.close()
+        os.close(fd)
         return load_trace(path)
     expect_silence(5 + 6 * len(buf) / 100e6)
     try:
-        document = _indexed(path, buf, root_at)
+        document = _indexed(path, buf, fd, root_at)
     except (Malformed, orjson.JSONDecodeError) as exc:
         buf.close()
+        os.close(fd)
         raise CannotRun(
             f"{path}: not one JSON document ({exc}); the Collector's JSON lines "
             "start with an export request on the first line"
         ) from None
     if document is None:
         buf.close()
+        os.close(fd)
         return load_trace(path)
     if not len(document):
-        buf.close()
+        document.close()
         raise CannotRun(f"{path}: an OpenTelemetry trace with no spans and no log records")
     return document
 
 
-def _indexed(path: Path, buf: mmap.mmap, root_at: int) -> Document | None:
+def _indexed(path: Path, buf: mmap.mmap, fd: int, root_at: int) -> Document | None:
     """The document indexed, or None if it is not OTLP's or Tempo's shape."""
     root_end = value_end(buf, root_at)
     if skip_ws(buf, root_end) != len(buf):
@@ -292,7 +310,7 @@ def _indexed(path: Path, buf: mmap.mmap, root_at: int) -> Document | None:
         shape = TEMPO
     if shape is None:
         return None
-    document = Document(path, buf, hashlib.sha256(_view(buf)).hexdigest())
+    document = Document(path, buf, fd, hashlib.sha256(_view(buf)).hexdigest())
     document.shape = shape
     if shape == OTLP:
         document.resource_spans(root.arrays.get("resourceSpans"))
