@@ -29,7 +29,12 @@ from replay_tui.formats import temporal
 from replay_tui.formats.budget import Budget, load_budget
 from replay_tui.formats.envelope import Event, LineError, SequenceChecker
 from replay_tui.formats.ledger import ConvertedLedger, GzipLedger, Ledger
-from replay_tui.formats.otel.lines import TraceLedger, TraceLinesLedger, collector_lines
+from replay_tui.formats.otel.lines import (
+    TraceLedger,
+    TraceLinesLedger,
+    collector_lines,
+    one_line,
+)
 from replay_tui.formats.receipts import ReceiptStore
 from replay_tui.formats.run import JSONL, OTEL, RunPaths
 from replay_tui.formats.sessions import SESSION_FORMATS, lines_for
@@ -91,7 +96,7 @@ def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
         # the session file is the ledger: indexed in place, never converted
         return Ledger(paths.events, mapping=lines_for(paths.format, paths.events))
     if paths.format == OTEL:
-        if collector_lines(paths.events):
+        if collector_lines(paths.events) and (following or not one_line(paths.events)):
             return TraceLinesLedger(paths.events)
         return TraceLedger(paths.events)
     history = temporal.load_history(paths.events)

@@ -24,6 +24,7 @@ read once, complete (:class:`TraceLedger`). Both name the file, the line
 
 from __future__ import annotations
 
+import mmap
 import re
 from array import array
 from bisect import bisect_right
@@ -37,7 +38,8 @@ from replay_tui.core import strict_json
 from replay_tui.formats.envelope import Event, LineError, parse_line
 from replay_tui.formats.ledger import ConvertedLedger, Ledger
 from replay_tui.formats.otel.load import OTLP, Loader, shape_of
-from replay_tui.formats.otel.source import UNREADABLE, Envelopes, load_trace, ordered
+from replay_tui.formats.otel.source import UNREADABLE, Envelopes, ordered
+from replay_tui.formats.otel.stream import load_document
 
 _HEAD_BYTES = 1 << 16
 #: An export request that starts on the first line, its first key on it too.
@@ -58,6 +60,18 @@ def collector_lines(path: Path) -> bool:
     return not head.strip() or bool(_FIRST_LINE.match(head))
 
 
+def one_line(path: Path) -> bool:
+    """Whether ``path`` is one line (a compact document, a newline at its
+    end or none): read complete, it is a document, indexed a span at a
+    time, not one line read whole."""
+    try:
+        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+            newline = buf.find(b"\n")
+            return newline < 0 or newline == len(buf) - 1
+    except (OSError, ValueError):  # not there, empty, not a regular file
+        return False
+
+
 def _span_words(raw: bytes) -> str:
     """ ", span ID" for a converted line of a span (or a log tied to one)."""
     try:
@@ -72,7 +86,7 @@ class TraceLedger(ConvertedLedger):
     """A trace document read once, complete (any shape but JSON lines)."""
 
     def __init__(self, source: Path, *, cache_size: int = 4096) -> None:
-        trace = load_trace(source)
+        trace = load_document(source)
         super().__init__(
             source,
             trace.envelope_lines(),

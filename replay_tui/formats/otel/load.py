@@ -237,10 +237,61 @@ def _taken(value: Any) -> Iterator[dict[str, Any]]:
             yield item
 
 
-def _scope_name(holder: dict[str, Any]) -> str:
+def scope_name(holder: dict[str, Any]) -> str:
     scope = holder.get("scope") or holder.get("instrumentationLibrary")
     name = scope.get("name") if isinstance(scope, dict) else None
     return name if isinstance(name, str) else ""
+
+
+def log_of(lr: dict[str, Any], resource: dict[str, Any], scope: str, copy: int) -> Log:
+    """An OTLP log record in the normal form."""
+    attrs = key_values(lr.get("attributes"))
+    name = lr.get("eventName") or attrs.get("event.name")
+    times = _Times()
+    return Log(
+        trace_id=norm_id(lr.get("traceId")),
+        span_id=norm_id(lr.get("spanId")),
+        time_ns=times(lr, "timeUnixNano") or times(lr, "observedTimeUnixNano"),
+        event_name=name if isinstance(name, str) and name else None,
+        body=any_value(lr.get("body")),
+        attributes=attrs,
+        resource=resource,
+        scope=scope,
+        copy=copy,
+        refused=times.refused,
+    )
+
+
+def span_of(sp: dict[str, Any], resource: dict[str, Any], scope: str, copy: int) -> Span:
+    """An OTLP (or Tempo) span in the normal form."""
+    code, message = norm_status(sp.get("status"))
+    name = sp.get("name")
+    times = _Times()
+    return Span(
+        trace_id=norm_id(sp.get("traceId")),
+        span_id=norm_id(sp.get("spanId")),
+        parent_id=norm_id(sp.get("parentSpanId")),
+        name=name if isinstance(name, str) else "",
+        kind=norm_kind(sp.get("kind")),
+        start_ns=times(sp, "startTimeUnixNano"),
+        end_ns=times(sp, "endTimeUnixNano"),
+        attributes=key_values(sp.get("attributes")),
+        resource=resource,
+        scope=scope,
+        status_code=code,
+        status_message=message,
+        events=[
+            SpanEvent(
+                str(e.get("name") or ""),
+                times(e, "timeUnixNano"),
+                key_values(e.get("attributes")),
+            )
+            for e in dicts_of(sp.get("events"))
+        ],
+        flags=to_int(sp.get("flags")),
+        copy=copy,
+        refused=times.refused,
+    )
 
 
 class Loader:
@@ -263,65 +314,20 @@ class Loader:
             resource = rl.get("resource")
             attrs = key_values(resource.get("attributes")) if isinstance(resource, dict) else {}
             for sl in dicts_of(rl.get("scopeLogs") or rl.get("instrumentationLibraryLogs")):
-                scope = _scope_name(sl)
+                scope = scope_name(sl)
                 for lr in _taken(sl.get("logRecords")):
                     self._log(lr, attrs, scope)
 
     def _log(self, lr: dict[str, Any], resource: dict[str, Any], scope: str) -> None:
-        attrs = key_values(lr.get("attributes"))
-        name = lr.get("eventName") or attrs.get("event.name")
-        times = _Times()
-        self.logs.append(
-            Log(
-                trace_id=norm_id(lr.get("traceId")),
-                span_id=norm_id(lr.get("spanId")),
-                time_ns=times(lr, "timeUnixNano") or times(lr, "observedTimeUnixNano"),
-                event_name=name if isinstance(name, str) and name else None,
-                body=any_value(lr.get("body")),
-                attributes=attrs,
-                resource=resource,
-                scope=scope,
-                copy=self._next(),
-                refused=times.refused,
-            )
-        )
+        self.logs.append(log_of(lr, resource, scope, self._next()))
 
     def _resource_spans(self, rs: dict[str, Any]) -> None:
         resource = rs.get("resource")
         attrs = key_values(resource.get("attributes")) if isinstance(resource, dict) else {}
         for ss in dicts_of(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")):
-            scope = _scope_name(ss)
+            scope = scope_name(ss)
             for sp in _taken(ss.get("spans")):
-                code, message = norm_status(sp.get("status"))
-                name = sp.get("name")
-                times = _Times()
-                self.spans.append(
-                    Span(
-                        trace_id=norm_id(sp.get("traceId")),
-                        span_id=norm_id(sp.get("spanId")),
-                        parent_id=norm_id(sp.get("parentSpanId")),
-                        name=name if isinstance(name, str) else "",
-                        kind=norm_kind(sp.get("kind")),
-                        start_ns=times(sp, "startTimeUnixNano"),
-                        end_ns=times(sp, "endTimeUnixNano"),
-                        attributes=key_values(sp.get("attributes")),
-                        resource=attrs,
-                        scope=scope,
-                        status_code=code,
-                        status_message=message,
-                        events=[
-                            SpanEvent(
-                                str(e.get("name") or ""),
-                                times(e, "timeUnixNano"),
-                                key_values(e.get("attributes")),
-                            )
-                            for e in dicts_of(sp.get("events"))
-                        ],
-                        flags=to_int(sp.get("flags")),
-                        copy=self._next(),
-                        refused=times.refused,
-                    )
-                )
+                self.spans.append(span_of(sp, attrs, scope, self._next()))
 
     def tempo(self, doc: dict[str, Any]) -> None:
         """A Grafana Tempo export: ResourceSpans in ``batches``."""
