@@ -21,10 +21,14 @@ from tests.helpers.waiting import until
 
 def settled(screen: ReplayScreen) -> bool:
     """Validation is over, the bookmarks are loaded (``b`` works) and the
-    panes show the cursor's row (or, at prefix 0, the initial state): the
-    screen a person reads."""
+    panes show the cursor's row (or, at prefix 0, the initial state; with no
+    event at all, nothing): the screen a person reads."""
     view, cursor = screen.line_view, screen.timeline.cursor_index
-    if screen.validating or view is None or screen.marks.bookmarks is None:
+    if screen.validating or screen.marks.bookmarks is None:
+        return False
+    if not screen.timeline.row_count:
+        return True  # no event to show (an empty ledger): nothing more to wait for
+    if view is None:
         return False
     if screen.at_initial:
         return view.index < 0
