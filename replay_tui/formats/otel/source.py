@@ -55,7 +55,7 @@ _SHAPE = re.compile(
     rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"(?:resourceSpans|resourceLogs|batches)"\s*:'
     rb'|\A(?:\xef\xbb\xbf)?\s*\{\s*"data"\s*:\s*\[\s*\{\s*"(?:traceID|spans)"'
 )
-_RANK = {"span_start": 0, "span_event": 1, "log": 2, "span_end": 3}
+RANK = {"span_start": 0, "span_event": 1, "log": 2, "span_end": 3}
 #: A converted line that stands for a record that cannot be replayed: ``!``
 #: and the error (``{"code", "message"}``), judged as such by the ledger.
 UNREADABLE = b"!"
@@ -85,7 +85,7 @@ def effective_parents(spans: dict[tuple[str, str], Span]) -> dict[tuple[str, str
 
 
 @dataclass(slots=True)
-class _Record:
+class Record:
     time_ns: int
     kind: str
     copy: int
@@ -96,7 +96,7 @@ class _Record:
 
     def order(self) -> tuple[int, int, int, int, int]:
         depth = -self.depth if self.kind == "span_end" else self.depth
-        return (self.time_ns, _RANK[self.kind], depth, self.copy, self.sub)
+        return (self.time_ns, RANK[self.kind], depth, self.copy, self.sub)
 
 
 def _iso(ns: int) -> str | None:
@@ -121,7 +121,7 @@ class Envelopes:
         self._started: dict[tuple[str, str, int], int] = {}  # (trace, span, copy) -> its start
         self._first: dict[tuple[str, str], int] = {}  # (trace, span) -> its first copy's start
 
-    def lines(self, records: list[_Record], batch: int = 2048) -> Iterator[bytes]:
+    def lines(self, records: list[Record], batch: int = 2048) -> Iterator[bytes]:
         """``records`` (in order) as envelope lines, ``batch`` at a time; each
         record is let go of as it is written."""
         chunk: list[bytes] = []
@@ -140,7 +140,7 @@ class Envelopes:
         if chunk:
             yield b"\n".join(chunk) + b"\n"
 
-    def _envelope(self, record: _Record, seq: int) -> dict[str, Any]:
+    def _envelope(self, record: Record, seq: int) -> dict[str, Any]:
         line: dict[str, Any] = {"seq": seq, "run_id": self.run_id, "kind": record.kind}
         ts = _iso(record.time_ns)
         if ts is not None:
@@ -169,7 +169,7 @@ class Envelopes:
         return line
 
 
-def _refused(record: _Record) -> str:
+def _refused(record: Record) -> str:
     """Why ``record`` cannot be replayed ("": it can)."""
     if record.span is not None and record.span.refused:
         return f"span {record.span.span_id or '(no id)'}: {record.span.refused}"
@@ -184,7 +184,7 @@ def _refused(record: _Record) -> str:
 class Trace:
     """A trace file, read and put in order, not yet converted."""
 
-    records: list[_Record]
+    records: list[Record]
     sha256: str
     run_id: str
     shape: str
@@ -220,7 +220,7 @@ def _start_payload(span: Span) -> dict[str, Any]:
     }
 
 
-def _other_payload(record: _Record, span: Span) -> dict[str, Any]:
+def _other_payload(record: Record, span: Span) -> dict[str, Any]:
     head = {"trace_id": span.trace_id, "span_id": span.span_id, "copy": span.copy}
     if record.kind == "span_end":
         return {
@@ -255,7 +255,7 @@ def _log_payload(log: Log) -> dict[str, Any]:
     }
 
 
-def _depths(spans: list[Span]) -> dict[tuple[str, str], int]:
+def depths(spans: list[Span]) -> dict[tuple[str, str], int]:
     """Each span's depth in the repaired forest (for ties at one instant)."""
     winners: dict[tuple[str, str], Span] = {}
     for span in sorted(spans, key=lambda s: s.copy):
@@ -274,35 +274,35 @@ def _depths(spans: list[Span]) -> dict[tuple[str, str], int]:
     return depth
 
 
-def records_of(loader: Loader) -> list[_Record]:
+def records_of(loader: Loader) -> list[Record]:
     """Every record of the file, in the order of the module."""
     return ordered(loader.spans, loader.logs)
 
 
-def ordered(spans: list[Span], logs: list[Log]) -> list[_Record]:
+def ordered(spans: list[Span], logs: list[Log]) -> list[Record]:
     """The records of ``spans`` and ``logs``, in the order of the module
     (depth as the forest of these spans says)."""
-    depth = _depths(spans)
+    depth = depths(spans)
     ends: dict[tuple[str, str], int] = {}
-    records: list[_Record] = []
+    records: list[Record] = []
     for span in spans:
         d = depth.get(span.key, 0)
         if span.refused:  # one record, at its start's place
             at = min(max(span.start_ns, 0), MAX_TIME_NS)
-            records.append(_Record(at, "span_start", span.copy, 0, d, span=span))
+            records.append(Record(at, "span_start", span.copy, 0, d, span=span))
             continue
         end = max(span.end_ns, span.start_ns)
         ends.setdefault(span.key, end)
-        records.append(_Record(span.start_ns, "span_start", span.copy, 0, d, span=span))
+        records.append(Record(span.start_ns, "span_start", span.copy, 0, d, span=span))
         for i, event in enumerate(span.events, start=1):
-            records.append(_Record(event.time_ns or end, "span_event", span.copy, i, d, span=span))
-        records.append(_Record(end, "span_end", span.copy, 0, d, span=span))
+            records.append(Record(event.time_ns or end, "span_event", span.copy, i, d, span=span))
+        records.append(Record(end, "span_end", span.copy, 0, d, span=span))
     for log in logs:
         at = log.time_ns or ends.get((log.trace_id, log.span_id), 0)
         if log.refused:
             at = min(max(at, 0), MAX_TIME_NS)
-        records.append(_Record(at, "log", log.copy, 0, 0, log=log))
-    records.sort(key=_Record.order)
+        records.append(Record(at, "log", log.copy, 0, 0, log=log))
+    records.sort(key=Record.order)
     return records
 
 

@@ -44,11 +44,11 @@ from replay_tui.formats.otel.load import (
     span_of,
 )
 from replay_tui.formats.otel.scan import Malformed, Skeleton, items, skip_ws, value_end
-from replay_tui.formats.otel.source import _RANK, Envelopes, _depths, _Record, load_trace
+from replay_tui.formats.otel.source import RANK, Envelopes, Record, depths, load_trace
 from replay_tui.formats.whole_file import MAX_DOCUMENT_BYTES
 
 _OBJECT = b"{"[0]
-_KINDS = {rank: kind for kind, rank in _RANK.items()}
+_KINDS = {rank: kind for kind, rank in RANK.items()}
 _SCOPE_SPANS = ("scopeSpans", "instrumentationLibrarySpans")  # the newer name first
 _SCOPE_LOGS = ("scopeLogs", "instrumentationLibraryLogs")
 _CACHED_SPANS = 1024  # spans kept read while their records are written
@@ -56,7 +56,7 @@ _CACHED_SPANS = 1024  # spans kept read while their records are written
 
 @dataclass(slots=True)
 class _Head:
-    """What ordering needs of a span (see ``source._depths``)."""
+    """What ordering needs of a span (see ``source.depths``)."""
 
     trace_id: str
     span_id: str
@@ -161,7 +161,7 @@ class Document:
 
     def order(self) -> None:
         """Every record's key, sorted (the order of ``source.ordered``)."""
-        depth = _depths(self._heads)  # type: ignore[arg-type]
+        depth = depths(self._heads)  # type: ignore[arg-type]
         records = self.records
         for owner, head in enumerate(self._heads):
             d = depth.get(head.key, 0)
@@ -188,7 +188,7 @@ class Document:
         """Envelope lines, in order, ``batch`` records at a time."""
         envelopes = Envelopes(self.run_id)
         spans: dict[int, Span] = {}
-        chunk: list[_Record] = []
+        chunk: list[Record] = []
         for time, rank, depth, copy, sub, owner in self.records:
             kind = _KINDS[rank]
             if owner < self._spans:
@@ -197,9 +197,9 @@ class Document:
                     span = spans[owner] = self._span(owner)
                     if len(spans) > _CACHED_SPANS:
                         del spans[next(iter(spans))]
-                chunk.append(_Record(time, kind, copy, sub, abs(depth), span=span))
+                chunk.append(Record(time, kind, copy, sub, abs(depth), span=span))
             else:
-                chunk.append(_Record(time, kind, copy, sub, 0, log=self._log(owner)))
+                chunk.append(Record(time, kind, copy, sub, 0, log=self._log(owner)))
             if len(chunk) >= batch:
                 yield from envelopes.lines(chunk, batch)
                 chunk = []
