@@ -101,7 +101,7 @@ def child_server(port_file: str) -> None:
     """aiohttp doing what ``receive`` does: decode, one line appended."""
     from aiohttp import web
 
-    from replay_tui.cli.otlp_server import LineFile, Refused, decode
+    from replay_tui.cli.receive.server import LineFile, Refused, decode
 
     sink = LineFile(Path(port_file + ".jsonl"))
 

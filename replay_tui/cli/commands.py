@@ -24,13 +24,13 @@ from replay_tui.cli import app as cli_app
 from replay_tui.cli import check as cli_check
 from replay_tui.cli import compare as cli_compare
 from replay_tui.cli import diff as cli_diff
-from replay_tui.cli import receive as cli_receive
 from replay_tui.cli import report as cli_report
 from replay_tui.cli import serve as cli_serve
 from replay_tui.cli import sessions as cli_sessions
 from replay_tui.cli import state as cli_state
 from replay_tui.cli import usage as cli_usage
 from replay_tui.cli.options import Parser
+from replay_tui.cli.receive import command as cli_receive
 from replay_tui.core.allocator import keep_big_blocks_mapped
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.links import split_link

@@ -31,7 +31,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replay_tui.cli.commands import main
-from replay_tui.cli.otlp_server import Receiver
+from replay_tui.cli.receive.server import Receiver
 from replay_tui.engine.open import open_replay
 from replay_tui.formats.otel.load import Loader
 from replay_tui.formats.otel.proto import (
@@ -564,7 +564,7 @@ def test_help_says_where_to_point_the_exporter(capsys: pytest.CaptureFixture[str
 
 
 def test_an_address_beyond_this_machine_is_warned_of() -> None:
-    from replay_tui.cli.receive import exposure_warning
+    from replay_tui.cli.receive.command import exposure_warning
 
     assert exposure_warning("127.0.0.1", 4318, "t.jsonl") is None
     assert exposure_warning("::1", 4318, "t.jsonl") is None

@@ -28,9 +28,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay_tui.cli import otlp_server
-from replay_tui.cli.otlp_body import STATUSES, Refused, decompress, read_body
-from replay_tui.cli.otlp_server import Receiver, decode
+from replay_tui.cli.receive import server as otlp_server
+from replay_tui.cli.receive.body import STATUSES, Refused, decompress, read_body
+from replay_tui.cli.receive.server import Receiver, decode
 from tests.conftest import ROOT
 
 JSON = "application/json"

@@ -14,7 +14,7 @@ half of one only as a last line not yet ended.
 The answers are OTLP/HTTP's: 200 with an empty export response in the
 request's encoding; else a ``google.rpc.Status`` saying why (in protobuf for
 a protobuf request, else JSON), with a code of
-:data:`~replay_tui.cli.otlp_body.STATUSES`, each listed in the guide (the
+:data:`~replay_tui.cli.receive.body.STATUSES`, each listed in the guide (the
 OTel page): 400 a body that is not the request, 413 one over the size bound
 (compressed or not, or decoding to more than ``DECODE_FACTOR`` times its
 size), 415 another content type or encoding, 404 another path, 405 another
@@ -24,7 +24,7 @@ these is one an exporter retries but 503 (busy, or the disk full). Nothing
 but the trace file is written.
 
 Bounded: a request's head and body are read by
-:mod:`~replay_tui.cli.otlp_body` (each part bounded), ``BUSY_SLOTS``
+:mod:`~replay_tui.cli.receive.body` (each part bounded), ``BUSY_SLOTS``
 requests are read and decoded at once, ``MAX_CONNECTIONS`` are open at most,
 and a request must arrive whole within ``REQUEST_SECONDS``.
 """
@@ -47,7 +47,7 @@ from typing import Any
 
 import orjson
 
-from replay_tui.cli.otlp_body import (
+from replay_tui.cli.receive.body import (
     DRAIN_BYTES,
     STATUSES,
     Refused,
@@ -325,7 +325,7 @@ def _plain_answer(status: int, message: str) -> bytes:
 
 class _Handler(BaseHTTPRequestHandler):
     """One connection: its requests one after the other (keep-alive), each
-    read by :mod:`~replay_tui.cli.otlp_body` (not ``http.server``'s own
+    read by :mod:`~replay_tui.cli.receive.body` (not ``http.server``'s own
     parsing, whose answers to a bad request are not OTLP's)."""
 
     server: Receiver

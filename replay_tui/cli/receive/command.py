@@ -2,7 +2,7 @@
 (JSON and protobuf) on 127.0.0.1:4318, where exporters send by default, and
 appends each export request to FILE as a line of OTLP/JSON, as the
 Collector's file exporter writes; the app follows that file
-(:mod:`replay_tui.cli.otlp_server`). Loopback only unless ``--host``
+(:mod:`replay_tui.cli.receive.server`). Loopback only unless ``--host``
 says otherwise, and then it warns; nothing is written but FILE."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from replay_tui.cli.args import byte_count, port_or_any
 from replay_tui.cli.options import out
-from replay_tui.cli.otlp_server import DEFAULT_MAX_BYTES, CannotOpen, Receiver
+from replay_tui.cli.receive.server import DEFAULT_MAX_BYTES, CannotOpen, Receiver
 from replay_tui.cli.serve import WILDCARDS, bind_failure, exposed_at, url_host
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
