@@ -41,6 +41,7 @@ from replay_tui.views.line_view import (
     ReceiptView,
 )
 from replay_tui.views.messages import message_record
+from replay_tui.views.problems import Problems
 from replay_tui.views.resume_rail import ResumeRail, resume_query, resume_rows
 from replay_tui.views.rows import Row, make_row
 from replay_tui.views.span_receipt import span_record
@@ -76,12 +77,8 @@ class RunView:
         self._lock = threading.Lock()  # rows are read by the UI and by search workers
         #: Line index where reloaded rules first derive something different.
         self.difference_index: int | None = None
-        #: (warnings seen, their lines' warnings, those lines): see _warnings_by_line
-        self._warned: tuple[int, dict[int, tuple[Warning_, ...]], frozenset[int]] = (
-            0,
-            {},
-            frozenset(),
-        )
+        #: Lines with a warning, an error or a failed call (``e`` / ``E``).
+        self.problems = Problems(replay)
         self._last_state: tuple[int, dict[str, Any]] | None = None
         #: A Claude Code session's sub-agents with a transcript on disk.
         self.subagents = SubAgents(replay)
@@ -218,46 +215,18 @@ class RunView:
         pending = self.replay.pending
         return pending.index if pending is not None else None
 
-    def _warnings_by_line(self) -> dict[int, tuple[Warning_, ...]]:
-        """The replay's warnings by line index. Asked for every row drawn and
-        every view, so it is rebuilt only when warnings are added."""
-        warnings = self.replay.warnings
-        if self._warned[0] != len(warnings):
-            found: dict[int, tuple[Warning_, ...]] = {}
-            for w in warnings:
-                if w.line is not None:
-                    found[w.line - 1] = (*found.get(w.line - 1, ()), w)
-            self._warned = (len(warnings), found, frozenset(found))
-        return self._warned[1]
-
     def warning_indexes(self) -> frozenset[int]:
         """Lines with a warning."""
-        self._warnings_by_line()
-        return self._warned[2]
+        return self.problems.warning_indexes()
 
     def warnings_at(self, index: int) -> tuple[Warning_, ...]:
         """The warnings at line ``index``, as ``check`` prints them."""
-        return self._warnings_by_line().get(index, ())
-
-    def problem_indexes(self) -> list[int]:
-        """Lines with an error or warning, or that end a call in failure, in
-        order (for ``e`` / ``E``)."""
-        found = set(self.warning_indexes())
-        err = self.error_index()
-        if err is not None:
-            found.add(err)
-        calls = self.replay.calls
-        if calls is not None:
-            found.update(calls.failed)
-        return sorted(found)
+        return self.problems.warnings_at(index)
 
     def next_problem(self, here: int, direction: int) -> int | None:
         """``e`` / ``E``: the next line with an error, a warning or a failed
         call past ``here`` (before it, for -1)."""
-        ahead = [i for i in self.problem_indexes() if (i > here if direction > 0 else i < here)]
-        if not ahead:
-            return None
-        return ahead[0] if direction > 0 else ahead[-1]
+        return self.problems.next_problem(here, direction)
 
     def index_of_seq(self, seq: int) -> int:
         """Line index of ``seq``: line seq-1 in a valid ledger, else searched
