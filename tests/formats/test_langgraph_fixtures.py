@@ -19,7 +19,7 @@ import pytest
 
 from tests.fixtures.langgraph import make_langgraph as lg
 from tests.helpers import postgres
-from tests.helpers.postgres import PostgresServer
+from tests.helpers.postgres import LangGraphDatabase, PostgresServer
 
 FIXTURES = Path(lg.__file__).parent
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
@@ -66,10 +66,10 @@ def test_the_server_starts_and_the_graphs_run_into_it(postgres_url: str) -> None
             )
 
 
-def test_postgres_reads_back_as_the_sqlite_fixtures(postgres_url: str) -> None:
+def test_postgres_reads_back_as_the_sqlite_fixtures(langgraph_postgres: LangGraphDatabase) -> None:
     """get_state / get_state_history through PostgresSaver equal the committed truths (made
     through SqliteSaver), ids and times aside."""
-    truths = lg.run_into_postgres(postgres_url)
+    truths = langgraph_postgres.truths
     for name in lg.DATABASES:
         assert lg.comparable(truths[name]) == lg.comparable(committed(name)["threads"]), name
 

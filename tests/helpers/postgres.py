@@ -6,7 +6,8 @@ package puts them, off PATH) into a temporary folder, and stops the server and r
 folder at the end. It listens on a unix socket in that folder (no password: ``trust``) and on
 127.0.0.1 at a free port, where a role with a password is required (``scram-sha-256``), so
 tests can try refused credentials too. ``postgres_url`` is a fresh, empty database for one
-test, reached over the socket.
+test, reached over the socket; ``langgraph_postgres`` one with every LangGraph fixture thread
+written into it once per session, and LangGraph's own truths of them.
 
 No binaries: the tests that need the server are skipped, saying how to install them; under
 CI (``CI`` set, as ``.ci/run`` runs) they fail instead, so a missing server can never pass
@@ -27,6 +28,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -95,7 +97,10 @@ class PostgresServer:
         # a locale the server may lack must not stop it: the data folder is made with none
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "PG"))}
         env["LANG"] = "C"
-        return subprocess.run(cmd, check=True, capture_output=True, text=True, env=env, timeout=120)
+        # run in the server's folder: the user runuser switches to may not reach the cwd
+        return subprocess.run(
+            cmd, check=True, capture_output=True, text=True, env=env, timeout=120, cwd=self.root
+        )
 
     def start(self) -> None:
         self.socket_dir.mkdir()
@@ -194,3 +199,23 @@ def postgres_server() -> Iterator[PostgresServer]:
 def postgres_url(postgres_server: PostgresServer) -> str:
     """A fresh empty database on the session's server, as a socket URL."""
     return postgres_server.create_database()
+
+
+@dataclass(frozen=True)
+class LangGraphDatabase:
+    """A database holding every fixture thread, written by PostgresSaver, and what
+    LangGraph's get_state says of each (make_langgraph.run_into_postgres)."""
+
+    url: str
+    #: per fixture database name (agent, flow, ...), per thread: as NAME.truth.json's threads
+    truths: dict[str, Any]
+
+
+@pytest.fixture(scope="session")
+def langgraph_postgres(postgres_server: PostgresServer) -> LangGraphDatabase:
+    """The fixture graphs run once per session into a database of their own: read it, never
+    write it (a test that writes takes ``postgres_url`` and runs the graphs itself)."""
+    from tests.fixtures.langgraph import make_langgraph
+
+    url = postgres_server.create_database("langgraph")
+    return LangGraphDatabase(url, make_langgraph.run_into_postgres(url))
