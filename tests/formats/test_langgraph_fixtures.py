@@ -85,7 +85,8 @@ def test_the_committed_fixtures_are_what_langgraph_writes_today(tmp_path: Path) 
         assert lg.strip_ids(fresh["storage"]) == lg.strip_ids(old["storage"]), name
         assert sqlite_counts(path) == sqlite_counts(FIXTURES / f"{name}.sqlite"), name
     # closed cleanly: WAL mode kept in the header, no -wal / -shm left beside the files
-    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".json"] * 5 + [".sqlite"] * 5
+    made = len(lg.DATABASES)
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".json"] * made + [".sqlite"] * made
     assert (tmp_path / "agent.sqlite").read_bytes()[18:20] == b"\x02\x02"
 
 
@@ -131,6 +132,8 @@ def test_the_truths_show_what_each_thread_is_for() -> None:
         "msgpack": 2,
         "pickle": 2,
     }
+    assert state("channels", "delta-channel")["values"]["items"][-2:] == ["item 6", "item 7"]
+    assert state("channels", "overwrite-reset")["values"] == {"log": ["reset", "after"]}
     messages = state("agent", "agent-weather")["values"]["messages"]
     assert [m["type"] for m in messages] == ["system", "human", "ai", "tool", "tool", "ai"]
     assert messages[2]["usage_metadata"]["input_token_details"] == {"cache_read": 64}
