@@ -90,6 +90,15 @@ def test_the_committed_fixtures_are_what_langgraph_writes_today(tmp_path: Path) 
     assert (tmp_path / "agent.sqlite").read_bytes()[18:20] == b"\x02\x02"
 
 
+def test_benchmark_sized_databases_are_made_by_langgraph(tmp_path: Path) -> None:
+    """The makers of a long thread and of many threads (for benchmarks), small here."""
+    long = lg.make_long_thread(tmp_path / "long.sqlite", 25)
+    many = lg.make_many_threads(tmp_path / "many.sqlite", 4)
+    # input checkpoint, then one per superstep (the first, from the input, is step 0)
+    assert sqlite_counts(long) == {"long": (27, 4 * 26)}
+    assert sorted(sqlite_counts(many)) == [f"thread-{i:05d}" for i in range(4)]
+
+
 def test_the_truths_show_what_each_thread_is_for() -> None:
     """The inventory the README promises, read from the committed truths."""
 
