@@ -19,6 +19,8 @@ from hypothesis import HealthCheck, settings
 
 # the shared helpers' asserts say what they saw, as a test's own do
 pytest.register_assert_rewrite("tests.helpers")
+# a real PostgreSQL server for the tests that need one: postgres_server, postgres_url
+pytest_plugins = ["tests.helpers.postgres"]
 
 # Hypothesis times its examples by the clock: on a loaded machine a draw or an
 # example takes many times longer, which is no failure. No deadline and no
