@@ -87,6 +87,10 @@ class CallIndex:
         self.nested = 0
         #: Per call, where calls nest: its first line's ts (seconds; NaN: none).
         self.start = array("d")
+        #: Calls noted whole: the app's thread reads the index while the
+        #: forward pass notes lines, and a call is counted only once every
+        #: per-call array has its entry (never an index past one's end).
+        self._calls = 0
 
     def __len__(self) -> int:
         """Lines noted so far (validated lines, in order)."""
@@ -116,6 +120,7 @@ class CallIndex:
             self.count.append(1)
             self.rows.append(index)
             self._note_parent(number, index, event)
+            self._calls = number + 1
         else:
             last = self.last
             self._next[last[number]] = index
@@ -205,4 +210,5 @@ class CallIndex:
 
     @property
     def calls(self) -> int:
-        return len(self.first)
+        """Calls noted so far (each with all its per-call entries)."""
+        return self._calls

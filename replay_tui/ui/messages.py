@@ -36,6 +36,8 @@ class Advanced(Message):
     """The ledger was read up to its current end (and judged, unless live)."""
 
     replay: Replay
+    #: Events validated when the pass ended.
+    valid: int
 
 
 @dataclass

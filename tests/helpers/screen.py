@@ -20,11 +20,12 @@ from tests.helpers.waiting import until
 
 
 def settled(screen: ReplayScreen) -> bool:
-    """Validation is over, the bookmarks are loaded (``b`` works) and the
-    panes show the cursor's row (or, at prefix 0, the initial state; with no
-    event at all, nothing): the screen a person reads."""
+    """Validation is over, the bookmarks are loaded (``b`` works), all that
+    was read is shown (a followed ledger's rows, the tree of its spans) and
+    the panes show the cursor's row (or, at prefix 0, the initial state;
+    with no event at all, nothing): the screen a person reads."""
     view, cursor = screen.line_view, screen.timeline.cursor_index
-    if screen.validating or screen.marks.bookmarks is None:
+    if screen.validating or screen.marks.bookmarks is None or not screen.session.up_to_date:
         return False
     if not screen.timeline.row_count:
         return True  # no event to show (an empty ledger): nothing more to wait for

@@ -232,3 +232,44 @@ def test_a_simple_span_processor_s_run_is_a_tree_cold() -> None:
         assert len(names) == 7
     finally:
         replay.close()
+
+
+# -- drawn while the forward pass notes lines --------------------------------------
+def test_the_tree_drawn_while_spans_are_noted_never_reads_past_a_call_s_entries() -> None:
+    """The app draws the tree on its own thread while the forward pass
+    notes lines (a followed trace's progress): a call is counted only once
+    all its entries are there, so a draw mid-note sees a smaller tree, never
+    an index error that would end the app."""
+    import sys
+    import threading
+
+    lines = [_Line(f"span:{n}", up=f"span:{n + 1}" if n % 3 else None) for n in range(4000)]
+    index = CallIndex(
+        lambda line: line.key,  # type: ignore[attr-defined]
+        nests=True,
+        parent_of=lambda line: line.up,  # type: ignore[attr-defined]
+    )
+    failures: list[BaseException] = []
+    done = threading.Event()
+
+    def draw() -> None:
+        while not done.is_set():
+            try:
+                drawn(index)
+            except BaseException as exc:  # what the app's thread would meet
+                failures.append(exc)
+                return
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as can be
+    drawer = threading.Thread(target=draw)
+    drawer.start()
+    try:
+        for at, line in enumerate(lines):
+            index.note(at, line)  # type: ignore[arg-type]
+    finally:
+        done.set()
+        drawer.join()
+        sys.setswitchinterval(interval)
+    assert not failures, repr(failures[0])
+    assert len(drawn(index)) == 4000

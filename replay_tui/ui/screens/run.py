@@ -192,7 +192,7 @@ class ReplayScreen(Screen[None]):
         if self.replay.pending is not None:
             self.reader.receipt_pending()
         self.validating = False
-        self.session.advanced()
+        self.session.advanced(message.valid)
         self.live = self.following
         self._rows_grew()
         self.side.refresh_outdated()

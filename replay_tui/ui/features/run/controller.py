@@ -64,6 +64,8 @@ class RunSession:
         self.stuck_note = ""
         self._dirty = False
         self._advance_running = False
+        #: Events validated when the last pass the screen has shown ended.
+        self.shown_valid = -1
         self._verify_running = False
         self._verify_dirty = False
         self._stop_following = False
@@ -77,6 +79,7 @@ class RunSession:
         old, self.replay = self.replay, replay
         self.view = RunView(replay)
         self._advance_running = False
+        self.shown_valid = -1
         return old
 
     def is_current(self, replay: Replay) -> bool:
@@ -189,8 +192,16 @@ class RunSession:
         self.following = False
         self._stop_following = True
 
-    def advanced(self) -> None:
-        """The reader reached the end: a run that finished is followed no more."""
+    @property
+    def up_to_date(self) -> bool:
+        """The screen shows all that was read: no pass is running and the
+        last one's end has been shown (its rows, folded calls, tree)."""
+        return not self._advance_running and self.shown_valid == self.replay.valid
+
+    def advanced(self, valid: int) -> None:
+        """The screen shows a pass that ended with ``valid`` events
+        validated; a run that finished is followed no more."""
+        self.shown_valid = valid
         if self.replay.finished and self.following:
             self.following = False
 

@@ -108,7 +108,7 @@ class RunReader(Widget):
             self.session.advance(
                 replay,
                 progress=progress,
-                advanced=lambda: self.post_message(Advanced(replay)),
+                advanced=lambda: self.post_message(Advanced(replay, replay.valid)),
                 rewritten=lambda why: self.post_message(Rewritten(replay, why)),
                 cancelled=lambda: worker.is_cancelled,
             )
