@@ -275,7 +275,8 @@ def _follow(tid: str, trace: Mapping[str, Any], tree: _Tree, touched: Touched) -
         had = tree.logs.get(target, [])
         at = bisect.bisect_left(had, log["copy"], key=lambda lg: lg["copy"])
         tree.logs[target] = [*had[:at], log, *had[at:]]  # a new list: views compare them
-        return _again(tid, tree, entries, target)
+        grown = (had, log) if at == len(had) else None
+        return _again(tid, tree, entries, target, grown)
     if sid in tree.facts:
         if fact != tree.facts[sid]:
             return False  # an earlier copy's start: the span is another
@@ -287,10 +288,17 @@ def _follow(tid: str, trace: Mapping[str, Any], tree: _Tree, touched: Touched) -
     return _grow(tid, tree, entries, sid, fact)
 
 
-def _again(tid: str, tree: _Tree, entries: Mapping[str, Any], sid: str) -> bool:
-    """Span ``sid``'s view changed: its turn is derived again."""
+def _again(
+    tid: str,
+    tree: _Tree,
+    entries: Mapping[str, Any],
+    sid: str,
+    grown: tuple[list[dict[str, Any]], dict[str, Any]] | None = None,
+) -> bool:
+    """Span ``sid``'s view changed (by a log after its others: ``grown``):
+    its turn is derived again."""
     _alias(tree.reuse)
-    tree.views[sid] = tree.reuse.view(sid, entries[sid], tree.logs.get(sid, []))
+    tree.views[sid] = tree.reuse.view(sid, entries[sid], tree.logs.get(sid, []), grown)
     _turn_again(tid, tree, tree.owner[sid])
     return True
 
