@@ -126,6 +126,11 @@ class ReplayCore:
         self.skip = frozenset(skip)
         self.rules = rules
         self.reducer = rules.reducer
+        #: Rules whose memo holds what they read of earlier events (their
+        #: state holds only what a user reads): a prefix's state is rebuilt
+        #: by replaying from the first event, never from a later checkpoint,
+        #: so a seek gives the state a replay straight through gives.
+        self.from_start = getattr(self.reducer, "memo_holds_history", False) is True
         #: While following a growing run, a line still being written and a
         #: receipt not yet written are waited for, not errors.
         self.following = following
@@ -325,10 +330,12 @@ class ReplayCore:
         return self._state
 
     def _rebuild(self, n: int, ctx: Context) -> State:
-        """The state after ``n`` events: nearest checkpoint, then the events after it."""
+        """The state after ``n`` events: nearest checkpoint, then the events
+        after it (from the first event for rules whose memo holds history:
+        ``ctx``'s memo then serves the state returned)."""
         if self.history is not None:
             return thaw(self.history.state_at(n))  # type: ignore[no-any-return]
-        at, data = self.checkpoints.nearest(n)
+        at, data = self.checkpoints.nearest(0 if self.from_start else n)
         state: State = strict_json.loads_written(data)
         for index in range(at, n):
             event = self._event_for_apply(index)

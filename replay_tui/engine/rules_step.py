@@ -148,7 +148,7 @@ class RulesStep(ReplayCore):
 
     def _fail_not_json(self, why: str) -> None:
         """Find the first event after which the state stopped being JSON."""
-        start, data = self.checkpoints.last()
+        start, data = self.checkpoints.nearest(0) if self.from_start else self.checkpoints.last()
         state = strict_json.loads_written(data)
         for index in range(start, self.valid):
             event = self._event_for_apply(index)

@@ -3,7 +3,9 @@
 With a state store (``history``) every prefix's frozen state is at hand;
 without one, the nearest JSON checkpoint plus a bounded number of events
 is replayed again, beside the live state (a side :class:`Context`), so
-seeking never disturbs the forward pass.
+seeking never disturbs the forward pass. Rules whose memo holds what they
+read (``memo_holds_history``, the trace rules) are replayed from the first
+event instead: their state alone cannot be gone on from.
 """
 
 from __future__ import annotations
@@ -48,7 +50,9 @@ class Seeking(ReplayCore):
                 return strict_json.loads_written(canonical.dumps_fast(self._state))  # type: ignore[no-any-return]
         state = self._rebuild(n, self._side_context())
         with self._lock:
-            if n == self.valid and self._state is None and not self._advancing:
+            # (a copy has no memo: rules whose memo holds history rebuild their own)
+            keep = not self._advancing and not self.from_start
+            if n == self.valid and self._state is None and keep:
                 self._state = strict_json.loads_written(canonical.dumps_fast(state))
         return state
 
@@ -85,13 +89,12 @@ class Seeking(ReplayCore):
             else:
                 explained = self.rules_call.explain(before, event, after)
             return Step(seq, event, before, after, changes, explained)
-        before = self.state_at(seq - 1)
+        ctx = self._side_context()
+        # rules whose memo holds history go on from a state rebuilt with its memo
+        before = self._rebuild(seq - 1, ctx) if self.from_start else self.state_at(seq - 1)
         before_bytes = canonical.dumps_fast(before)
         event = self._event_for_apply(seq - 1)
-        if self.is_ignored(event):
-            after = before
-        else:
-            after = self.apply_rules(before, event, self._side_context())
+        after = before if self.is_ignored(event) else self.apply_rules(before, event, ctx)
         before = strict_json.loads_written(before_bytes)
         return Step(
             seq,

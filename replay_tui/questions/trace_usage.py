@@ -5,12 +5,13 @@ The trace is replayed strictly with the built-in rules; each turn's input
 and output tokens are the rules' (``turns[i].tokens``: each logical model
 call once, a wrapper span and the provider span inside it being one call,
 a span exported twice counted once). The rules' derivation of each trace
-(:func:`~replay_tui.reducers.otel_genai.turns.derive_trace`, a pure function of
-the trace's store) says which model made each call. Cache tokens are read
-from the same calls' spans (``gen_ai.usage.cache_read.input_tokens``,
-``gen_ai.usage.cache_creation.input_tokens``, on the span or on its
-inference-details event or log): the GenAI conventions count them inside
-the input tokens. Tokens only, never dollars.
+(``OtelGenAIRules.turn_calls``) says which model made each call. Cache tokens are read
+from the same calls, as the rules read them (``gen_ai.usage.cache_read.input_tokens``,
+``gen_ai.usage.cache_creation.input_tokens`` and OpenLLMetry's and
+OpenInference's names): the input holds them, as the conventions count it.
+Tokens only, never dollars. Which calls make each turn is in the rules'
+memo (their state holds what a user reads), read from the replay that made
+the state.
 """
 
 from __future__ import annotations
@@ -21,13 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from replay_tui.core.errors import CannotRun
-from replay_tui.engine.replay import verify
-from replay_tui.formats.envelope import Event
+from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import OTEL, locate_run
 from replay_tui.reducers import rules_for_run
-from replay_tui.reducers.otel_genai.messages import DETAILS
+from replay_tui.reducers.base import State
+from replay_tui.reducers.otel_genai import OtelGenAIRules
 from replay_tui.reducers.otel_genai.tools import Call
-from replay_tui.reducers.otel_genai.turns import derive_trace
 
 #: The token columns of a trace, in order.
 FIELDS: tuple[str, ...] = (
@@ -35,11 +35,6 @@ FIELDS: tuple[str, ...] = (
     "output_tokens",
     "cache_read_input_tokens",
     "cache_creation_input_tokens",
-)
-#: Where each cache count is, as the GenAI semantic conventions name it.
-CACHE_ATTRIBUTES = (
-    "gen_ai.usage.cache_read.input_tokens",
-    "gen_ai.usage.cache_creation.input_tokens",
 )
 #: The model of a call whose spans name none.
 UNKNOWN = "unknown"
@@ -109,25 +104,6 @@ def is_trace(path: Path) -> bool:
         return False
 
 
-def _cache_of(events: list[Event]) -> dict[tuple[str, str], list[int]]:
-    """Per (trace, span): the cache tokens its attributes (or its details
-    event's or log's) say, where any do."""
-    found: dict[tuple[str, str], list[int]] = {}
-    for event in events:
-        p = event.payload
-        attrs = p.get("attributes")
-        if not isinstance(attrs, Mapping):
-            continue
-        details = p.get("name", p.get("event_name")) == DETAILS
-        if event.kind in ("span_event", "log") and not details:
-            continue  # only an inference's details event or log says its usage
-        if not any(name in attrs for name in CACHE_ATTRIBUTES):
-            continue
-        key = (str(p.get("trace_id", "")), str(p.get("span_id", "")))
-        found.setdefault(key, [_count(attrs.get(name)) for name in CACHE_ATTRIBUTES])
-    return found
-
-
 def trace_usage(path: Path) -> TraceUsage:
     """The usage of the trace file ``path``, by turn and model (raises
     :class:`CannotRun` if it is not a trace)."""
@@ -135,27 +111,29 @@ def trace_usage(path: Path) -> TraceUsage:
     if paths.format != OTEL:
         raise CannotRun(f"{path}: not an OpenTelemetry trace")
     rules = rules_for_run(None, paths.events, paths.format)
-    replay = verify(paths, rules, history=True)
+    reducer = rules.reducer
+    assert isinstance(reducer, OtelGenAIRules)
+    replay = Replay(paths, rules)
+    # the state as the rules hold it, with the memo they keep beside it
+    last: list[State] = [replay.as_rules_take(reducer.initial_state())]
+
+    def watch(seq: int, state: State, kind: str) -> None:
+        last[0] = state
+
+    replay.observer = watch
     try:
-        state = replay.final_state()
-        events = [replay.ledger.event(i) for i in range(replay.valid)]
+        replay.verify()
+        state = last[0]
+        turn_calls = reducer.turn_calls(state, replay.ctx)
     finally:
         replay.close()
     error = replay.error
     stopped = None if error is None else f"{error.code} at line {error.line}"
-    named = f"{rules.reducer.name} {rules.reducer.version}"
+    named = f"{reducer.name} {reducer.version}"
     usage = TraceUsage(path, named, replay.valid, stopped)
-    cache = _cache_of([e for e in events if isinstance(e, Event)])
-    store = state.get("store", {})
-    calls_of: dict[tuple[str, str], list[Call]] = {}
-    for tid in sorted(store):
-        if tid:
-            for derived in derive_trace(tid, store[tid], []).turns:
-                calls_of[(derived.trace, derived.anchor)] = derived.calls
     for number, public in enumerate(state.get("turns", []), 1):
-        tid, anchor = str(public.get("trace")), public.get("anchor") or {}
-        calls = calls_of.get((tid, str(anchor.get("span"))), [])
-        usage.turns.append(_turn_usage(number, public, calls, cache))
+        calls = turn_calls[number - 1] if number <= len(turn_calls) else []
+        usage.turns.append(_turn_usage(number, public, calls))
     return usage
 
 
@@ -163,7 +141,6 @@ def _turn_usage(
     number: int,
     public: Mapping[str, Any],
     calls: list[Call],
-    cache: Mapping[tuple[str, str], list[int]],
 ) -> TurnUsage:
     """A turn of the rules' state, its calls' tokens put to their models."""
     tid = str(public.get("trace"))
@@ -172,8 +149,7 @@ def _turn_usage(
     for call in calls:
         if not call.usage:
             continue
-        read = next((cache[(tid, s)] for s in call.chain if (tid, s) in cache), [0, 0])
-        vector = [_count(call.usage[0]), _count(call.usage[1]), *read]
+        vector = [_count(n) for n in call.usage]
         _plus(turn.models.setdefault(call.model or UNKNOWN, [0] * len(FIELDS)), vector)
     # the rules' own count of the turn is the one that stands: what no
     # call's span names a model for is the unknown model's

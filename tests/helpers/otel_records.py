@@ -47,3 +47,33 @@ def to_events(recs: list[Record], run_id: str = "trace") -> list[Event]:
 def file_events(path: Path) -> list[Event]:
     """The events ``replay-tui`` makes of ``path``."""
     return to_events(records(load_file(path)), path.stem)
+
+
+_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+#: Every trace fixture: the producers' (documents and Collector lines) and
+#: the shared recordings.
+TRACE_FIXTURES = sorted(
+    p
+    for p in [
+        *(_FIXTURES / "otel-producers").glob("*.json"),
+        *(_FIXTURES / "otel-producers").glob("*.jsonl"),
+        *(_FIXTURES / "otel-traces").rglob("*.json"),
+    ]
+    if not p.name.endswith(".truth.json")
+)
+
+
+def replayed_events(path: Path) -> list[Event]:
+    """The valid events of ``path`` as ``replay-tui check`` reads them (any
+    trace shape, the Collector's lines included)."""
+    from replay_tui.engine.open import open_replay
+
+    replay, _ = open_replay(str(path), fmt="otel")
+    try:
+        replay.verify()
+        found = [replay.event(i) for i in range(replay.valid)]
+    finally:
+        replay.close()
+    events = [e for e in found if isinstance(e, Event)]
+    assert len(events) == len(found)
+    return events

@@ -251,7 +251,7 @@ def test_openinference_contents_and_a_tool_span_with_its_call(tmp_path: Path) ->
     assert [(t["name"], t["args"], t["result"]) for t in turn["tool_calls"]] == [
         ("weather", {"city": "Paris"}, {"temp": 21})
     ]
-    assert state["tokens"] == {"input": 12, "output": 3}
+    assert state["tokens"] == {"input": 12, "output": 3, "cache_read": 0, "cache_write": 0}
 
 
 def _content_off(tmp: Path, words: bool) -> State:

@@ -59,7 +59,15 @@ ALIASES = {
     "llm.usage.completion_tokens": "gen_ai.usage.output_tokens",
     "llm.token_count.prompt": "gen_ai.usage.input_tokens",  # OpenInference
     "llm.token_count.completion": "gen_ai.usage.output_tokens",
+    # cache tokens: OpenLLMetry's names, then OpenInference's
+    "gen_ai.usage.cache_read_input_tokens": "gen_ai.usage.cache_read.input_tokens",
+    "gen_ai.usage.cache_creation_input_tokens": "gen_ai.usage.cache_creation.input_tokens",
+    "llm.token_count.prompt_details.cache_read": "gen_ai.usage.cache_read.input_tokens",
+    "llm.token_count.prompt_details.cache_write": "gen_ai.usage.cache_creation.input_tokens",
 }
+#: Where a call's cache counts are, by their current names.
+CACHE_READ = "gen_ai.usage.cache_read.input_tokens"
+CACHE_WRITE = "gen_ai.usage.cache_creation.input_tokens"
 #: ``gen_ai.system`` values that name a framework, not a provider.
 FRAMEWORK_SYSTEMS = frozenset({"gcp.vertex.agent"})
 _TOOL_CALL_KEY = re.compile(r"tool_calls\.(\d+)\.(\w+)$")
@@ -90,11 +98,24 @@ def overlay(attrs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def usage_of(attrs: Mapping[str, Any]) -> list[int] | None:
-    """``[input, output]`` tokens from (overlaid) attributes, or None."""
-    inp, out = attrs.get("gen_ai.usage.input_tokens"), attrs.get("gen_ai.usage.output_tokens")
-    if inp is None and out is None:
+    """``[input, output, cache read, cache write]`` tokens from (overlaid)
+    attributes (:func:`usage`), or None when they say none."""
+    keys = ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", CACHE_READ, CACHE_WRITE)
+    said = [attrs.get(k) for k in keys]
+    if all(v is None for v in said):
         return None
-    return [max(0, to_int(inp)), max(0, to_int(out))]
+    return usage(*(max(0, to_int(v)) for v in said))
+
+
+def usage(inp: int, out: int, read: int, write: int) -> list[int]:
+    """A call's ``[input, output, cache read, cache write]``, the input
+    holding the tokens read from and written to a cache, as the GenAI
+    conventions, OpenInference and OpenLLMetry count them (and OpenAI's and
+    Gemini's APIs). An input smaller than its cache counts cannot hold
+    them: it was said apart, as Anthropic's API says it, and they are added."""
+    if read + write > inp:
+        inp += read + write
+    return [inp, out, read, write]
 
 
 def adk_usage(attrs: Mapping[str, Any]) -> list[int] | None:
@@ -104,7 +125,12 @@ def adk_usage(attrs: Mapping[str, Any]) -> list[int] | None:
     if isinstance(meta, dict) and (
         "prompt_token_count" in meta or "candidates_token_count" in meta
     ):
-        return [to_int(meta.get("prompt_token_count")), to_int(meta.get("candidates_token_count"))]
+        return usage(
+            max(0, to_int(meta.get("prompt_token_count"))),
+            max(0, to_int(meta.get("candidates_token_count"))),
+            max(0, to_int(meta.get("cached_content_token_count"))),
+            0,
+        )
     return None
 
 

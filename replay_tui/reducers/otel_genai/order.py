@@ -24,7 +24,7 @@ from typing import Any
 from replay_tui.reducers import pricing
 from replay_tui.reducers.otel_genai.spans import SESSION_SOURCES
 from replay_tui.reducers.otel_genai.tools import copies, fill_from_parts
-from replay_tui.reducers.otel_genai.turns import SessionHit, TraceResult, Turn
+from replay_tui.reducers.otel_genai.turns import SessionHit, TraceResult, Turn, tokens_sum
 
 _Key = tuple[int, str, int]
 #: What each turn cost, and the turn as the state shows it with its cost,
@@ -41,7 +41,7 @@ def _priced(turn: Turn) -> tuple[pricing.Spent, dict[str, Any]]:
             (
                 c.model,
                 None,
-                pricing.Tokens(input=c.usage[0], output=c.usage[1]),
+                _tokens(c.usage),
                 c.start / 1e9 if c.start > 0 else None,
             )
             for c in turn.calls
@@ -49,6 +49,15 @@ def _priced(turn: Turn) -> tuple[pricing.Spent, dict[str, Any]]:
         )
         found = _SPENT[turn] = (spent, turn.public | {"cost": spent.public()})
     return found
+
+
+def _tokens(usage: list[int]) -> pricing.Tokens:
+    """A call's ``[input, output, cache read, cache write]`` (the input
+    holding the cache's) as priced: each token at its own rate."""
+    inp, out, read, write = usage
+    return pricing.Tokens(
+        input=max(0, inp - read - write), output=out, cache_read=read, cache_write=write
+    )
 
 
 def turn_cost(turn: Turn) -> pricing.Spent:
@@ -73,7 +82,7 @@ class TurnOrder:
         self._hits: dict[str, list[SessionHit | None]] = {}
         self._best: list[tuple[SessionHit, str] | None] = [None] * len(SESSION_SOURCES)
         self.roots = 0
-        self.tokens = [0, 0]
+        self.tokens = [0, 0, 0, 0]
         self.content = 0
         self.cost = pricing.Running()
 
@@ -118,8 +127,8 @@ class TurnOrder:
         return first
 
     def _count(self, turn: Turn, sign: int) -> None:
-        self.tokens[0] += sign * turn.tokens[0]
-        self.tokens[1] += sign * turn.tokens[1]
+        for i, n in enumerate(turn.tokens):
+            self.tokens[i] += sign * n
         self.content += sign * bool(turn.content)
         self.cost.add(turn_cost(turn), sign)
         self.roots += sign * (turn.anchor_kind == "root")
@@ -224,7 +233,7 @@ def _merge(a: Turn, b: Turn) -> Turn:
         agents=sorted(set(a.agents) | set(b.agents)),
         tools=tools,
         calls=calls,
-        tokens=(a.tokens[0] + b.tokens[0], a.tokens[1] + b.tokens[1]),
+        tokens=tokens_sum([a.tokens, b.tokens]),
         content=a.content or b.content,
         conversation_id=a.conversation_id or b.conversation_id,
     )

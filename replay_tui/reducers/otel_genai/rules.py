@@ -14,7 +14,8 @@ State:
 - ``turns``: one per user exchange, in order: ``user_text``, ``final_text``,
   ``intermediate_texts``, ``agents``, ``tool_calls`` (``name``, ``args``,
   ``result``, ``is_error``, ``error_type``, ``duration_s``, ``span``),
-  ``tokens`` (``input``, ``output``: each logical model call once),
+  ``tokens`` (``input``, ``output``, ``cache_read``, ``cache_write``:
+  each logical model call once; the input holds the cache's tokens),
   ``llm_calls``; and ``trace``, ``anchor`` (the span the turn hangs from),
   ``status`` (``running`` until its anchor span ends, then ``done`` or
   ``failed``), ``conversation``;
@@ -28,8 +29,14 @@ State:
   they could be either of two calls, or none), in time order: ``seq``,
   ``name``, ``says`` (in a few words), ``why``; never merged into a turn;
 - ``open``: span id -> name, the spans started and not ended;
-- ``store``: trace id -> the spans' facts the derivation reads (see
-  :mod:`replay_tui.reducers.otel_genai.spans`).
+- ``cost``: what the model calls cost (:mod:`replay_tui.reducers.pricing`).
+
+The state holds only what a user reads (every field is in docs/otel.md).
+What the rules read to derive it, the store of every span's facts, events
+and logs (:mod:`replay_tui.reducers.otel_genai.spans`) and each trace's
+last derivation, is kept in their memo (``ctx.memo``), which the state
+alone cannot give back: ``memo_holds_history`` tells the engine to rebuild
+a prefix's state from the first record, never from a later checkpoint.
 
 A span's output, usage, tool result and failure count once its ``span_end``
 is applied, and a span event once its own record is: the state after a
@@ -65,8 +72,8 @@ from replay_tui.reducers.otel_genai.spans import (
     is_open,
     new_trace,
 )
-from replay_tui.reducers.otel_genai.tools import Reuse
-from replay_tui.reducers.otel_genai.turns import Touched, TraceResult, derive_trace
+from replay_tui.reducers.otel_genai.tools import Call, Reuse
+from replay_tui.reducers.otel_genai.turns import Touched, TraceResult, derive_trace, token_counts
 from replay_tui.reducers.otel_genai.words import msg_words, short
 from replay_tui.reducers.sessions.rules import one_line
 from replay_tui.state.drafts import DictDraft
@@ -81,11 +88,16 @@ _MEMO_KEY = "otel_genai"
 _TOP = ("tokens", "cost", "session", "content_captured", "unattributed")
 
 
+class MemoLost(RuntimeError):
+    """These rules were given a state past its first record without the
+    memo that came with it (the engine rebuilds from the first record)."""
+
+
 @dataclass(eq=False)
 class _Cache:
-    """Plain mirrors of the state's store and turns, and each trace's derived
-    turns: kept in ``ctx.memo`` (so a record costs its own trace), rebuilt
-    from the state whenever the state is another object."""
+    """The store of spans the turns are derived from, mirrors of the state's
+    turns and totals, and each trace's derived turns: kept in ``ctx.memo``
+    (so a record costs its own trace, and the state holds what users read)."""
 
     store: dict[str, Any]
     results: dict[str, TraceResult] = field(default_factory=dict)
@@ -153,15 +165,14 @@ def _derive(cache: _Cache, dirty: set[str], touched: Touched | None = None) -> l
     return said
 
 
-def _span_name(state: State, payload: Mapping[str, Any], kind: str) -> str:
-    """The span's name as ``state`` knows it (records after the start do not carry it)."""
+def _span_name(before: State, payload: Mapping[str, Any], kind: str) -> str:
+    """The span's name: its start's and end's own, an event's span's as
+    the spans open before it say (an event's record does not carry it)."""
     name = payload.get("name")
-    if isinstance(name, str) and kind == "span_start":
+    if isinstance(name, str) and kind != "span_event":
         return name
-    trace = state["store"].get(_text(payload.get("trace_id")))
-    entry = trace["spans"].get(_text(payload.get("span_id"))) if trace is not None else None
-    fact = entry.get("fact") if entry is not None else None
-    return str(fact["name"]) if fact is not None else f"span {payload.get('span_id')}"
+    opened = before["open"].get(_text(payload.get("span_id")))
+    return str(opened) if opened is not None else f"span {payload.get('span_id')}"
 
 
 def span_seconds(start: Any, end: Any) -> str:
@@ -276,17 +287,18 @@ class OtelGenAIRules:
     calls_nest = True
     #: The state has a ``cost`` (see :mod:`replay_tui.reducers.pricing`): reports name the prices.
     priced = True
+    #: The store of spans is in the memo, not the state: rebuild from the first record.
+    memo_holds_history = True
 
     def initial_state(self) -> State:
         return {
             "turns": [],
-            "tokens": {"input": 0, "output": 0},
+            "tokens": token_counts((0, 0, 0, 0)),
             "cost": pricing.cost_state(turns=False),
             "session": None,
             "content_captured": False,
             "unattributed": [],
             "open": {},
-            "store": {},
         }
 
     # -- rules ------------------------------------------------------------
@@ -299,7 +311,7 @@ class OtelGenAIRules:
         dirty: set[str] = set()
         touched: Touched | None = None
         if event.kind in SPAN_KINDS:
-            if self._span_record(state, event, ctx, trace, tid, sid):
+            if self._span_record(state, event, ctx, trace, sid):
                 revs = cache.reuse.setdefault(tid, Reuse()).revs
                 revs[sid] = revs.get(sid, 0) + 1
                 dirty.add(tid)
@@ -307,7 +319,6 @@ class OtelGenAIRules:
         elif event.kind == "log":
             kept = add_log(trace, p, event.seq)
             if kept is not None:
-                self._write_log(state, tid, kept[1], kept[0])
                 dirty.add(tid)
                 touched = ("log", sid, kept[0])
         if tid in dirty:
@@ -322,7 +333,7 @@ class OtelGenAIRules:
         return state
 
     def _span_record(
-        self, state: State, event: Event, ctx: Context, trace: dict[str, Any], tid: str, sid: str
+        self, state: State, event: Event, ctx: Context, trace: dict[str, Any], sid: str
     ) -> bool:
         """Fold a span's record into the store; whether the store changed."""
         p = event.payload
@@ -338,11 +349,6 @@ class OtelGenAIRules:
             ctx.warn(f"span {sid} exported more than once; first copy kept")
         if not changed:
             return False
-        store = state["store"]
-        if tid not in store:
-            store[tid] = {"spans": {sid: entry}, "logs": []}
-        else:
-            store[tid]["spans"][sid] = entry
         opened = state["open"]
         if is_open(entry):
             if opened.get(sid) != entry["fact"]["name"]:
@@ -351,20 +357,9 @@ class OtelGenAIRules:
             del opened[sid]
         return True
 
-    @staticmethod
-    def _write_log(state: State, tid: str, at: int, fact: dict[str, Any]) -> None:
-        store = state["store"]
-        if tid not in store:
-            store[tid] = {"spans": {}, "logs": [fact]}
-            return
-        logs = store[tid]["logs"]
-        if at == len(logs):
-            logs.append(fact)
-        else:
-            logs.insert(at, fact)
-
-    @staticmethod
-    def _cache(state: State, ctx: Context) -> _Cache:
+    def _cache(self, state: State, ctx: Context) -> _Cache:
+        """The memo that came with ``state``: new for the initial state;
+        :class:`MemoLost` for any other (the store it was made from is gone)."""
         memo = ctx.memo(state)
         cache = memo.get(_MEMO_KEY)
         if isinstance(cache, _Cache):
@@ -372,11 +367,13 @@ class OtelGenAIRules:
         # a draft's frozen value (its base, unless it was written since:
         # the app's draft spans many events)
         source: Mapping[str, Any] = state.commit(None) if isinstance(state, DictDraft) else state
-        cache = _Cache(store=_plain(source["store"]))
-        _derive(cache, set(cache.store))
-        cache.strays_changed(set(cache.store))
-        cache.turns = _plain(source["turns"])
-        cache.top = {k: _plain(source.get(k)) for k in _TOP}
+        initial = self.initial_state()
+        if _plain(source) != initial:
+            raise MemoLost(
+                "the otel_genai rules were given a state past its first record without "
+                "their memo (the store of spans it was made from): replay from the first record"
+            )
+        cache = _Cache(store={}, turns=[], top={k: initial[k] for k in _TOP})
         memo[_MEMO_KEY] = cache
         return cache
 
@@ -391,7 +388,7 @@ class OtelGenAIRules:
             _update_from(state["turns"], cache.turns, public, first)
             cache.turns[first:] = public
         top: dict[str, Any] = {
-            "tokens": {"input": order.tokens[0], "output": order.tokens[1]},
+            "tokens": token_counts(order.tokens),
             "cost": order.cost.state(),
             "session": order.session_key(),
             "content_captured": order.content > 0,
@@ -403,6 +400,13 @@ class OtelGenAIRules:
                 state[key] = value
                 cache.top[key] = _plain(value)
 
+    def turn_calls(self, state: State, ctx: Context) -> list[list[Call]]:
+        """Each turn's model calls, in the order of ``state["turns"]``, from
+        the memo ``ctx`` keeps for ``state`` (what ``usage`` puts to models)."""
+        cache = self._cache(state, ctx)
+        turns, _ = cache.order.joined(0)
+        return [turn.calls for turn in turns]
+
     # -- prose ------------------------------------------------------------
     def summary(self, state: State) -> str:
         if state["open"]:
@@ -410,7 +414,7 @@ class OtelGenAIRules:
         turns = state["turns"]
         if turns:
             return str(turns[-1]["status"])
-        return "done" if state["store"] else "new"
+        return "no turns"
 
     def still_open(self, state: State) -> list[str]:
         """Spans started and not ended."""
@@ -422,21 +426,14 @@ class OtelGenAIRules:
         if kind == "log":
             head = f"log {p.get('event_name') or '(no event name)'}"
         else:
-            head = f"{kind} {_span_name(after, p, kind)}"
+            head = f"{kind} {_span_name(before, p, kind)}"
             if kind == "span_end":
-                fact = self._fact(after, p)
-                took = span_seconds(fact.get("start"), p.get("end_ns")) if fact else ""
+                took = span_seconds(p.get("start_ns"), p.get("end_ns"))
                 head += f" {status_word(p.get('status'))}" + (f" {took}" if took else "")
             elif kind == "span_event":
                 head += f" event {self.row_summary(event)}"
         said = self._changes(before, after)
         return f"{head}: {'; '.join(said)}" if said else head
-
-    @staticmethod
-    def _fact(state: State, p: Mapping[str, Any]) -> Mapping[str, Any] | None:
-        trace = state["store"].get(_text(p.get("trace_id")))
-        entry = trace["spans"].get(_text(p.get("span_id"))) if trace is not None else None
-        return entry.get("fact") if entry is not None else None
 
     @staticmethod
     def _changes(before: State, after: State) -> list[str]:
@@ -456,7 +453,9 @@ class OtelGenAIRules:
         di = after["tokens"]["input"] - before["tokens"]["input"]
         do = after["tokens"]["output"] - before["tokens"]["output"]
         if di or do:
-            said.append(f"{di:+d} input, {do:+d} output tokens")
+            read = after["tokens"]["cache_read"] - before["tokens"]["cache_read"]
+            cached = f" ({read:+d} read from a cache)" if read else ""
+            said.append(f"{di:+d} input{cached}, {do:+d} output tokens")
         if after["session"] != before["session"] and after["session"] is not None:
             said.append(f"session {after['session']['kind']} {after['session']['value']}")
         return said

@@ -14,11 +14,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from replay_tui.reducers.otel_genai.logbook import LogBook
 from replay_tui.reducers.otel_genai.messages import (
-    DETAILS,
     LEGACY,
     first,
-    pair,
     text_of,
     unwrap_result,
 )
@@ -38,6 +37,26 @@ class View:
     events: list[dict[str, Any]]
     logs: list[dict[str, Any]] = field(default_factory=list)
     _msgs: tuple[Summary | None, Summary | None] | None = None
+    #: What its events and logs say (:mod:`.logbook`), made when first read.
+    _book: LogBook | None = None
+
+    def book(self) -> LogBook:
+        if self._book is None:
+            self._book = LogBook(self.events, self.logs)
+        return self._book
+
+    def grown(self, logs: list[dict[str, Any]], log: dict[str, Any]) -> View | None:
+        """This span with ``log`` after its logs (``logs``), its book taken
+        on and added to at the cost of that log; None if the log does not
+        come last in the book's order (the view is then made afresh)."""
+        book = self.book()
+        if not book.follows(log):
+            return None
+        self._book = None  # this view is left behind: its book moves on
+        book.add(logs, log)
+        twin = View(self.sid, self.fact, self.ended, self.failed, self.events, logs)
+        twin._book = book
+        return twin
 
     def messages(self) -> tuple[Summary | None, Summary | None]:
         """(input, output) summaries, each from the first source that has
@@ -47,14 +66,13 @@ class View:
         if self._msgs is not None:
             return self._msgs
         src = self.fact.get("src", {})
+        book = self.book()
         cands: list[list[Summary | None]] = []
         if "v2" in src:
             cands.append(src["v2"])
-        details = [e for e in self.events if e["name"] == DETAILS]
-        details += [lg for lg in self.logs if lg["name"] == DETAILS]
-        cands += [d["pair"] for d in details if d["pair"]]
+        cands.append([book.details_in, book.details_out])
         cands += [src[k] for k in ("adk", "indexed", "oi") if k in src]
-        legacy = self._legacy()
+        legacy = book.legacy_pair()
         if legacy is not None:
             cands.append(legacy)
         inp = next((c[0] for c in cands if c[0] is not None), None)
@@ -62,36 +80,17 @@ class View:
         self._msgs = (inp, out)
         return self._msgs
 
-    def _legacy(self) -> list[Summary | None] | None:
-        found = [(e["time"], 0, i, e) for i, e in enumerate(self.events) if e["name"] in LEGACY]
-        found += [(lg["time"], 1, i, lg) for i, lg in enumerate(self.logs) if lg["name"] in LEGACY]
-        if not found and not any("msgs" in e for e in self.events):
-            return None
-        leg_in: list[dict[str, Any]] = []
-        leg_out: list[dict[str, Any]] = []
-        for *_, rec in sorted(found, key=lambda x: x[:3]):
-            msg = rec["msg"]
-            if msg and msg["parts"]:
-                (leg_in if rec["side"] == "input" else leg_out).append(msg)
-        for e in self.events:
-            if e["name"] == "gen_ai.content.prompt":
-                leg_in += e["msgs"]
-            elif e["name"] == "gen_ai.content.completion":
-                leg_out += e["msgs"]
-        return pair(leg_in, leg_out)
-
     def usage(self) -> list[int] | None:
-        """[input, output] tokens once ended: attributes, then details events
-        and logs, then ADK's usage_metadata."""
+        """[input, output, cache read, cache write] tokens once ended:
+        attributes, then details events and logs, then ADK's usage_metadata."""
         if not self.ended:
             return None
         found: list[int] | None = self.fact.get("usage")
         if found is not None:
             return found
-        for rec in [*self.events, *self.logs]:
-            if rec["name"] == DETAILS and rec["usage"] is not None:
-                found = rec["usage"]
-                return found
+        found = self.book().usage
+        if found is not None:
+            return found
         found = self.fact.get("usage_adk")
         return found
 
@@ -188,13 +187,29 @@ class Reuse:
         self.old_views, self.old_calls, self.old_tools = self.views, self.calls, self.tools
         self.views, self.calls, self.tools = {}, {}, {}
 
-    def view(self, sid: str, entry: Mapping[str, Any], logs: list[dict[str, Any]]) -> View:
+    def view(
+        self,
+        sid: str,
+        entry: Mapping[str, Any],
+        logs: list[dict[str, Any]],
+        grown: tuple[list[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> View:
+        """Span ``sid``'s view: the last one if nothing it reads changed;
+        given ``grown`` (``logs`` is that list and that log after it), the
+        last one's grown by the log when it was made from that list."""
         rev = self.revs.get(sid, 0)
         got = self.old_views.get(sid)
-        same = got is not None and got[0] == rev and len(got[1]) == len(logs)
-        if got is not None and same and all(a is b for a, b in zip(got[1], logs, strict=True)):
-            view = got[2]
-        else:
+        view: View | None = None
+        if got is not None and got[0] == rev:
+            if got[1] is logs:
+                view = got[2]
+            elif grown is not None and got[1] is grown[0]:
+                view = got[2].grown(logs, grown[1])
+            elif len(got[1]) == len(logs) and all(
+                a is b for a, b in zip(got[1], logs, strict=True)
+            ):
+                view = got[2]
+        if view is None:
             view = new_view(sid, entry, logs)
         self.views[sid] = (rev, logs, view)
         return view
@@ -405,8 +420,13 @@ def parts_tools(calls: list[Call]) -> list[ToolCall]:
     """Tool calls from the tool_call parts of model outputs; results from the
     tool responses of LATER calls' inputs, by id, else (ids that match no
     request) the next unclaimed one by name."""
-    responses = _responses(calls)
     requested = [(i, c, tc) for i, c in enumerate(calls) for tc in (c.out or {}).get("calls", [])]
+    if not requested:
+        # nothing to answer: the inputs' responses are not read (a call's
+        # output, and its requests, are known once it ends: a long call's
+        # logs, which come before, do not read its input's responses again)
+        return []
+    responses = _responses(calls)
     ids = {tc["id"] for _, _, tc in requested if tc["id"]}
     by_id, by_name = _response_queues(responses, ids)
     claimed: set[int] = set()

@@ -18,7 +18,7 @@ every record made one trace of 2,000 spans take 160 s.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +51,21 @@ Summary = dict[str, Any]
 SessionHit = tuple[int, int, Any, str]
 
 
+def tokens_sum(usages: Iterable[Sequence[int]]) -> tuple[int, int, int, int]:
+    """The sum of calls' ``[input, output, cache read, cache write]``."""
+    total = [0, 0, 0, 0]
+    for found in usages:
+        for i, n in enumerate(found):
+            total[i] += n
+    return total[0], total[1], total[2], total[3]
+
+
+def token_counts(tokens: Sequence[int]) -> dict[str, int]:
+    """Tokens as the state says them."""
+    inp, out, read, write = tokens
+    return {"input": inp, "output": out, "cache_read": read, "cache_write": write}
+
+
 @dataclass(eq=False)
 class Turn:
     trace: str
@@ -65,7 +80,8 @@ class Turn:
     agents: list[str]
     tools: list[ToolCall]
     calls: list[Call]
-    tokens: tuple[int, int]
+    #: input (the cache's included), output, cache read, cache write
+    tokens: tuple[int, int, int, int]
     content: bool
     conversation_id: Any
     public: dict[str, Any] = field(default_factory=dict)
@@ -80,7 +96,7 @@ class Turn:
             "intermediate_texts": list(self.intermediate_texts),
             "agents": list(self.agents),
             "tool_calls": [t.public() for t in self.tools],
-            "tokens": {"input": self.tokens[0], "output": self.tokens[1]},
+            "tokens": token_counts(self.tokens),
             "llm_calls": len(self.calls),
             "conversation": self.conversation_id,
         }
@@ -259,7 +275,8 @@ def _follow(tid: str, trace: Mapping[str, Any], tree: _Tree, touched: Touched) -
         had = tree.logs.get(target, [])
         at = bisect.bisect_left(had, log["copy"], key=lambda lg: lg["copy"])
         tree.logs[target] = [*had[:at], log, *had[at:]]  # a new list: views compare them
-        return _again(tid, tree, entries, target)
+        grown = (had, log) if at == len(had) else None
+        return _again(tid, tree, entries, target, grown)
     if sid in tree.facts:
         if fact != tree.facts[sid]:
             return False  # an earlier copy's start: the span is another
@@ -271,10 +288,17 @@ def _follow(tid: str, trace: Mapping[str, Any], tree: _Tree, touched: Touched) -
     return _grow(tid, tree, entries, sid, fact)
 
 
-def _again(tid: str, tree: _Tree, entries: Mapping[str, Any], sid: str) -> bool:
-    """Span ``sid``'s view changed: its turn is derived again."""
+def _again(
+    tid: str,
+    tree: _Tree,
+    entries: Mapping[str, Any],
+    sid: str,
+    grown: tuple[list[dict[str, Any]], dict[str, Any]] | None = None,
+) -> bool:
+    """Span ``sid``'s view changed (by a log after its others: ``grown``):
+    its turn is derived again."""
     _alias(tree.reuse)
-    tree.views[sid] = tree.reuse.view(sid, entries[sid], tree.logs.get(sid, []))
+    tree.views[sid] = tree.reuse.view(sid, entries[sid], tree.logs.get(sid, []), grown)
     _turn_again(tid, tree, tree.owner[sid])
     return True
 
@@ -480,10 +504,7 @@ def _build_turn(
         agents=sorted(agents),
         tools=tools,
         calls=calls,
-        tokens=(
-            sum(c.usage[0] for c in calls if c.usage),
-            sum(c.usage[1] for c in calls if c.usage),
-        ),
+        tokens=tokens_sum(c.usage for c in calls if c.usage),
         content=content,
         conversation_id=first(facts[k].get("conv") for k in mem),
     )
