@@ -7,7 +7,13 @@ from pathlib import Path
 
 from replay_tui.core.errors import CannotRun
 from replay_tui.formats.otel.source import looks_like_trace
-from replay_tui.formats.sessions import CLAUDE_CODE, CODEX, SESSION_FORMATS, session_format_of
+from replay_tui.formats.sessions import (
+    CLAUDE_CODE,
+    CODEX,
+    GEMINI,
+    SESSION_FORMATS,
+    session_format_of,
+)
 from replay_tui.formats.sniff import RUN_IS, named_as_ledger, not_a_run
 from replay_tui.formats.temporal import looks_like_history
 
@@ -16,7 +22,7 @@ EVENTS_GZ = "events.jsonl.gz"
 JSONL = "jsonl"
 TEMPORAL = "temporal"
 OTEL = "otel"
-FORMATS = ("auto", JSONL, TEMPORAL, CLAUDE_CODE, CODEX, OTEL)
+FORMATS = ("auto", JSONL, TEMPORAL, CLAUDE_CODE, CODEX, GEMINI, OTEL)
 #: Sources read whole and converted to events (not read in place).
 CONVERTED = (TEMPORAL, OTEL)
 
