@@ -23,7 +23,7 @@ from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
 from replay_tui.formats.session_stores.listing import NAMES, clip_start, find_sessions
 from replay_tui.formats.session_stores.subagents import SubagentIndex
-from replay_tui.formats.sessions import CODEX, run_id_of, session_format_of
+from replay_tui.formats.sessions import CLAUDE_CODE, CODEX, GEMINI, run_id_of, session_format_of
 from replay_tui.questions.trace_usage import FIELDS as TRACE_FIELDS
 from replay_tui.questions.trace_usage import TraceUsage, is_trace, trace_usage
 from replay_tui.questions.usage import (
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 COLUMNS = {
     "claude-code": ["INPUT", "OUTPUT", "CACHE CREATE", "CACHE READ", "TOTAL", "COST"],
     CODEX: ["INPUT", "CACHED INPUT", "OUTPUT", "REASONING", "TOTAL", "COST"],
+    GEMINI: ["INPUT", "CACHED", "OUTPUT", "THOUGHTS", "TOOL", "TOTAL", "COST"],
 }
 #: What the table's columns hold, under it.
 COLUMN_NOTES = {
@@ -53,6 +54,8 @@ COLUMN_NOTES = {
     "(Claude Code records no total).",
     CODEX: "INPUT holds CACHED INPUT, OUTPUT holds REASONING; TOTAL: Codex's total_tokens "
     "(INPUT + OUTPUT).",
+    GEMINI: "INPUT holds CACHED; TOOL: tool-use prompt tokens; TOTAL: Gemini's own total "
+    "(INPUT + OUTPUT + THOUGHTS).",
 }
 #: Fields in words, for the audit.
 WORDS = {
@@ -63,6 +66,12 @@ WORDS = {
     "cached_input_tokens": "cached input",
     "reasoning_output_tokens": "reasoning output",
     "total_tokens": "total",
+    "input": "input",
+    "cached": "cached",
+    "output": "output",
+    "thoughts": "thought",
+    "tool": "tool-use prompt",
+    "total": "total",
 }
 #: A row's label is cut (from its start: a path's end names it) to this many characters.
 LABEL = 44
@@ -70,7 +79,8 @@ LABEL = 44
 EPILOG = (
     "Counts are the built-in rules' (replay-tui state SESSION usage): Claude Code, each "
     "API message once (message.id) with the usage of its last line; Codex, the last "
-    "token_count's total_token_usage. COST: each message (Codex: each new total) at the "
+    "token_count's total_token_usage; Gemini CLI, each response once with its last copy's "
+    "tokens, those a rewind dropped included. COST: each message (Codex: each new total) at the "
     "API's list price at its time, from the bundled genai-prices data or your --prices "
     "file, never fetched; a model with no price is named and its tokens left out of the "
     "cost (partial), never counted as free. A plan or a discount is not in the files.\n"
@@ -87,14 +97,16 @@ def add_parser(sub: Subparsers) -> None:
         "usage",
         help="count the tokens of agent sessions and what they cost, and say what was left "
         "out and why",
-        description="Count the tokens of Claude Code sessions and Codex rollouts as the "
+        description="Count the tokens of Claude Code sessions, Codex rollouts and Gemini CLI "
+        "sessions as the "
         "built-in rules count them and what they cost, per session, day, month or model, "
         "with an audit of what was "
         "left out (streamed lines of one message, repeated token_count events) and what "
         "was added (sub-agents' transcripts); and those of an OpenTelemetry trace, per turn "
         "and model, as the otel_genai rules count them. PATH: a session file, a trace file "
         "or a folder holding sessions; none: the sessions in $CLAUDE_CONFIG_DIR/projects (default "
-        "~/.claude/projects) and $CODEX_HOME/sessions (default ~/.codex/sessions).",
+        "~/.claude/projects), $CODEX_HOME/sessions (default ~/.codex/sessions) and "
+        "$GEMINI_CLI_HOME/.gemini/tmp (default ~/.gemini/tmp).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -230,7 +242,7 @@ def _label(path: Path, under: Path) -> str:
 
 def _cells(tally: Tally, source: str) -> list[str]:
     numbers = list(tally.tokens)
-    if source != CODEX:
+    if source == CLAUDE_CODE:
         numbers.append(sum(numbers))
     return [f"{n:,}" for n in numbers] + [cost_cell(tally)]
 
@@ -325,7 +337,10 @@ def amounts(vector: list[int], source: str) -> str:
 
 def audit_lines(tally: Tally, source: str, by: str = "session") -> list[str]:
     """What was counted, and what was left out and why, in words."""
-    lines = _codex_lines(tally) if source == CODEX else _claude_code_lines(tally)
+    if source == GEMINI:
+        lines = _gemini_lines(tally)
+    else:
+        lines = _codex_lines(tally) if source == CODEX else _claude_code_lines(tally)
     for model in sorted(tally.unpriced):
         lines.append(f"no price for `{escape_controls(model)}`: its tokens are not in the cost")
     if tally.subagents:
@@ -400,6 +415,22 @@ def _codex_lines(t: Tally) -> list[str]:
             f"the sum of last_token_usage over the events counted is "
             f"{amounts(t.per_event_sum, CODEX)}: not the total; the total is what Codex "
             "recorded, and is what is counted"
+        )
+    return lines
+
+
+def _gemini_lines(t: Tally) -> list[str]:
+    lines = [
+        f"{plural(t.counted, 'response', sep=True)} counted, each once, with the tokens of its "
+        f"last copy ({plural(t.lines, 'line', sep=True)} with tokens read); a response a rewind, "
+        "a compression or a resume later dropped from the conversation was spent: it counts"
+    ]
+    if t.streamed_lines:
+        lines.append(
+            f"{plural(t.streamed_lines, 'earlier copy', 'earlier copies', sep=True)} of "
+            f"{plural(t.streamed_messages, 'response', sep=True)} left out (Gemini CLI writes a "
+            f"response again as it changes): {amounts(t.per_line_adds, GEMINI)} a per-line sum "
+            "would add"
         )
     return lines
 
@@ -485,6 +516,17 @@ def audit_json(t: Tally, source: str) -> dict[str, Any]:
         },
         "unreadable_lines": t.unreadable,
     }
+    if source == GEMINI:
+        return {
+            "responses": t.counted,
+            "lines": t.lines,
+            "copies": {
+                "lines": t.streamed_lines,
+                "responses": t.streamed_messages,
+                "per_line_sum_adds": _named(t.per_line_adds, source),
+            },
+            **common,
+        }
     if source == CODEX:
         return {
             "events_counted": t.counted,
