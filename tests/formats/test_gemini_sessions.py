@@ -22,15 +22,22 @@ FIXTURES = ROOT / "tests" / "fixtures" / "gemini-sessions"
 SESSIONS = sorted(FIXTURES.glob("*.jsonl"))
 
 
+DOCUMENTS = [
+    p
+    for p in sorted(FIXTURES.glob("*.json"))
+    if not p.name.endswith((".truth.json", ".gen.json"))
+]
+
+
 def truth_of(session: Path) -> dict[str, Any]:
-    truth: dict[str, Any] = orjson.loads(
-        session.with_name(session.stem + ".truth.json").read_bytes()
-    )
+    name = session.stem if session.suffix == ".jsonl" else session.name
+    truth: dict[str, Any] = orjson.loads(session.with_name(name + ".truth.json").read_bytes())
     return truth
 
 
 def test_there_are_fixtures() -> None:
-    assert len(SESSIONS) >= 4
+    assert len(SESSIONS) >= 6
+    assert len(DOCUMENTS) >= 2
 
 
 @pytest.mark.parametrize("history", [False, True], ids=["check", "app"])
@@ -46,5 +53,24 @@ def test_state_equals_the_loader_at_every_prefix(session: Path, history: bool) -
         for prefix in truth["prefixes"]:
             got = loader_record(replay.state_at(prefix["k"]))
             assert got == prefix["record"], f"{session.name}: after line {prefix['k']}"
+    finally:
+        replay.close()
+
+
+@pytest.mark.parametrize("history", [False, True], ids=["check", "app"])
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.name)
+def test_older_form_ends_as_the_loader_loads_it(document: Path, history: bool) -> None:
+    """The single-document form: one event for the document, one per
+    message; the last state is what the loader gives for the file."""
+    truth = truth_of(document)
+    replay, _ = open_replay(str(document), history=history)
+    try:
+        replay.verify()
+        assert replay.error is None, replay.error
+        assert replay.paths.format == "gemini"
+        assert replay.valid == 1 + len(truth["final"]["messages"])
+        assert loader_record(replay.state_at(replay.valid)) == truth["final"]
+        assert replay.state_at(1)["messages"] == []
+        assert replay.state_at(1)["meta"]["sessionId"] == truth["final"]["meta"]["sessionId"]
     finally:
         replay.close()

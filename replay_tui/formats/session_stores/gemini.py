@@ -12,6 +12,7 @@ first prompt the first user message that is not the CLI's own context.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterator
@@ -145,10 +146,8 @@ class GeminiHead:
         if not complete:
             found = _SESSION_ID.search(head)
             if found:
-                try:
+                with contextlib.suppress(orjson.JSONDecodeError):
                     self.session_id = orjson.loads(found.group(1))
-                except orjson.JSONDecodeError:
-                    pass
             return
         try:
             doc = orjson.loads(head.removeprefix(b"\xef\xbb\xbf"))
