@@ -6,12 +6,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replay_tui.core.errors import CannotRun
+from replay_tui.formats.gemini.records import why_not_gemini
 from replay_tui.formats.otel.source import looks_like_trace
 from replay_tui.formats.sessions import (
     CLAUDE_CODE,
     CODEX,
     GEMINI,
     SESSION_FORMATS,
+    read_head,
     session_format_of,
 )
 from replay_tui.formats.sniff import RUN_IS, named_as_ledger, not_a_run
@@ -101,6 +103,9 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
         if fmt in SESSION_FORMATS:
             if path.name.lower().endswith(".gz"):
                 raise CannotRun(f"{arg}: a compressed session is not read: gunzip it first")
+            why = why_not_gemini(read_head(path)) if fmt == GEMINI else None
+            if why is not None:
+                raise CannotRun(f"{arg}: not a run: not a Gemini CLI session: {why}")
             return RunPaths(path.parent, path, fmt)
         if fmt == "auto" and not path.name.lower().endswith(".gz"):
             found = session_format_of(path)

@@ -23,9 +23,7 @@ SESSIONS = sorted(FIXTURES.glob("*.jsonl"))
 
 
 DOCUMENTS = [
-    p
-    for p in sorted(FIXTURES.glob("*.json"))
-    if not p.name.endswith((".truth.json", ".gen.json"))
+    p for p in sorted(FIXTURES.glob("*.json")) if not p.name.endswith((".truth.json", ".gen.json"))
 ]
 
 

@@ -193,3 +193,34 @@ def looks_like_gemini_json(head: bytes) -> bool:
     """True if ``head`` starts like the older form: a JSON document
     ``{"sessionId": ..., "projectHash": ..., ..., "messages": [...]}``."""
     return _JSON_SHAPE.match(head) is not None
+
+
+#: The kinds of line only a Gemini CLI session holds (what the loader takes).
+_LOADED = frozenset({SESSION, SET, SNAPSHOT, REWIND, MESSAGE, TOOL_RESULT} | MESSAGE_TYPES)
+
+
+def why_not_gemini(head: bytes) -> str | None:
+    """Why a file whose first bytes are ``head`` is no Gemini CLI session
+    (given as one with ``--format gemini``), or None: it may be one (a line
+    the loader takes among its first, the older single document, nothing
+    written yet, or a first line too long to tell)."""
+    body = head.removeprefix(b"\xef\xbb\xbf")
+    if not body.strip() or looks_like_gemini_json(body):
+        return None
+    if body.lstrip()[:1] != b"{":
+        return "it is not JSON lines (its first character is not {)"
+    lines = body.split(b"\n")[:-1][:_HEAD_LINES]
+    if not lines:
+        return None
+    for raw in lines:
+        try:
+            rec = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if record_kind(rec) in _LOADED:
+            return None
+    return (
+        f"it is JSON lines, but none of its first {len(lines)} is a Gemini CLI record (session "
+        "metadata with a sessionId and a projectHash, a message with an id, a $set or a "
+        "$rewindTo): Gemini CLI's loader would load nothing from it"
+    )
