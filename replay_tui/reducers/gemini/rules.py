@@ -56,6 +56,7 @@ from replay_tui.formats.gemini.records import (
     tool_calls,
 )
 from replay_tui.formats.gemini.records import KINDS as LINE_KINDS
+from replay_tui.core.words import plural
 from replay_tui.reducers.base import CallFacts, Context, State
 from replay_tui.reducers.gemini import loaded as load
 from replay_tui.reducers.sessions.rules import SessionRules, one_line
@@ -306,7 +307,7 @@ class GeminiRules(SessionRules):
         if kind == REWIND:
             return f"rewind to {rec.get('$rewindTo')}"
         if kind == SNAPSHOT:
-            return f"snapshot of {len(rec['$set']['messages'])} messages"
+            return f"snapshot of {plural(len(rec['$set']['messages']), 'message')}"
         if kind == SET:
             fields = rec["$set"]
             if isinstance(fields, dict):
