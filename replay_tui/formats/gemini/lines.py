@@ -3,7 +3,8 @@
 The session file is the ledger, read in place like a Claude Code transcript
 (:class:`~replay_tui.formats.sessions.SessionLines`): ``seq`` is the line
 number, ``run_id`` the file name without ``.jsonl``, ``payload`` the record,
-``ts`` its ``timestamp`` (a message's) and ``kind`` what the loader takes it
+``ts`` its ``timestamp`` (a message's: metadata lines have none; a
+resume's ``startTime`` is the session's, not the line's) and ``kind`` what the loader takes it
 for (:func:`~.records.record_kind`).
 
 Where Gemini CLI's loader carries on, so does this reading: a line that does
@@ -22,7 +23,7 @@ from typing import Any
 import orjson
 
 from replay_tui.core import strict_json
-from replay_tui.formats.envelope import Event, LineError, parse_object, ts_seconds
+from replay_tui.formats.envelope import Event, LineError, parse_object
 from replay_tui.formats.gemini.records import (
     IGNORED,
     UNREADABLE,
@@ -31,7 +32,7 @@ from replay_tui.formats.gemini.records import (
     record_kind,
     tool_calls,
 )
-from replay_tui.formats.sessions import GEMINI, RecordEvent, SessionLines
+from replay_tui.formats.sessions import GEMINI, SessionLines
 
 #: Why a line is skipped, kept in the payload of its event.
 WHY = "$why"
@@ -88,15 +89,6 @@ class GeminiLines(SessionLines):
             assert isinstance(got, Event)
             return got
         return self.event(rec, line, offset)
-
-    def event(self, rec: dict[str, Any], line: int, offset: int) -> RecordEvent:
-        got = super().event(rec, line, offset)
-        if got.kind == "session" and got.ts is None:
-            start = rec.get("startTime")
-            if type(start) is str:
-                got.ts = start
-                got.ts_s = ts_seconds(start)
-        return got
 
     def result_data(self, rec: dict[str, Any], call_id: str) -> Any:
         """The tool call as its ``gemini`` message records it (``id``,

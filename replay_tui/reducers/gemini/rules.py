@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from replay_tui.core.words import plural
 from replay_tui.formats.gemini.records import (
     IGNORED,
     MESSAGE,
@@ -56,7 +57,6 @@ from replay_tui.formats.gemini.records import (
     tool_calls,
 )
 from replay_tui.formats.gemini.records import KINDS as LINE_KINDS
-from replay_tui.core.words import plural
 from replay_tui.reducers.base import CallFacts, Context, State
 from replay_tui.reducers.gemini import loaded as load
 from replay_tui.reducers.sessions.rules import SessionRules, one_line
