@@ -207,18 +207,20 @@ def why_not_gemini(head: bytes) -> str | None:
     body = head.removeprefix(b"\xef\xbb\xbf")
     if not body.strip() or looks_like_gemini_json(body):
         return None
-    if body.lstrip()[:1] != b"{":
-        return "it is not JSON lines (its first character is not {)"
-    lines = body.split(b"\n")[:-1][:_HEAD_LINES]
+    lines = [raw for raw in body.split(b"\n")[:-1][:_HEAD_LINES] if raw.strip()]
     if not lines:
         return None
+    parsed = 0
     for raw in lines:
         try:
             rec = orjson.loads(raw)
         except orjson.JSONDecodeError:
             continue
+        parsed += 1
         if record_kind(rec) in _LOADED:
             return None
+    if not parsed:
+        return f"it is not JSON lines: none of its first {len(lines)} lines is JSON"
     return (
         f"it is JSON lines, but none of its first {len(lines)} is a Gemini CLI record (session "
         "metadata with a sessionId and a projectHash, a message with an id, a $set or a "
