@@ -112,7 +112,7 @@ def set_message(state: State, ctx: Context, rec: dict[str, Any], *, spend: bool)
     at = index.get(rec["id"])
     old = messages[at] if at is not None else None
     if old is not None and same_tokens(old, rec):
-        messages[at] = rec
+        _replace(messages, at, old, rec)
         return
     if spend:
         if old is not None:
@@ -123,12 +123,30 @@ def set_message(state: State, ctx: Context, rec: dict[str, Any], *, spend: bool)
         messages.append(rec)
         add_tokens(state["tokens"], rec)
         return
-    messages[at] = rec
-    if model_key(old.get("model")) == model_key(rec.get("model")) and _truthy(old.get("tokens")):
+    was_model, had_tokens = model_key(old.get("model")), _truthy(old.get("tokens"))
+    if had_tokens and was_model == model_key(rec.get("model")):
         add_tokens(state["tokens"], old, -1)
+        _replace(messages, at, old, rec)
         add_tokens(state["tokens"], rec)
-    else:  # a model's entry may go: counted afresh
-        state["tokens"] = totals_of(messages)
+        return
+    _replace(messages, at, old, rec)
+    state["tokens"] = totals_of(messages)  # a model's entry may go: counted afresh
+
+
+def _replace(messages: Any, at: int, old: Any, rec: dict[str, Any]) -> None:
+    """Message ``at`` becomes ``rec``. A plain list takes it in place; a
+    draft of a frozen state (the app's) gets its item changed key by key,
+    as a change inside the item: replacing an item would copy the list,
+    thousands of messages for each line written."""
+    if type(messages) is list:
+        messages[at] = rec
+        return
+    was = getattr(old, "base", old)  # the frozen item, compared without drafting it
+    for key in [k for k in was if k not in rec]:
+        del old[key]
+    for key, value in rec.items():
+        if key not in was or was[key] != value:
+            old[key] = value
 
 
 def append_message(state: State, rec: Any) -> None:
