@@ -137,6 +137,10 @@ def test_each_line_equals_the_loader_reading_the_prefix(
             assert state["loaded"] == loaded, k
             assert state["messages"] == messages, k
             assert {f: state["tokens"][f] for f in TOKEN_FIELDS} == totals, k
-            assert state["spent"]["total"] >= 0
+            # what was spent never goes back, whatever the conversation loses
+            assert all(state["spent"][f] >= 0 for f in TOKEN_FIELDS), k
+            if k > 1:
+                before = replay.state_at(k - 1)["spent"]
+                assert all(state["spent"][f] >= before[f] for f in TOKEN_FIELDS), k
     finally:
         replay.close()

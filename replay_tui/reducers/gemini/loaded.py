@@ -110,27 +110,47 @@ def set_message(state: State, ctx: Context, rec: dict[str, Any], *, spend: bool)
     index = ids_of(state, ctx)
     messages = state["messages"]
     at = index.get(rec["id"])
-    old = messages[at] if at is not None else None
-    if old is not None and same_tokens(old, rec):
-        _replace(messages, at, old, rec)
-        return
-    if spend:
-        if old is not None:
-            add_tokens(state["spent"], old, -1)
-        add_tokens(state["spent"], rec)
-    if old is None:
+    if at is None:
         index[rec["id"]] = len(messages)
         messages.append(rec)
         add_tokens(state["tokens"], rec)
+        if spend:
+            add_tokens(state["spent"], rec)
         return
-    was_model, had_tokens = model_key(old.get("model")), _truthy(old.get("tokens"))
-    if had_tokens and was_model == model_key(rec.get("model")):
+    old = messages[at]
+    if same_tokens(old, rec):
+        _replace(messages, at, old, rec)
+        return
+    if spend:
+        _spend_more(state["spent"], old, rec)
+    if _truthy(old.get("tokens")) and model_key(old.get("model")) == model_key(rec.get("model")):
         add_tokens(state["tokens"], old, -1)
         _replace(messages, at, old, rec)
         add_tokens(state["tokens"], rec)
         return
     _replace(messages, at, old, rec)
     state["tokens"] = totals_of(messages)  # a model's entry may go: counted afresh
+
+
+def _figure(tokens: Any, field: str) -> Any:
+    value = tokens.get(field) if isinstance(tokens, Mapping) else None
+    return value if _number(value) else 0
+
+
+def _spend_more(spent: dict[str, Any], old: Any, rec: dict[str, Any]) -> None:
+    """A response written again: what its tokens grew by is spent too (a
+    copy with fewer tokens, or none, as a resume's snapshot rebuilds them,
+    takes nothing back; a copy of another model's is a response of its own)."""
+    if not _truthy(old.get("tokens")) or model_key(old.get("model")) != model_key(rec.get("model")):
+        add_tokens(spent, rec)
+        return
+    new, was = rec.get("tokens"), old.get("tokens")
+    mine = spent["by_model"].setdefault(model_key(rec.get("model")), dict.fromkeys(TOKEN_FIELDS, 0))
+    for field in TOKEN_FIELDS:
+        grew = _figure(new, field) - _figure(was, field)
+        if grew > 0:
+            spent[field] += grew
+            mine[field] += grew
 
 
 def _replace(messages: Any, at: int, old: Any, rec: dict[str, Any]) -> None:
