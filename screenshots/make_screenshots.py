@@ -213,6 +213,20 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
         "a Codex rollout at a command that exited 1",
     ),
     (
+        "gemini-rewind.svg",
+        ROOT / "tests" / "fixtures" / "gemini-sessions" / "rewind-one.jsonl",
+        (140, 40),
+        ["colon", *"16", "enter"],
+        "a Gemini CLI session at its /rewind: the messages it dropped, the loaded tokens",
+    ),
+    (
+        "gemini-calls.svg",
+        ROOT / "tests" / "fixtures" / "gemini-sessions" / "failing-tools.jsonl",
+        (140, 40),
+        ["colon", *"12", "enter", "v"],
+        "a Gemini CLI session's tool calls folded, a command's result as its receipt",
+    ),
+    (
         "big-state-tree.svg",
         Path(tempfile.gettempdir()) / "replay-tui-shots" / "synth-2400",
         (140, 40),

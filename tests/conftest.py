@@ -117,10 +117,11 @@ def _state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
 def _agent_homes_empty(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Claude Code's and Codex's folders are empty temporary ones for every
-    test: none ever lists or reads the sessions of the machine's person."""
+    """Claude Code's, Codex's and Gemini CLI's folders are empty temporary ones
+    for every test: none ever lists or reads the sessions of the machine's person."""
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path_factory.mktemp("claude-config")))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path_factory.mktemp("codex-home")))
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path_factory.mktemp("gemini-home")))
 
 
 @pytest.fixture(autouse=True)

@@ -66,11 +66,12 @@ def format_option(parser: argparse.ArgumentParser) -> None:
         choices=FORMATS,
         default="auto",
         help="what RUN is: a run folder / events.jsonl, a Temporal history export "
-        "(temporal workflow show --output json), a Claude Code transcript or a Codex "
-        "rollout (read in place, the file is the ledger), an OpenTelemetry trace (OTLP/JSON, "
-        "the Collector's JSON lines, a Jaeger or Tempo export); default auto: a file that "
+        "(temporal workflow show --output json), a Claude Code transcript, a Codex "
+        "rollout or a Gemini CLI session (read in place, the file is the ledger), an "
+        "OpenTelemetry trace (OTLP/JSON, the Collector's JSON lines, a Jaeger or Tempo "
+        "export); default auto: a file that "
         'starts like {"events": [ is a Temporal history, like {"resourceSpans": a trace, a '
-        "file whose first records are Claude Code's or Codex's is that session",
+        "file whose first records are Claude Code's, Codex's or Gemini CLI's is that session",
     )
 
 

@@ -1,4 +1,4 @@
-"""``replay-tui sessions``: the Claude Code sessions and Codex rollouts on
+"""``replay-tui sessions``: the Claude Code, Codex and Gemini CLI sessions on
 this machine, newest first. On a terminal, a list to pick one from and open
 it in the app (Textual is imported only then); else, or with ``--print``, a
 table; ``--json``, a JSON array."""
@@ -48,10 +48,11 @@ MIN_PROMPT = 20
 def add_parser(sub: Subparsers) -> None:
     parser = sub.add_parser(
         "sessions",
-        help="list the Claude Code sessions and Codex rollouts here, newest first",
+        help="list the Claude Code, Codex and Gemini CLI sessions here, newest first",
         description="List the Claude Code sessions ($CLAUDE_CONFIG_DIR/projects, default "
-        "~/.claude/projects) and Codex rollouts ($CODEX_HOME/sessions, default "
-        "~/.codex/sessions), newest first. On a terminal, pick one to open in the app "
+        "~/.claude/projects), Codex rollouts ($CODEX_HOME/sessions, default "
+        "~/.codex/sessions) and Gemini CLI sessions ($GEMINI_CLI_HOME/.gemini/tmp, default "
+        "~/.gemini/tmp), newest first. On a terminal, pick one to open in the app "
         "(Enter; / filters, q quits); else a table.",
     )
     parser.add_argument(

@@ -23,7 +23,8 @@ from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
 from replay_tui.formats.session_stores.listing import NAMES, clip_start, find_sessions
 from replay_tui.formats.session_stores.subagents import SubagentIndex
-from replay_tui.formats.sessions import CODEX, run_id_of, session_format_of
+from replay_tui.formats.sessions import CLAUDE_CODE, CODEX, GEMINI, run_id_of, session_format_of
+from replay_tui.questions.token_audit import amounts, audit_lines
 from replay_tui.questions.trace_usage import FIELDS as TRACE_FIELDS
 from replay_tui.questions.trace_usage import TraceUsage, is_trace, trace_usage
 from replay_tui.questions.usage import (
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 COLUMNS = {
     "claude-code": ["INPUT", "OUTPUT", "CACHE CREATE", "CACHE READ", "TOTAL", "COST"],
     CODEX: ["INPUT", "CACHED INPUT", "OUTPUT", "REASONING", "TOTAL", "COST"],
+    GEMINI: ["INPUT", "CACHED", "OUTPUT", "THOUGHTS", "TOOL", "TOTAL", "COST"],
 }
 #: What the table's columns hold, under it.
 COLUMN_NOTES = {
@@ -53,16 +55,8 @@ COLUMN_NOTES = {
     "(Claude Code records no total).",
     CODEX: "INPUT holds CACHED INPUT, OUTPUT holds REASONING; TOTAL: Codex's total_tokens "
     "(INPUT + OUTPUT).",
-}
-#: Fields in words, for the audit.
-WORDS = {
-    "input_tokens": "input",
-    "output_tokens": "output",
-    "cache_creation_input_tokens": "cache creation",
-    "cache_read_input_tokens": "cache read",
-    "cached_input_tokens": "cached input",
-    "reasoning_output_tokens": "reasoning output",
-    "total_tokens": "total",
+    GEMINI: "INPUT holds CACHED; TOOL: tool-use prompt tokens; TOTAL: Gemini's own total "
+    "(INPUT + OUTPUT + THOUGHTS).",
 }
 #: A row's label is cut (from its start: a path's end names it) to this many characters.
 LABEL = 44
@@ -70,7 +64,8 @@ LABEL = 44
 EPILOG = (
     "Counts are the built-in rules' (replay-tui state SESSION usage): Claude Code, each "
     "API message once (message.id) with the usage of its last line; Codex, the last "
-    "token_count's total_token_usage. COST: each message (Codex: each new total) at the "
+    "token_count's total_token_usage; Gemini CLI, each response once with its last copy's "
+    "tokens, those a rewind dropped included. COST: each message (Codex: each new total) at the "
     "API's list price at its time, from the bundled genai-prices data or your --prices "
     "file, never fetched; a model with no price is named and its tokens left out of the "
     "cost (partial), never counted as free. A plan or a discount is not in the files.\n"
@@ -87,14 +82,16 @@ def add_parser(sub: Subparsers) -> None:
         "usage",
         help="count the tokens of agent sessions and what they cost, and say what was left "
         "out and why",
-        description="Count the tokens of Claude Code sessions and Codex rollouts as the "
+        description="Count the tokens of Claude Code sessions, Codex rollouts and Gemini CLI "
+        "sessions as the "
         "built-in rules count them and what they cost, per session, day, month or model, "
         "with an audit of what was "
         "left out (streamed lines of one message, repeated token_count events) and what "
         "was added (sub-agents' transcripts); and those of an OpenTelemetry trace, per turn "
         "and model, as the otel_genai rules count them. PATH: a session file, a trace file "
         "or a folder holding sessions; none: the sessions in $CLAUDE_CONFIG_DIR/projects (default "
-        "~/.claude/projects) and $CODEX_HOME/sessions (default ~/.codex/sessions).",
+        "~/.claude/projects), $CODEX_HOME/sessions (default ~/.codex/sessions) and "
+        "$GEMINI_CLI_HOME/.gemini/tmp (default ~/.gemini/tmp).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -230,7 +227,7 @@ def _label(path: Path, under: Path) -> str:
 
 def _cells(tally: Tally, source: str) -> list[str]:
     numbers = list(tally.tokens)
-    if source != CODEX:
+    if source == CLAUDE_CODE:
         numbers.append(sum(numbers))
     return [f"{n:,}" for n in numbers] + [cost_cell(tally)]
 
@@ -304,104 +301,6 @@ def _days(days: list[str]) -> str:
     if not days:
         return "no day recorded"
     return days[0] if len(days) == 1 else f"{days[0]} to {days[-1]} ({len(days)} days)"
-
-
-def _some(paths: list[str], shown: int = 3) -> str:
-    """Up to ``shown`` paths, and how many more."""
-    said = ", ".join(escape_controls(p) for p in paths[:shown])
-    return said + (f" and {len(paths) - shown:,} more" if len(paths) > shown else "")
-
-
-def amounts(vector: list[int], source: str) -> str:
-    """``1,204 output and 27,356 cache creation tokens`` (the fields not 0)."""
-    said = [f"{n:,} {WORDS[f]}" for f, n in zip(FIELDS[source], vector, strict=True) if n]
-    if not said:
-        return "no tokens"
-    head = ", ".join(said[:-1])
-    if head:
-        return f"{head} and {said[-1]} tokens"
-    return f"{said[0]} token" if sum(vector) == 1 else f"{said[0]} tokens"
-
-
-def audit_lines(tally: Tally, source: str, by: str = "session") -> list[str]:
-    """What was counted, and what was left out and why, in words."""
-    lines = _codex_lines(tally) if source == CODEX else _claude_code_lines(tally)
-    for model in sorted(tally.unpriced):
-        lines.append(f"no price for `{escape_controls(model)}`: its tokens are not in the cost")
-    if tally.subagents:
-        whose = "this session" if by == "session" else "their sessions"
-        lines.append(
-            f"{plural(len(tally.subagents), 'sub-agent transcript')} counted with {whose}: "
-            f"{amounts(tally.subagent_tokens, source)}"
-        )
-    if tally.unreadable:
-        lines.append(f"{plural(tally.unreadable, 'line')} not a JSON object: left out")
-    return lines
-
-
-def _claude_code_lines(t: Tally) -> list[str]:
-    lines = [
-        f"{plural(t.counted, 'API message', sep=True)} counted, each once, with the usage of "
-        f"its last line ({plural(t.lines, 'line', sep=True)} with usage read)"
-    ]
-    if t.streamed_lines:
-        lines.append(
-            f"{plural(t.streamed_lines, 'streamed line', sep=True)} of "
-            f"{plural(t.streamed_messages, 'message', sep=True)} left out (their usage repeats, "
-            f"or is part of, the last line's): "
-            f"{amounts(t.per_line_adds, 'claude-code')} a per-line sum would add"
-        )
-        if any(t.first_line_misses):
-            lines.append(
-                "a count that kept each message's first line instead would miss "
-                f"{amounts(t.first_line_misses, 'claude-code')}"
-            )
-    if t.no_request_id:
-        n = t.no_request_id
-        lines.append(
-            f"{n:,} of these messages {'has' if n == 1 else 'have'} no requestId (Bedrock and "
-            "other gateways write none): grouped by message.id all the same"
-        )
-    if t.sidechain_messages:
-        lines.append(
-            f"{plural(t.sidechain_messages, 'API message', sep=True)} of sub-agents written in "
-            f"the session's own file (isSidechain): {amounts(t.sidechain_tokens, 'claude-code')}, "
-            "counted with it"
-        )
-    if t.elsewhere_messages:
-        files = _some(sorted(t.elsewhere_in))
-        lines.append(
-            f"{plural(t.elsewhere_messages, 'API message', sep=True)} also in a file read "
-            f"before ({files}), the same message.id: counted in each file "
-            f"({amounts(t.elsewhere_tokens, 'claude-code')} here)"
-        )
-    return lines
-
-
-def _codex_lines(t: Tally) -> list[str]:
-    lines = [
-        f"{plural(t.counted, 'token_count event', sep=True)} with a new total_token_usage: "
-        "the usage is the last total (each event's increase over the one before goes to its "
-        "day and model)"
-    ]
-    if t.repeated:
-        lines.append(
-            f"{plural(t.repeated, 'token_count event', sep=True)} repeating the one before "
-            "(the same total_token_usage, recorded twice) left out: a sum of last_token_usage "
-            f"over every event would add {amounts(t.per_line_adds, CODEX)}"
-        )
-    if t.no_usage:
-        lines.append(
-            f"{plural(t.no_usage, 'token_count event', sep=True)} without usage (info: null, "
-            "rate limits only): nothing to count"
-        )
-    if t.per_event_sum != t.tokens:
-        lines.append(
-            f"the sum of last_token_usage over the events counted is "
-            f"{amounts(t.per_event_sum, CODEX)}: not the total; the total is what Codex "
-            "recorded, and is what is counted"
-        )
-    return lines
 
 
 def _subagent_lines(session: SessionUsage) -> list[str]:
@@ -485,6 +384,17 @@ def audit_json(t: Tally, source: str) -> dict[str, Any]:
         },
         "unreadable_lines": t.unreadable,
     }
+    if source == GEMINI:
+        return {
+            "responses": t.counted,
+            "lines": t.lines,
+            "copies": {
+                "lines": t.streamed_lines,
+                "responses": t.streamed_messages,
+                "per_line_sum_adds": _named(t.per_line_adds, source),
+            },
+            **common,
+        }
     if source == CODEX:
         return {
             "events_counted": t.counted,

@@ -28,6 +28,8 @@ from replay_tui.engine.clock import EventClock
 from replay_tui.formats import temporal
 from replay_tui.formats.budget import Budget, load_budget
 from replay_tui.formats.envelope import Event, LineError, SequenceChecker
+from replay_tui.formats.gemini.document import Document, DocumentLines, is_document
+from replay_tui.formats.gemini.lines import GeminiLines
 from replay_tui.formats.ledger import ConvertedLedger, GzipLedger, Ledger
 from replay_tui.formats.otel.lines import (
     TraceLedger,
@@ -37,7 +39,7 @@ from replay_tui.formats.otel.lines import (
 )
 from replay_tui.formats.receipts import ReceiptStore
 from replay_tui.formats.run import JSONL, OTEL, RunPaths
-from replay_tui.formats.sessions import SESSION_FORMATS, lines_for
+from replay_tui.formats.sessions import GEMINI, SESSION_FORMATS, lines_for, read_head
 from replay_tui.reducers import LoadedReducer
 from replay_tui.reducers.base import FAILED_CALL, Context, State, call_facts
 from replay_tui.reducers.calling.caller import RulesCaller, rules_traceback
@@ -78,6 +80,11 @@ def why_not_follow(paths: RunPaths) -> str | None:
             "a trace document is read once, complete: following is for the Collector's "
             "JSON lines (one export request a line)"
         )
+    if paths.format == GEMINI and is_document(read_head(paths.events)):
+        return (
+            "a Gemini CLI session document (.json) is read once, complete: following is for "
+            "a session's JSON lines (.jsonl)"
+        )
     if paths.format != JSONL and paths.format not in SESSION_FORMATS:
         return "a Temporal history is read once, complete: following is for a growing ledger"
     return None
@@ -92,6 +99,8 @@ def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
         return GzipLedger(paths.events)
     if paths.format == JSONL:
         return Ledger(paths.events, may_be_missing=following)
+    if paths.format == GEMINI:
+        return _gemini_ledger(paths)
     if paths.format in SESSION_FORMATS:
         # the session file is the ledger: indexed in place, never converted
         return Ledger(paths.events, mapping=lines_for(paths.format, paths.events))
@@ -103,6 +112,21 @@ def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
     return ConvertedLedger(
         paths.events, history.envelope_lines(), history.sha256, total=len(history.events)
     )
+
+
+def _gemini_ledger(paths: RunPaths) -> Ledger:
+    """A Gemini CLI session: its JSON lines read in place, or the older
+    single document converted to a line for each message."""
+    if is_document(read_head(paths.events)):
+        doc = Document(paths.events)
+        return ConvertedLedger(
+            paths.events,
+            doc.lines(),
+            doc.sha256,
+            total=len(doc),
+            mapping=DocumentLines(paths.events),
+        )
+    return Ledger(paths.events, mapping=GeminiLines(paths.events))
 
 
 class ReplayCore:

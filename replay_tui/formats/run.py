@@ -6,8 +6,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replay_tui.core.errors import CannotRun
+from replay_tui.formats.gemini.records import why_not_gemini
 from replay_tui.formats.otel.source import looks_like_trace
-from replay_tui.formats.sessions import CLAUDE_CODE, CODEX, SESSION_FORMATS, session_format_of
+from replay_tui.formats.sessions import (
+    CLAUDE_CODE,
+    CODEX,
+    GEMINI,
+    SESSION_FORMATS,
+    read_head,
+    session_format_of,
+)
 from replay_tui.formats.sniff import RUN_IS, named_as_ledger, not_a_run
 from replay_tui.formats.temporal import looks_like_history
 
@@ -16,7 +24,7 @@ EVENTS_GZ = "events.jsonl.gz"
 JSONL = "jsonl"
 TEMPORAL = "temporal"
 OTEL = "otel"
-FORMATS = ("auto", JSONL, TEMPORAL, CLAUDE_CODE, CODEX, OTEL)
+FORMATS = ("auto", JSONL, TEMPORAL, CLAUDE_CODE, CODEX, GEMINI, OTEL)
 #: Sources read whole and converted to events (not read in place).
 CONVERTED = (TEMPORAL, OTEL)
 
@@ -95,6 +103,9 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
         if fmt in SESSION_FORMATS:
             if path.name.lower().endswith(".gz"):
                 raise CannotRun(f"{arg}: a compressed session is not read: gunzip it first")
+            why = why_not_gemini(read_head(path)) if fmt == GEMINI else None
+            if why is not None:
+                raise CannotRun(f"{arg}: not a run: not a Gemini CLI session: {why}")
             return RunPaths(path.parent, path, fmt)
         if fmt == "auto" and not path.name.lower().endswith(".gz"):
             found = session_format_of(path)

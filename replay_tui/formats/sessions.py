@@ -56,6 +56,7 @@ from replay_tui.formats.envelope import (
     parse_object,
     ts_seconds,
 )
+from replay_tui.formats.gemini.records import gemini_format_of_head, looks_like_gemini_json
 from replay_tui.formats.persisted import read_persisted
 from replay_tui.formats.session_checks import (
     ClaudeCodeChecker,
@@ -64,9 +65,11 @@ from replay_tui.formats.session_checks import (
 
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
-SESSION_FORMATS = (CLAUDE_CODE, CODEX)
+#: Gemini CLI's sessions: their lines are read by :mod:`replay_tui.formats.gemini`.
+GEMINI = "gemini"
+SESSION_FORMATS = (CLAUDE_CODE, CODEX, GEMINI)
 #: The built-in rules each source opens with.
-REDUCERS = {CLAUDE_CODE: "claude_code", CODEX: "codex"}
+REDUCERS = {CLAUDE_CODE: "claude_code", CODEX: "codex", GEMINI: "gemini"}
 
 #: Bytes (and lines) looked at to tell what a file is.
 HEAD_BYTES = 1 << 20
@@ -453,18 +456,20 @@ def _read_regular(path: Path, read: Callable[[int], bytes]) -> bytes:
         os.close(fd)
 
 
-def _head(path: Path) -> bytes:
-    """The first bytes of a regular file."""
+def read_head(path: Path) -> bytes:
+    """The first bytes (:data:`HEAD_BYTES`) of a regular file; nothing if it
+    is not one or cannot be read."""
     return _read_regular(path, lambda fd: os.pread(fd, HEAD_BYTES, 0))
 
 
 def session_format_of(path: Path) -> str | None:
-    """``claude-code`` or ``codex`` if the file's first records look like a
-    Claude Code transcript or a Codex rollout, else None (an envelope
+    """``claude-code``, ``codex`` or ``gemini`` if the file's first records
+    look like a Claude Code transcript, a Codex rollout or a Gemini CLI
+    session (either form), else None (an envelope
     ledger, or something else: its reader says what). A first record longer
     than the head (a file-history snapshot of 100 MB) is told by the records
     after it."""
-    head = _head(path)
+    head = read_head(path)
     found = session_format_of_head(head)
     if found is None and len(head) >= HEAD_BYTES and b"\n" not in head:
         after = _after_first_line(path)
@@ -500,6 +505,13 @@ def session_format_of_head(head: bytes) -> str | None:
     """:func:`session_format_of` told from a file's first bytes (up to
     :data:`HEAD_BYTES` of them), already read."""
     head = head[:HEAD_BYTES].removeprefix(b"\xef\xbb\xbf")
+    found = _claude_or_codex(head)
+    if found is None and (gemini_format_of_head(head) or looks_like_gemini_json(head)):
+        return GEMINI
+    return found
+
+
+def _claude_or_codex(head: bytes) -> str | None:
     lines = head.split(b"\n")
     complete = lines[:-1][:_HEAD_LINES]
     if not complete:  # one long first line: tell by its start

@@ -60,6 +60,7 @@ RUN_SOURCES: tuple[tuple[str, str], ...] = (
     ("a Temporal history JSON", "temporal workflow show --output json"),
     ("a Claude Code session", "~/.claude/projects/.../*.jsonl"),
     ("a Codex rollout", "~/.codex/sessions/.../rollout-*.jsonl"),
+    ("a Gemini CLI session", "~/.gemini/tmp/.../chats/session-*.jsonl, or the older .json"),
     (
         "an OpenTelemetry trace or Collector file",
         "OTLP/JSON, a Jaeger or Tempo export, or the Collector file exporter's JSON lines",

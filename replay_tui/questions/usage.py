@@ -47,11 +47,13 @@ from replay_tui.formats.session_stores.subagents import SubagentIndex, subagent_
 from replay_tui.formats.sessions import (
     CLAUDE_CODE,
     CODEX,
+    GEMINI,
     codex_item,
     codex_kind,
     run_id_of,
     session_format_of,
 )
+from replay_tui.questions.gemini_usage import GEMINI_FIELDS, GeminiReader, document_records
 from replay_tui.reducers import pricing
 from replay_tui.reducers.claude_code.rules import cache_tokens
 from replay_tui.reducers.codex.rules import call_tokens
@@ -64,7 +66,11 @@ CODEX_FIELDS: tuple[str, ...] = (
     "reasoning_output_tokens",
     "total_tokens",
 )
-FIELDS: dict[str, tuple[str, ...]] = {CLAUDE_CODE: CLAUDE_FIELDS, CODEX: CODEX_FIELDS}
+FIELDS: dict[str, tuple[str, ...]] = {
+    CLAUDE_CODE: CLAUDE_FIELDS,
+    CODEX: CODEX_FIELDS,
+    GEMINI: GEMINI_FIELDS,
+}
 GROUPINGS = ("session", "day", "month", "model")
 #: The day or model of a record that says none.
 UNKNOWN = "unknown"
@@ -392,9 +398,24 @@ def read_file(
     a file that is neither source's, ``OSError`` if it cannot be read."""
     source = source or session_format_of(path)
     if source not in FIELDS:
-        raise NotASession(f"{path}: not a Claude Code transcript or Codex rollout")
+        raise NotASession(f"{path}: not a Claude Code, Codex or Gemini CLI session")
     usage = FileUsage(path, source)
-    reader = _ClaudeCode(usage) if source == CLAUDE_CODE else _Codex(usage)
+    reader: _ClaudeCode | _Codex | GeminiReader
+    if source == GEMINI:
+        reader = GeminiReader(usage)
+        records = document_records(path)
+        if records is not None:  # the older form: one document
+            for rec in records:
+                if type(rec) is dict:
+                    day = day_of(rec.get("timestamp"))
+                    if day is not None:
+                        usage.days.add(day)
+                    reader.line(rec, day)
+            reader.finish(seen)
+            usage.records = len(records)
+            return usage
+    else:
+        reader = _ClaudeCode(usage) if source == CLAUDE_CODE else _Codex(usage)
     days = usage.days
     with open(path, "rb") as f:
         for number, raw in enumerate(f, 1):

@@ -43,6 +43,7 @@ _BUILTIN = {
     "temporal": "replay_tui.reducers.temporal:REDUCER",
     "claude_code": "replay_tui.reducers.claude_code:REDUCER",
     "codex": "replay_tui.reducers.codex:REDUCER",
+    "gemini": "replay_tui.reducers.gemini:REDUCER",
     "otel_genai": "replay_tui.reducers.otel_genai:REDUCER",
 }
 #: The rules a source that is not a ledger opens with.
@@ -50,6 +51,7 @@ _FOR_FORMAT = {
     "temporal": "temporal",
     "claude-code": "claude_code",
     "codex": "codex",
+    "gemini": "gemini",
     "otel": "otel_genai",
 }
 

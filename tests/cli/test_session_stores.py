@@ -95,6 +95,7 @@ def test_sessions_are_listed_newest_first_with_their_fields(agent_homes: AgentHo
         str(agent_homes.projects): 5,
         str(agent_homes.rollouts): 1,
         str(agent_homes.codex / "archived_sessions"): 0,
+        str(stores("gemini")[0].path): 0,
     }
     for session, (path, fixture) in zip(got, agent_homes.sessions, strict=True):
         assert session.described and session.problem is None, session
@@ -229,9 +230,10 @@ def test_the_table(agent_homes: AgentHomes, capsys: pytest.CaptureFixture[str]) 
     assert first.endswith("/orchestrator create TODO app by Next.js")
     assert path == f"  {agent_homes.sessions[0][0]}"
     assert "codex" in rows[2] and rows[2].endswith("show tools")
+    gemini = stores("gemini")[0].path
     assert lines[-1] == (
         f"the newest 3 of 6 sessions; looked in {agent_homes.projects} (5 sessions) "
-        f"and {agent_homes.rollouts} (1 session)"
+        f"and {agent_homes.rollouts} (1 session) and {gemini} (not there)"
     )
 
 
@@ -250,11 +252,14 @@ def test_the_table_imports_no_textual(agent_homes: AgentHomes) -> None:
 
 
 def test_missing_stores_are_no_error(capsys: pytest.CaptureFixture[str]) -> None:
-    claude, codex = (s.path for s in stores() if not s.optional)
+    claude, codex, gemini = (s.path for s in stores() if not s.optional)
     assert not claude.exists() and not codex.exists()  # the empty homes of conftest
     assert main(["sessions"]) == 0
     out = capsys.readouterr()
-    assert out.out == f"no sessions: looked in {claude} (not there) and {codex} (not there)\n"
+    assert out.out == (
+        f"no sessions: looked in {claude} (not there) and {codex} (not there) "
+        f"and {gemini} (not there)\n"
+    )
     assert out.err == ""
     assert _json(capsys) == []
     codex.mkdir(parents=True)

@@ -12,8 +12,12 @@ import threading
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from replay_tui.formats.ledger.indexed import Ledger
+
+if TYPE_CHECKING:
+    from replay_tui.formats.sessions import SessionLines
 
 
 class ConvertedLedger(Ledger):
@@ -36,6 +40,7 @@ class ConvertedLedger(Ledger):
         *,
         total: int | None = None,
         cache_size: int = 4096,
+        mapping: SessionLines | None = None,
     ) -> None:
         self._lines: Iterator[bytes] | None = lines
         self._source_sha256 = source_sha256
@@ -45,7 +50,7 @@ class ConvertedLedger(Ledger):
         self._convert_lock = threading.Lock()
         with tempfile.TemporaryFile(prefix="replay-tui-converted-") as tmp:
             self._given_fd = os.dup(tmp.fileno())  # lives on, unlinked, while open
-        super().__init__(source, cache_size=cache_size)
+        super().__init__(source, cache_size=cache_size, mapping=mapping)
 
     def _open(self) -> bool:
         if self._fd < 0 and self._given_fd >= 0:

@@ -1,4 +1,4 @@
-"""Where agent sessions live: Claude Code's and Codex's stores, listed.
+"""Where agent sessions live: Claude Code's, Codex's and Gemini CLI's stores, listed.
 
 - Claude Code: ``$CLAUDE_CONFIG_DIR/projects`` (default ``~/.claude/projects``),
   a folder per project (its path made a slug), a session per
@@ -7,6 +7,8 @@
   (2.x) and ``agent-*.jsonl`` beside the sessions (1.x) are not listed.
 - Codex: ``$CODEX_HOME/sessions`` (default ``~/.codex/sessions``),
   ``YYYY/MM/DD/rollout-*.jsonl``.
+- Gemini CLI: ``$GEMINI_CLI_HOME/.gemini/tmp`` (default ``~/.gemini/tmp``),
+  ``<project>/chats/session-*.jsonl`` (see :mod:`.gemini`).
 
 Listing reads what it needs and no more. :func:`find_sessions` only stats
 the files, to order them (newest first, by mtime) and cut the list
@@ -34,10 +36,13 @@ import orjson
 from replay_tui.core.safe_text import clip, escape_controls
 from replay_tui.core.words import plural
 from replay_tui.formats.envelope import LineError, parse_object
+from replay_tui.formats.gemini.document import is_document
 from replay_tui.formats.session_stores.counts import RecordCounts
+from replay_tui.formats.session_stores.gemini import GeminiHead, gemini_files
 from replay_tui.formats.sessions import (
     CLAUDE_CODE,
     CODEX,
+    GEMINI,
     HEAD_BYTES,
     SESSION_FORMATS,
     codex_item,
@@ -56,7 +61,9 @@ PROMPT_CHARS = 200
 #: Bytes read at a time when counting a session's records.
 COUNT_CHUNK = 1 << 20
 
-NAMES = {CLAUDE_CODE: "Claude Code", CODEX: "Codex"}
+NAMES = {CLAUDE_CODE: "Claude Code", CODEX: "Codex", GEMINI: "Gemini CLI"}
+#: The variable that moves each tool's store.
+_ENV = {CLAUDE_CODE: "CLAUDE_CONFIG_DIR", CODEX: "CODEX_HOME", GEMINI: "GEMINI_CLI_HOME"}
 
 _O_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -73,7 +80,7 @@ class Store:
     @property
     def env(self) -> str:
         """The variable that moves it."""
-        return "CLAUDE_CONFIG_DIR" if self.source == CLAUDE_CODE else "CODEX_HOME"
+        return _ENV[self.source]
 
 
 def _home_of(variable: str, default: str, env: Mapping[str, str]) -> Path:
@@ -82,7 +89,8 @@ def _home_of(variable: str, default: str, env: Mapping[str, str]) -> Path:
 
 
 def stores(source: str | None = None, env: Mapping[str, str] | None = None) -> list[Store]:
-    """The stores looked in: Claude Code's, then Codex's (or only ``source``'s)."""
+    """The stores looked in: Claude Code's, Codex's, then Gemini CLI's (or
+    only ``source``'s)."""
     env = os.environ if env is None else env
     codex = _home_of("CODEX_HOME", ".codex", env).absolute()
     found = [
@@ -90,6 +98,7 @@ def stores(source: str | None = None, env: Mapping[str, str] | None = None) -> l
         Store(CODEX, codex / "sessions"),
         # rollouts Codex archived (/archive, codex archive): still sessions of the user's
         Store(CODEX, codex / "archived_sessions", optional=True),
+        Store(GEMINI, _home_of("GEMINI_CLI_HOME", "", env).absolute() / ".gemini" / "tmp"),
     ]
     return [s for s in found if source is None or s.source == source]
 
@@ -295,6 +304,8 @@ def find_sessions(
     for store in listing.stores:
         if store.source == CLAUDE_CODE:
             walk = _claude_code_files
+        elif store.source == GEMINI:
+            walk = gemini_files
         else:
             walk = _archived_files if store.optional else _codex_files
         here = [_stat(p, store.source, store.path, now) for p in walk(store.path, listing.notes)]
@@ -397,9 +408,15 @@ def describe(
         return replace(session, problem=f"cannot read: {exc.strerror or exc}", described=True)
     finally:
         os.close(fd)
-    meta = _read_head(head, session.source)
+    document = session.source == GEMINI and is_document(head)
+    if session.source == GEMINI:
+        told = GeminiHead(head, path, size <= len(head))
+        prompt = one_line(told.prompt) if told.prompt is not None else None
+        meta = _Head(told.project, prompt, told.session_id, told.problem)
+    else:
+        meta = _read_head(head, session.source)
     problem = meta.problem
-    if problem is None and not ended and not live:
+    if problem is None and not ended and not live and not document:
         problem = f"line {lines} is cut short (no newline at its end)"
     project = meta.project
     if project is None and session.source == CLAUDE_CODE:

@@ -3,6 +3,7 @@ recorded result, with its causes and effects above it."""
 
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -26,7 +27,9 @@ class ReceiptPane(VerticalScroll, can_focus=True):
             return
         record = view.record if view is not None and view.receipt is None else None
         # a Temporal activity is its own receipt: name the pane after it
-        self.border_title = escape_controls(record[0].split(" · ")[0]) if record else "receipt"
+        # a title is markup to Textual: the tool's name is the run's data, escaped
+        title = escape(escape_controls(record[0].split(" · ")[0])) if record else "receipt"
+        self.border_title = title
         body = receipt_text(view.receipt if view else None, view, reveal=reveal, expand=expand)
         links = links_text(view)
         found.first(Static).update(body if links is None else Text("\n").join([links, body]))
