@@ -25,6 +25,7 @@ from replay_tui.core.words import plural
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import CHECK_CHECKPOINT_BUDGET, Replay
 from replay_tui.engine.report import build_report, human_summary
+from replay_tui.formats.langgraph.source import database_threads
 from replay_tui.formats.run import EVENTS, EVENTS_GZ, JSONL, has_ledger, locate_run
 from replay_tui.formats.sessions import HEAD_BYTES, session_format_of_head
 from replay_tui.formats.sniff import describe, named_as_ledger
@@ -77,6 +78,14 @@ def gather_runs(args: list[str]) -> Gathered:
     got = Gathered()
     for arg in args:
         path = Path(arg)
+        threads = database_threads(arg)
+        if threads is not None:  # a LangGraph database: each of its threads
+            got.runs.extend(threads)
+            if not threads:
+                got.skipped.append(
+                    Skipped(arg, "a LangGraph checkpointer's database with 0 threads")
+                )
+            continue
         if not path.is_dir():
             target, seq = split_link(arg)
             if seq is not None and target is not None and _folder_of_runs(Path(target)):

@@ -28,6 +28,7 @@ from replay_tui.engine.clock import EventClock
 from replay_tui.formats import temporal
 from replay_tui.formats.budget import Budget, load_budget
 from replay_tui.formats.envelope import Event, LineError, SequenceChecker
+from replay_tui.formats.langgraph.source import LANGGRAPH, ThreadLedger
 from replay_tui.formats.ledger import ConvertedLedger, GzipLedger, Ledger
 from replay_tui.formats.otel.lines import (
     TraceLedger,
@@ -78,6 +79,8 @@ def why_not_follow(paths: RunPaths) -> str | None:
             "a trace document is read once, complete: following is for the Collector's "
             "JSON lines (one export request a line)"
         )
+    if paths.format == LANGGRAPH:
+        return "following a LangGraph thread is not built yet: open it again to see new checkpoints"
     if paths.format != JSONL and paths.format not in SESSION_FORMATS:
         return "a Temporal history is read once, complete: following is for a growing ledger"
     return None
@@ -95,6 +98,8 @@ def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
     if paths.format in SESSION_FORMATS:
         # the session file is the ledger: indexed in place, never converted
         return Ledger(paths.events, mapping=lines_for(paths.format, paths.events))
+    if paths.format == LANGGRAPH:
+        return ThreadLedger(paths.events, paths.thread, paths.ns)
     if paths.format == OTEL:
         if collector_lines(paths.events) and (following or not one_line(paths.events)):
             return TraceLinesLedger(paths.events)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replay_tui.core.errors import CannotRun
+from replay_tui.formats.langgraph.source import LANGGRAPH, locate_langgraph
+from replay_tui.formats.langgraph.store import thread_run
 from replay_tui.formats.otel.source import looks_like_trace
 from replay_tui.formats.sessions import CLAUDE_CODE, CODEX, SESSION_FORMATS, session_format_of
 from replay_tui.formats.sniff import RUN_IS, named_as_ledger, not_a_run
@@ -16,9 +18,9 @@ EVENTS_GZ = "events.jsonl.gz"
 JSONL = "jsonl"
 TEMPORAL = "temporal"
 OTEL = "otel"
-FORMATS = ("auto", JSONL, TEMPORAL, CLAUDE_CODE, CODEX, OTEL)
+FORMATS = ("auto", JSONL, TEMPORAL, CLAUDE_CODE, CODEX, OTEL, LANGGRAPH)
 #: Sources read whole and converted to events (not read in place).
-CONVERTED = (TEMPORAL, OTEL)
+CONVERTED = (TEMPORAL, OTEL, LANGGRAPH)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,11 +35,16 @@ class RunPaths:
     format: str = JSONL
     #: The ledger is gzip-compressed (``events.jsonl.gz``, or a ``.gz`` given).
     compressed: bool = False
+    #: A LangGraph database's thread (None: not chosen yet) and namespace.
+    thread: str | None = None
+    ns: str = ""
 
     @property
     def name(self) -> str:
         """What to call the run: its folder, or the file given (a history,
         a ledger not named ``events.jsonl``)."""
+        if self.thread is not None:
+            return thread_run(self.events.name, self.thread, self.ns)
         if self.format != JSONL or self.events.name not in (EVENTS, EVENTS_GZ):
             return self.events.name
         return self.dir.resolve().name if self.dir.name in ("", ".", "..") else self.dir.name
@@ -48,7 +55,14 @@ def has_ledger(folder: Path) -> bool:
     return (folder / EVENTS).is_file() or (folder / EVENTS_GZ).is_file()
 
 
-def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto") -> RunPaths:
+def locate_run(
+    arg: str | Path,
+    *,
+    may_be_empty: bool = False,
+    fmt: str = "auto",
+    thread: str | None = None,
+    ns: str | None = None,
+) -> RunPaths:
     """Resolve a RUN argument; raises :class:`CannotRun` with a one-line reason.
 
     A file other than ``events.jsonl`` that starts like a Temporal history
@@ -63,7 +77,15 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
 
     With ``may_be_empty`` (following a run that has not started), a folder
     without ``events.jsonl`` yet, or that file's future path, is accepted.
+
+    A SQLite file with a LangGraph checkpointer's tables is that database
+    (``--format langgraph`` forces); ``thread`` and ``ns``, or
+    ``DB#thread=ID&ns=NS``, choose its thread (see :mod:`.langgraph.source`).
     """
+    database = locate_langgraph(str(arg), fmt, thread, ns)
+    if database is not None:
+        db, chosen, namespace = database
+        return RunPaths(db.parent, db, LANGGRAPH, thread=chosen, ns=namespace)
     path = Path(arg)
     if may_be_empty:
         if path.is_dir() and not has_ledger(path):

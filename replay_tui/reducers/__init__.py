@@ -44,6 +44,7 @@ _BUILTIN = {
     "claude_code": "replay_tui.reducers.claude_code:REDUCER",
     "codex": "replay_tui.reducers.codex:REDUCER",
     "otel_genai": "replay_tui.reducers.otel_genai:REDUCER",
+    "langgraph": "replay_tui.reducers.langgraph:REDUCER",
 }
 #: The rules a source that is not a ledger opens with.
 _FOR_FORMAT = {
@@ -51,6 +52,7 @@ _FOR_FORMAT = {
     "claude-code": "claude_code",
     "codex": "codex",
     "otel": "otel_genai",
+    "langgraph": "langgraph",
 }
 
 

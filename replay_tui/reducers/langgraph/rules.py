@@ -1,0 +1,412 @@
+"""The ``langgraph`` rules: a LangGraph thread's state after each event.
+
+The events (:mod:`replay_tui.formats.langgraph.thread`) are a thread's
+checkpoints, each after the writes that produced it. The state mirrors
+LangGraph's own ``StateSnapshot``:
+
+- ``values``: the visible channels, what ``graph.get_state(config).values``
+  returns (LangGraph's own channels are in ``channels``, for the inspector);
+- ``next``: the nodes the checkpoint will run; ``step``; ``source``
+  (``input``, ``loop``, ``update``, ``fork``); ``checkpoint_id``;
+- ``tasks``: the tasks that ran from the latest checkpoint and made no
+  checkpoint, with their error or interrupts; ``interrupts``: what each
+  interrupt asked for;
+- ``writes``: the writes of the superstep under way;
+- ``reducers``: per channel, the reducer inferred from the thread's own
+  history and over how many supersteps (``add_messages, inferred from 14
+  steps``); ``edits`` (checkpoints made by ``update_state``, a fork or new
+  input, with the channels they changed), ``gaps`` (steps never recorded,
+  under ``durability="exit"``), ``forks`` (branches that leave the run);
+- ``usage``: tokens of the model calls (``usage_metadata``) written;
+- ``status`` (the summary): ``new``, ``running``, ``done``, ``interrupted``,
+  ``failed``, ``paused`` (nodes still to run, nothing pending).
+
+The proof: a checkpoint made by the loop must be its parent's values with
+the superstep's writes folded through each channel's reducer. A channel
+that changed with no write, or writes that the channel's reducer (as
+inferred so far) cannot turn into its value, are a ``divergence`` naming the
+channel and the first differing path. A channel's first writes that no
+known reducer explains are a warning (a custom reducer): that channel is
+then only checked for changes with no write. Edits are never divergences.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from replay_tui.core.errors import RuleViolation
+from replay_tui.reducers.base import CallFacts, Context, State
+from replay_tui.reducers.langgraph.channels import (
+    MISSING,
+    REDUCERS,
+    explains,
+    first_difference,
+    is_internal,
+)
+
+if TYPE_CHECKING:
+    from replay_tui.formats.envelope import Event
+
+KINDS = frozenset({"write", "checkpoint"})
+_SETS = frozenset({"builtins.set", "builtins.frozenset"})
+_EDITS = frozenset({"input", "update", "fork"})
+
+
+def _nodes(payload: dict[str, Any]) -> frozenset[str]:
+    """Node names a format-1 checkpoint's trigger channels may be named after."""
+    if payload.get("format") not in (1, None):
+        return frozenset()
+    seen = payload.get("seen")
+    names = set(seen) if isinstance(seen, dict) else set()
+    return frozenset(names - {"__input__", "__interrupt__", "__start__"})
+
+
+def _next(payload: dict[str, Any]) -> list[str]:
+    """The nodes a checkpoint will run: each whose trigger channel holds a
+    value at a version the node has not seen, and each ``Send``'s node."""
+    values = payload.get("values") or {}
+    versions = payload.get("versions") or {}
+    seen = payload.get("seen") or {}
+    found: list[str] = []
+    for channel in values:
+        if channel == "__start__":
+            node = "__start__"
+        elif channel.startswith(("branch:", "start:", "join:")):
+            node = channel.rsplit(":", 1)[-1]
+        elif channel in _nodes(payload):
+            node = channel
+        else:
+            continue
+        saw = seen.get(node) if isinstance(seen, dict) else None
+        unseen = not isinstance(saw, dict) or saw.get(channel) != versions.get(channel)
+        if unseen and node not in found:
+            found.append(node)
+    sends = values.get("__pregel_tasks")
+    for packet in sends if isinstance(sends, list) else []:
+        sent = packet[0] if isinstance(packet, list) and packet else None
+        if isinstance(sent, str) and sent not in found:
+            found.append(sent)
+    return found
+
+
+def _messages(value: Any) -> list[dict[str, Any]]:
+    items = value if isinstance(value, list) else [value]
+    return [m for m in items if isinstance(m, dict) and isinstance(m.get("type"), str)]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in content
+        ).strip()
+    return "" if content is None else str(content)
+
+
+def _one_line(text: str, width: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+class LangGraphRules:
+    name = "langgraph"
+    version = "1.0.0"
+    kinds = KINDS
+    source_format = "langgraph"
+
+    def initial_state(self) -> State:
+        return {
+            "status": "new",
+            "thread": None,
+            "checkpoint_id": None,
+            "source": None,
+            "step": None,
+            "values": {},
+            "next": [],
+            "tasks": [],
+            "interrupts": [],
+            "writes": [],
+            "channels": {},
+            "reducers": {},
+            "inference": {},
+            "edits": [],
+            "gaps": [],
+            "forks": [],
+            "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
+            "checkpoints": 0,
+            "proved": 0,
+        }
+
+    def summary(self, state: State) -> str:
+        return str(state["status"])
+
+    # -- rules ------------------------------------------------------------
+    def apply(self, state: State, event: Event, ctx: Context) -> State:
+        p = event.payload
+        state["thread"] = event.run_id
+        for warning in p.get("warnings") or []:
+            ctx.warn(str(warning))
+        if event.kind == "write":
+            return self._write(state, p)
+        return self._checkpoint(state, p, ctx)
+
+    def _write(self, state: State, p: dict[str, Any]) -> State:
+        channel = p.get("channel")
+        write = {k: p.get(k) for k in ("task", "task_id", "channel", "value")}
+        if p.get("overwrite"):
+            write["overwrite"] = True
+        if p.get("class") in _SETS:
+            write["set"] = True
+        state["writes"].append(write)
+        if channel == "messages" or isinstance(p.get("value"), (list, dict)):
+            for m in _messages(p.get("value")):
+                usage = m.get("usage_metadata")
+                if m.get("type") == "ai" and isinstance(usage, dict) and not p.get("pending"):
+                    for key in state["usage"]:
+                        if type(usage.get(key)) is int:
+                            state["usage"][key] += usage[key]
+        if p.get("pending"):
+            self._pending(state, p)
+        return state
+
+    def _pending(self, state: State, p: dict[str, Any]) -> None:
+        """A write of a task that made no checkpoint: its error, its interrupts."""
+        task_id, channel = p.get("task_id"), p.get("channel")
+        tasks = state["tasks"]
+        task = next((t for t in tasks if t["id"] == task_id), None)
+        if task is None:
+            task = {"id": task_id, "name": p.get("task"), "error": None, "interrupts": []}
+            tasks.append(task)
+        if channel == "__error__":
+            task["error"] = p.get("value")
+            state["status"] = "failed"
+        elif channel == "__interrupt__":
+            value = p.get("value")
+            for found in value if isinstance(value, list) else [value]:
+                asked = found.get("value") if isinstance(found, dict) else found
+                task["interrupts"].append(asked)
+                state["interrupts"].append(
+                    {
+                        "task": p.get("task"),
+                        "value": asked,
+                        "id": found.get("id") if isinstance(found, dict) else None,
+                    }
+                )
+            if state["status"] != "failed":
+                state["status"] = "interrupted"
+
+    def _checkpoint(self, state: State, p: dict[str, Any], ctx: Context) -> State:
+        nodes = _nodes(p)
+        got = p.get("values")
+        raw: dict[str, Any] = got if isinstance(got, dict) else {}
+        values = {k: v for k, v in raw.items() if not is_internal(k, nodes)}
+        source, step = p.get("source"), p.get("step")
+        first = state["checkpoints"] == 0
+        if source in _EDITS or first:
+            if not first:
+                changed = sorted(
+                    k
+                    for k in set(values) | set(state["values"])
+                    if first_difference(state["values"].get(k, MISSING), values.get(k, MISSING))
+                    is not None
+                )
+                state["edits"].append({"step": step, "source": source, "changed": changed})
+        elif type(step) is int and type(state["step"]) is int and step != state["step"] + 1:
+            state["gaps"].append({"from_step": state["step"], "to_step": step})
+            ctx.warn(
+                f"steps {state['step'] + 1} to {step - 1} were never recorded "
+                f'(durability="exit" keeps only the last checkpoint): not proved'
+            )
+        else:
+            self._prove(state, values, nodes, ctx)
+            state["proved"] += 1
+        state["checkpoints"] += 1
+        state["values"] = values
+        state["channels"] = {k: v for k, v in raw.items() if is_internal(k, nodes)}
+        state["checkpoint_id"] = p.get("checkpoint_id")
+        state["source"], state["step"] = source, step
+        state["next"] = _next(p)
+        state["writes"], state["tasks"], state["interrupts"] = [], [], []
+        state["status"] = "running" if state["next"] else "done"
+        for fork in p.get("forks") or []:
+            state["forks"].append({**fork, "from": p.get("checkpoint_id"), "step": step})
+        return state
+
+    def _prove(
+        self, state: State, values: dict[str, Any], nodes: frozenset[str], ctx: Context
+    ) -> None:
+        """The superstep's writes, folded through each channel's reducer,
+        give the checkpoint's values (see the module)."""
+        before_all = state["values"]
+        written: dict[str, list[dict[str, Any]]] = {}
+        for w in state["writes"]:
+            channel = w.get("channel")
+            if isinstance(channel, str) and not is_internal(channel, nodes):
+                written.setdefault(channel, []).append(w)
+        for channel in sorted(set(before_all) | set(values) | set(written)):
+            before = before_all.get(channel, MISSING)
+            after = values.get(channel, MISSING)
+            writes = written.get(channel)
+            if not writes:
+                where = first_difference(before, after)
+                if where is not None:
+                    raise RuleViolation(
+                        "divergence",
+                        f"channel {channel!r} changed with no write (first difference at "
+                        f"{channel}{'' if where.startswith('(') else where})",
+                    )
+                continue
+            self._explain(state, channel, before, writes, after, ctx)
+
+    def _explain(
+        self,
+        state: State,
+        channel: str,
+        before: Any,
+        writes: list[dict[str, Any]],
+        after: Any,
+        ctx: Context,
+    ) -> None:
+        inference = state["inference"]
+        known = inference.get(channel)
+        if known is not None and known["candidates"] == []:
+            return  # a custom reducer: only changes with no write are checked
+        last = max((i for i, w in enumerate(writes) if w.get("overwrite")), default=None)
+        if last is not None:  # an Overwrite skips the reducer
+            before, writes = MISSING, writes[last:]
+            values = [writes[0]["value"]] + [w["value"] for w in writes[1:]]
+        else:
+            values = [w["value"] for w in writes]
+        tried = known["candidates"] if known is not None else list(REDUCERS)
+        fits = [name for name in tried if explains(name, before, values, after)]
+        if after is MISSING:
+            fits = []
+        if not fits:
+            if known is None:
+                inference[channel] = {"candidates": [], "steps": 1, "sets": False}
+                state["reducers"][channel] = "custom (no known reducer explains its writes)"
+                ctx.warn(
+                    f"channel {channel!r}: no known reducer explains its writes "
+                    "(a custom reducer?): from here only a change with no write is checked"
+                )
+                return
+            expected = _fold_for_message(tried[0], before, values)
+            where = first_difference(expected, after) if expected is not MISSING else None
+            tasks = ", ".join(sorted({str(w.get("task")) for w in writes}))
+            raise RuleViolation(
+                "divergence",
+                f"channel {channel!r}: the writes of {tasks} do not explain its value by "
+                f"{known['name']} (inferred from {known['steps']} steps)"
+                + (
+                    f"; first difference at {channel}{where}"
+                    if where and not where.startswith("(")
+                    else ""
+                ),
+            )
+        sets = any(w.get("set") for w in writes) or bool(known and known.get("sets"))
+        steps = (known["steps"] if known else 0) + 1
+        name = "set union" if sets and "set union" in fits else fits[0]
+        inference[channel] = {"candidates": fits, "steps": steps, "sets": sets, "name": name}
+        state["reducers"][channel] = (
+            f"{name}, inferred from {steps} step{'s' if steps != 1 else ''}"
+        )
+
+    # -- words ------------------------------------------------------------
+    def still_open(self, state: State) -> list[str]:
+        out = [
+            f"task {t['name']} failed: {_one_line(str(t['error']), 120)}"
+            for t in state["tasks"]
+            if t["error"] is not None
+        ]
+        out += [
+            f"interrupt in {i['task']}: asks {_one_line(str(i['value']), 120)}"
+            for i in state["interrupts"]
+        ]
+        if state["status"] in ("running", "paused") and state["next"]:
+            out.append("next: " + ", ".join(state["next"]))
+        return out
+
+    def notes(self, state: State) -> list[str]:
+        out = [f"{channel}: {said}" for channel, said in sorted(state["reducers"].items())]
+        out += [
+            f"fork from step {f['step']}: {f['checkpoints']} checkpoint(s), tip {f['tip']}"
+            for f in state["forks"]
+        ]
+        return out
+
+    def call_of(self, event: Event) -> str | None:
+        """A call is a model's tool call and the ToolMessage that answers it."""
+        if event.kind != "write":
+            return None
+        for m in _messages(event.payload.get("value")):
+            if m.get("type") == "ai" and m.get("tool_calls"):
+                call = m["tool_calls"][0]
+                key = call.get("id") if isinstance(call, dict) else None
+                return key if isinstance(key, str) else None
+            if m.get("type") == "tool" and isinstance(m.get("tool_call_id"), str):
+                return str(m["tool_call_id"])
+        return None
+
+    def call_facts(self, event: Event) -> CallFacts | None:
+        if event.kind != "write":
+            return None
+        for m in _messages(event.payload.get("value")):
+            if m.get("type") == "ai" and m.get("tool_calls"):
+                call = m["tool_calls"][0]
+                if isinstance(call, dict):
+                    args = call.get("args")
+                    return CallFacts(
+                        tool=str(call.get("name")), arg=_one_line(str(args), 60) if args else None
+                    )
+            if m.get("type") == "tool":
+                return CallFacts(status="error" if m.get("status") == "error" else "ok")
+        if event.payload.get("channel") == "__error__":
+            return CallFacts(tool=str(event.payload.get("task")), status="error")
+        return None
+
+    def row_summary(self, event: Event) -> str | None:
+        p = event.payload
+        if event.kind == "checkpoint":
+            return f"step {p.get('step')} ({p.get('source')}) {p.get('checkpoint_id')}"
+        channel, task = p.get("channel"), p.get("task")
+        said = [f"{task} → {channel}"]
+        msgs = _messages(p.get("value"))
+        for m in msgs:
+            calls = m.get("tool_calls") or []
+            bits = [f"{m.get('type')}: {_one_line(_text(m.get('content')), 120)}"]
+            bits += [
+                f"{c.get('name')}({_one_line(str(c.get('args')), 60)})"
+                for c in calls
+                if isinstance(c, dict)
+            ]
+            said.append(" ".join(b for b in bits if b))
+        if not msgs and p.get("value") is not None:
+            said.append(_one_line(str(p.get("value")), 120))
+        return " · ".join(said)
+
+    def explain(self, before: State, event: Event, after: State) -> str | None:
+        p = event.payload
+        if event.kind == "write":
+            pending = " (no checkpoint followed: pending)" if p.get("pending") else ""
+            return f"node {p.get('task')!r} wrote {p.get('channel')!r}{pending}"
+        source = p.get("source")
+        if source == "loop" and after["proved"] > before["proved"]:
+            return (
+                f"step {p.get('step')}: the writes folded through each channel's "
+                "reducer give this checkpoint"
+            )
+        if source in _EDITS:
+            changed = after["edits"][-1]["changed"] if after["edits"] else []
+            return f"an edit ({source}): " + (", ".join(changed) if changed else "no value changed")
+        return f"step {p.get('step')} ({source})"
+
+
+def _fold_for_message(name: str, before: Any, values: list[Any]) -> Any:
+    try:
+        return REDUCERS[name](before, values)
+    except Exception:
+        return MISSING
+
+
+REDUCER = LangGraphRules()
