@@ -71,3 +71,31 @@ def test_a_message_is_its_fields() -> None:
     assert got.cls == "langchain_core.messages.ai.AIMessage"
     assert got.value["type"] == "ai" and got.value["id"] == "m1"
     assert got.value["tool_calls"][0]["name"] == "search"
+
+
+@pytest.mark.parametrize(
+    ("stored", "shown"),
+    [
+        (  # langgraph 0.2's json type: LangGraph's own constructor form
+            b'{"lc": 2, "type": "constructor", "id": ["datetime", "datetime"],'
+            b' "method": "fromisoformat", "args": ["2026-03-14T09:26:53+00:00"]}',
+            "2026-03-14T09:26:53+00:00",
+        ),
+        (
+            b'{"lc": 2, "type": "constructor", "id": ["uuid", "UUID"],'
+            b' "args": ["00000000000000000000000000000002"]}',
+            "00000000-0000-0000-0000-000000000002",
+        ),
+        (
+            b'{"lc": 2, "type": "constructor", "id": ["datetime", "date"], "args": [2024, 1, 2]}',
+            [2024, 1, 2],
+        ),
+        (  # LangChain's own serialization of a message: its fields
+            b'{"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages",'
+            b' "AIMessage"], "kwargs": {"content": "hi", "type": "ai"}}',
+            {"content": "hi", "type": "ai"},
+        ),
+    ],
+)
+def test_old_json_values(stored: bytes, shown: Any) -> None:
+    assert decode_typed("json", stored).value == shown

@@ -214,12 +214,33 @@ def _lc_object(value: Any) -> Any:
         if value.get("lc") == 1 and value.get("type") == "constructor":
             kwargs = value.get("kwargs")
             return _lc_object(kwargs) if isinstance(kwargs, dict) else {}
+        if value.get("lc") == 2 and value.get("type") == "constructor":
+            return _lc2_object(value)
         if value.get("lc") == 1 and value.get("type") == "secret":
             return "***"
         return {k: _lc_object(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_lc_object(v) for v in value]
     return value
+
+
+def _lc2_object(value: dict[str, Any]) -> Any:
+    """LangGraph's own ``json`` form of a Python object (``{"lc": 2, "type":
+    "constructor", "id": [module, name], "method", "args", "kwargs"}``),
+    rendered as its msgpack extensions are (see the module)."""
+    args = value.get("args")
+    kwargs = value.get("kwargs")
+    ident = value.get("id") if isinstance(value.get("id"), list) else []
+    if isinstance(kwargs, dict) and kwargs and not args:
+        return _lc_object(kwargs)
+    if not isinstance(args, list):
+        return _lc_object(kwargs) if isinstance(kwargs, dict) else None
+    if len(args) == 1:
+        arg = args[0]
+        if ident == ["uuid", "UUID"] and isinstance(arg, str) and len(arg) == 32:
+            return f"{arg[:8]}-{arg[8:12]}-{arg[12:16]}-{arg[16:20]}-{arg[20:]}"
+        return _lc_object(arg)
+    return [_lc_object(a) for a in args]
 
 
 def decode_json(raw: bytes) -> Decoded:

@@ -117,6 +117,16 @@ class Thread:
                 for child in sorted(children.get(c.id, [])):
                     if child not in on_branch:
                         self.forks.setdefault(c.id, []).append(_fork(child, children))
+        #: Format 1 keeps no task path: a task that wrote its node's own
+        #: trigger channel (the node's name, as its value) is that node.
+        self._node_of: dict[str, str] = {}
+        self._step_of: dict[str, Any] = {}
+        self._seen_of: dict[str, Any] = {}
+        for w in self.writes:
+            if not w.task_path and w.type == "msgpack" and w.value:
+                value = decode_typed(w.type, w.value).value
+                if value == w.channel:
+                    self._node_of[w.task_id] = w.channel
         digest = hashlib.sha256()
         for c in self.branch:
             digest.update(orjson.dumps([c.id, c.parent, c.type]))
@@ -156,6 +166,8 @@ class Thread:
                         seq += 1
                         yield self._write(seq, w, parent_values, pending=False)
             seq += 1
+            self._step_of[row.id] = checkpoint.get("step")
+            self._seen_of[row.id] = checkpoint.get("seen")
             yield self._event(seq, "checkpoint", checkpoint, warnings, ts=checkpoint.get("ts"))
             parent_values = checkpoint["values"]
             previous = row
@@ -180,8 +192,9 @@ class Thread:
         metadata, meta_warnings = _metadata(row.metadata)
         body = decoded.value if isinstance(decoded.value, dict) else {}
         warnings = [*decoded.warnings, *meta_warnings]
-        if not isinstance(decoded.value, dict) or "undecodable" in body:
-            warnings.append("the checkpoint itself could not be read")
+        unreadable = not isinstance(body.get("channel_values"), dict)
+        if unreadable:
+            warnings.append("this checkpoint's values could not be read: its step is not proved")
         values = body.get("channel_values")
         out: dict[str, Any] = {
             "checkpoint_id": row.id,
@@ -200,6 +213,8 @@ class Thread:
         if body.get("pending_sends"):
             out["pending_sends"] = body["pending_sends"]
         out["metadata"] = metadata
+        if unreadable:
+            out["unreadable"] = decoded.value
         if row.id in self.forks:
             out["forks"] = self.forks[row.id]
         return out, warnings
@@ -208,8 +223,23 @@ class Thread:
         self, seq: int, w: WriteRow, parent_values: dict[str, Any], *, pending: bool
     ) -> dict[str, Any]:
         decoded = decode_typed(w.type, w.value)
+        name = _task_name(w.task_path, w.task_id, parent_values)
+        if not w.task_path and w.task_id in self._node_of:
+            name = self._node_of[w.task_id]
+        elif not w.task_path:
+            name = (
+                _v1_pull_task(
+                    w.task_id,
+                    w.checkpoint_id,
+                    self._step_of.get(w.checkpoint_id),
+                    self.ns,
+                    parent_values,
+                    self._seen_of.get(w.checkpoint_id),
+                )
+                or name
+            )
         payload: dict[str, Any] = {
-            "task": _task_name(w.task_path, w.task_id, parent_values),
+            "task": name,
             "task_id": w.task_id,
             "task_path": w.task_path,
             "checkpoint_id": w.checkpoint_id,
@@ -236,6 +266,37 @@ class Thread:
                 chunk = []
         if chunk:
             yield b"\n".join(chunk) + b"\n"
+
+
+def _v1_pull_task(
+    task_id: str, checkpoint_id: str, step: Any, ns: str, values: dict[str, Any], seen: Any
+) -> str | None:
+    """The node of a format-1 task (no task path kept) whose id matches
+    LangGraph's: ``sha1(checkpoint id bytes, ns|node, step + 1, node,
+    "__pregel_pull", *triggers)``, tried for each node and trigger the
+    checkpoint names (a task that wrote nothing else, as one that raised)."""
+    if type(step) is not int:
+        return None
+    try:
+        base = bytes.fromhex(checkpoint_id.replace("-", ""))
+    except ValueError:
+        return None
+    channels = sorted(
+        set(values) | {c for s in (seen or {}).values() if isinstance(s, dict) for c in s}
+    )
+    nodes = {c.rsplit(":", 1)[-1] for c in channels if c.startswith(("start:", "branch:"))}
+    nodes |= {n for n in (seen or {}) if not n.startswith("__")} | {
+        c for c in channels if ":" not in c and not c.startswith("__")
+    }
+    for node in sorted(nodes):
+        where = f"{ns}|{node}" if ns else node
+        for triggers in [(c,) for c in channels] + [(node,)]:
+            sha = hashlib.sha1(base, usedforsecurity=False)
+            sha.update("".join((where, str(step + 1), node, "__pregel_pull", *triggers)).encode())
+            hexed = sha.hexdigest()
+            if f"{hexed[:8]}-{hexed[8:12]}-{hexed[12:16]}-{hexed[16:20]}-{hexed[20:32]}" == task_id:
+                return node
+    return None
 
 
 def _fork(start: str, children: dict[str | None, list[str]]) -> dict[str, Any]:

@@ -146,6 +146,25 @@ def _merge(left: Any, writes: list[Any]) -> Any:
     return acc
 
 
+def _per_key(name: str) -> Callable[[Any, list[Any]], Any]:
+    """A dict whose keys each fold by reducer ``name`` (a custom reducer as
+    common as ``{k: max(a.get(k), b[k])}``)."""
+
+    def fold(left: Any, writes: list[Any]) -> Any:
+        acc = {} if left is MISSING or left is None else left
+        if not isinstance(acc, dict) or not writes:
+            raise Unexplained("not a dict")
+        acc = dict(acc)
+        for w in writes:
+            if not isinstance(w, dict):
+                raise Unexplained("not a dict")
+            for key, value in w.items():
+                acc[key] = REDUCERS[name](acc.get(key, MISSING), [value])
+        return acc
+
+    return fold
+
+
 def _extremum(pick: Callable[..., Any]) -> Callable[[Any, list[Any]], Any]:
     def fold(left: Any, writes: list[Any]) -> Any:
         items = ([] if left is MISSING or left is None else [left]) + writes
@@ -166,6 +185,9 @@ REDUCERS: dict[str, Callable[[Any, list[Any]], Any]] = {
     "max": _extremum(max),
     "min": _extremum(min),
 }
+REDUCERS.update(
+    {f"dict merge, {name} per key": _per_key(name) for name in ("operator.add", "max", "min")}
+)
 
 
 def same(expected: Any, actual: Any) -> bool:

@@ -39,6 +39,7 @@ from replay_tui.reducers.base import CallFacts, Context, State
 from replay_tui.reducers.langgraph.channels import (
     MISSING,
     REDUCERS,
+    Unexplained,
     explains,
     first_difference,
     is_internal,
@@ -58,29 +59,42 @@ def _nodes(payload: dict[str, Any]) -> frozenset[str]:
         return frozenset()
     seen = payload.get("seen")
     names = set(seen) if isinstance(seen, dict) else set()
+    values = payload.get("values")
+    if isinstance(values, dict):  # a node writes its own name to its channel
+        names |= {k for k, v in values.items() if k == v}
     return frozenset(names - {"__input__", "__interrupt__", "__start__"})
 
 
 def _next(payload: dict[str, Any]) -> list[str]:
     """The nodes a checkpoint will run: each whose trigger channel holds a
-    value at a version the node has not seen, and each ``Send``'s node."""
+    value at a version the node has not seen, and each ``Send``'s node. A
+    trigger names its node (``branch:to:N``, ``start:N``, ``join:...:N``);
+    in format 1 a node's own channel triggers the nodes that read it."""
     values = payload.get("values") or {}
     versions = payload.get("versions") or {}
-    seen = payload.get("seen") or {}
+    got = payload.get("seen")
+    seen: dict[str, Any] = got if isinstance(got, dict) else {}
+    nodes = _nodes(payload)
     found: list[str] = []
     for channel in values:
         if channel == "__start__":
-            node = "__start__"
-        elif channel.startswith(("branch:", "start:", "join:")):
-            node = channel.rsplit(":", 1)[-1]
-        elif channel in _nodes(payload):
-            node = channel
+            readers = ["__start__"]
+        elif channel.startswith("join:"):
+            # a barrier: it triggers once every node it names has written it
+            _, names, node = channel.split(":", 2) if channel.count(":") >= 2 else ("", "", "")
+            got = values[channel] if isinstance(values[channel], list) else []
+            readers = [node] if node and set(names.split("+")) <= set(map(str, got)) else []
+        elif channel.startswith(("branch:", "start:")):
+            readers = [channel.rsplit(":", 1)[-1]]
+        elif channel in nodes:
+            readers = [n for n, saw in seen.items() if isinstance(saw, dict) and channel in saw]
         else:
             continue
-        saw = seen.get(node) if isinstance(seen, dict) else None
-        unseen = not isinstance(saw, dict) or saw.get(channel) != versions.get(channel)
-        if unseen and node not in found:
-            found.append(node)
+        for node in readers:
+            saw = seen.get(node)
+            unseen = not isinstance(saw, dict) or saw.get(channel) != versions.get(channel)
+            if unseen and node not in found and node not in ("__input__", "__interrupt__"):
+                found.append(node)
     sends = values.get("__pregel_tasks")
     for packet in sends if isinstance(sends, list) else []:
         sent = packet[0] if isinstance(packet, list) and packet else None
@@ -136,6 +150,13 @@ class LangGraphRules:
             "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
             "checkpoints": 0,
             "proved": 0,
+            #: The latest checkpoint could not be read (pickle): its values are unknown.
+            "unknown": False,
+            #: DeltaChannels (absent from a checkpoint between snapshots): per
+            #: channel, each reducer still possible and the value it rebuilds.
+            "delta": {},
+            #: Format 1's node names (their trigger channels are LangGraph's own).
+            "nodes": [],
         }
 
     def summary(self, state: State) -> str:
@@ -178,6 +199,16 @@ class LangGraphRules:
         if task is None:
             task = {"id": task_id, "name": p.get("task"), "error": None, "interrupts": []}
             tasks.append(task)
+        name = p.get("task")
+        if channel in ("__error__", "__interrupt__") and isinstance(name, str):
+            if name not in state["next"]:  # it did not finish: it runs again
+                state["next"].append(name)
+        elif channel == p.get("value") and state["nodes"]:
+            pass  # format 1: the node's own trigger channel
+        elif isinstance(channel, str) and not is_internal(channel, frozenset(state["nodes"])):
+            self._apply_pending(state, channel, p.get("value"), bool(p.get("overwrite")))
+            if name in state["next"] and task["error"] is None and not task["interrupts"]:
+                state["next"].remove(name)  # done: get_state applies its writes
         if channel == "__error__":
             task["error"] = p.get("value")
             state["status"] = "failed"
@@ -196,6 +227,26 @@ class LangGraphRules:
             if state["status"] != "failed":
                 state["status"] = "interrupted"
 
+    def _apply_pending(self, state: State, channel: str, value: Any, overwrite: bool) -> None:
+        """A finished task's write beside a failed or interrupted one: applied
+        to ``values`` as ``get_state`` does, by the channel's reducer so far."""
+        known = state["inference"].get(channel)
+        name = known.get("name") if isinstance(known, dict) else None
+        before = state["values"].get(channel, MISSING)
+        candidates = known.get("candidates") if isinstance(known, dict) else []
+        if isinstance(value, list) and "operator.add" in (candidates or []):
+            name = "operator.add"  # ambiguous so far: a list channel usually appends
+        if overwrite or name not in REDUCERS or name == "set union":
+            if name == "set union" and isinstance(before, list) and isinstance(value, list):
+                state["values"][channel] = before + [v for v in value if v not in before]
+            else:
+                state["values"][channel] = value
+            return
+        try:
+            state["values"][channel] = REDUCERS[name](before, [value])
+        except (Unexplained, TypeError, ValueError, RecursionError):
+            state["values"][channel] = value
+
     def _checkpoint(self, state: State, p: dict[str, Any], ctx: Context) -> State:
         nodes = _nodes(p)
         got = p.get("values")
@@ -203,7 +254,17 @@ class LangGraphRules:
         values = {k: v for k, v in raw.items() if not is_internal(k, nodes)}
         source, step = p.get("source"), p.get("step")
         first = state["checkpoints"] == 0
-        if source in _EDITS or first:
+        given = p.get("metadata")
+        meta: dict[str, Any] = given if isinstance(given, dict) else {}
+        counters = meta.get("counters_since_delta_snapshot")
+        deltas = set(state["delta"]) | (set(counters) if isinstance(counters, dict) else set())
+        if source in _EDITS:  # a DeltaChannel left out of an edit keeps its value
+            for channel in deltas & set(state["values"]):
+                values.setdefault(channel, state["values"][channel])
+        unknown = bool(p.get("unreadable")) or state["unknown"]
+        if unknown and not first:
+            pass  # the decoder's warning says why this step is not proved
+        elif source in _EDITS or first:
             if not first:
                 changed = sorted(
                     k
@@ -219,11 +280,13 @@ class LangGraphRules:
                 f'(durability="exit" keeps only the last checkpoint): not proved'
             )
         else:
-            self._prove(state, values, nodes, ctx)
+            self._prove(state, values, nodes, deltas, ctx)
             state["proved"] += 1
         state["checkpoints"] += 1
+        state["unknown"] = bool(p.get("unreadable"))
         state["values"] = values
         state["channels"] = {k: v for k, v in raw.items() if is_internal(k, nodes)}
+        state["nodes"] = sorted(nodes)
         state["checkpoint_id"] = p.get("checkpoint_id")
         state["source"], state["step"] = source, step
         state["next"] = _next(p)
@@ -234,7 +297,12 @@ class LangGraphRules:
         return state
 
     def _prove(
-        self, state: State, values: dict[str, Any], nodes: frozenset[str], ctx: Context
+        self,
+        state: State,
+        values: dict[str, Any],
+        nodes: frozenset[str],
+        deltas: set[str],
+        ctx: Context,
     ) -> None:
         """The superstep's writes, folded through each channel's reducer,
         give the checkpoint's values (see the module)."""
@@ -248,6 +316,9 @@ class LangGraphRules:
             before = before_all.get(channel, MISSING)
             after = values.get(channel, MISSING)
             writes = written.get(channel)
+            if channel in deltas:
+                self._delta(state, channel, before, writes or [], values)
+                continue
             if not writes:
                 where = first_difference(before, after)
                 if where is not None:
@@ -259,6 +330,49 @@ class LangGraphRules:
                 continue
             self._explain(state, channel, before, writes, after, ctx)
 
+    def _delta(
+        self,
+        state: State,
+        channel: str,
+        before: Any,
+        writes: list[dict[str, Any]],
+        values: dict[str, Any],
+    ) -> None:
+        """A DeltaChannel: its value is rebuilt from the writes by each
+        reducer still possible; a snapshot (the value stored) keeps those that
+        rebuilt it. The value shown is the first one's."""
+        rebuilt = state["delta"].get(channel) or {
+            name: before for name in REDUCERS if name != "set union"
+        }
+        folded = {}
+        for name, value in rebuilt.items():
+            try:
+                folded[name] = (
+                    REDUCERS[name](value, [w["value"] for w in writes]) if writes else value
+                )
+            except (Unexplained, TypeError, ValueError, RecursionError):
+                continue
+        if channel in values:  # a snapshot
+            after = values[channel]
+            folded = {n: v for n, v in folded.items() if first_difference(v, after) is None}
+            if not folded:
+                raise RuleViolation(
+                    "divergence",
+                    f"DeltaChannel {channel!r}: its snapshot is not what its writes rebuild",
+                )
+            folded = dict.fromkeys(folded, after)
+        if not folded:
+            raise RuleViolation(
+                "divergence", f"DeltaChannel {channel!r}: no known reducer takes its writes"
+            )
+        state["delta"][channel] = folded
+        name = next(iter(folded))
+        values[channel] = folded[name]
+        said = f"{name}, a DeltaChannel rebuilt from its writes"
+        state["reducers"][channel] = (
+            said if len(folded) == 1 else f"{said} (or {len(folded) - 1} other)"
+        )
+
     def _explain(
         self,
         state: State,
@@ -268,6 +382,8 @@ class LangGraphRules:
         after: Any,
         ctx: Context,
     ) -> None:
+        if any(_opaque(v) for v in (before, after, *(w.get("value") for w in writes))):
+            return  # a value stored with pickle (or damaged): the decoder warned
         inference = state["inference"]
         known = inference.get(channel)
         if known is not None and known["candidates"] == []:
@@ -308,9 +424,11 @@ class LangGraphRules:
         steps = (known["steps"] if known else 0) + 1
         name = "set union" if sets and "set union" in fits else fits[0]
         inference[channel] = {"candidates": fits, "steps": steps, "sets": sets, "name": name}
-        state["reducers"][channel] = (
-            f"{name}, inferred from {steps} step{'s' if steps != 1 else ''}"
-        )
+        # add_messages on lists of messages with ids also appends: not "or operator.add"
+        others = [] if name == "add_messages" else [f for f in fits if f != name][:2]
+        alike = f" (or {' or '.join(others)})" if others else ""
+        said = f"{name}{alike}, inferred from {steps} step{'s' if steps != 1 else ''}"
+        state["reducers"][channel] = said
 
     # -- words ------------------------------------------------------------
     def still_open(self, state: State) -> list[str]:
@@ -400,6 +518,13 @@ class LangGraphRules:
             changed = after["edits"][-1]["changed"] if after["edits"] else []
             return f"an edit ({source}): " + (", ".join(changed) if changed else "no value changed")
         return f"step {p.get('step')} ({source})"
+
+
+def _opaque(value: Any) -> bool:
+    """A value the decoder could not read: a pickle, a damaged value."""
+    return isinstance(value, dict) and (
+        ("pickle" in value and len(value) == 1) or "undecodable" in value
+    )
 
 
 def _fold_for_message(name: str, before: Any, values: list[Any]) -> Any:
