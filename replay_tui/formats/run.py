@@ -38,13 +38,15 @@ class RunPaths:
     #: A LangGraph database's thread (None: not chosen yet) and namespace.
     thread: str | None = None
     ns: str = ""
+    #: The checkpoint a fork's branch ends at (None: the thread's latest).
+    tip: str | None = None
 
     @property
     def name(self) -> str:
         """What to call the run: its folder, or the file given (a history,
         a ledger not named ``events.jsonl``)."""
         if self.thread is not None:
-            return thread_run(self.events.name, self.thread, self.ns)
+            return thread_run(self.events.name, self.thread, self.ns, self.tip)
         if self.format != JSONL or self.events.name not in (EVENTS, EVENTS_GZ):
             return self.events.name
         return self.dir.resolve().name if self.dir.name in ("", ".", "..") else self.dir.name
@@ -84,8 +86,8 @@ def locate_run(
     """
     database = locate_langgraph(str(arg), fmt, thread, ns)
     if database is not None:
-        db, chosen, namespace = database
-        return RunPaths(db.parent, db, LANGGRAPH, thread=chosen, ns=namespace)
+        db, chosen, namespace, tip = database
+        return RunPaths(db.parent, db, LANGGRAPH, thread=chosen, ns=namespace, tip=tip)
     path = Path(arg)
     if may_be_empty:
         if path.is_dir() and not has_ledger(path):

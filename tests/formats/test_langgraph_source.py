@@ -201,3 +201,19 @@ def test_read_through_a_writers_wal(
         writer.commit()  # the reader held no lock
     finally:
         writer.close()
+
+
+def test_a_fork_opens_as_a_run_and_diffs_with_the_original(
+    made: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db, _ = made
+    fork = _state(capsys, f"{db}#thread=agent")["forks"][0]
+    other = f"{db}#thread=agent&tip={fork['tip']}"
+    code, out, err = run_cli(capsys, "check", other)
+    assert code == 0, err
+    assert "state done" in out  # the original run, before its update: also proved
+    code, out, _ = run_cli(capsys, "diff", other, f"{db}#thread=agent")
+    assert code == 1
+    assert "first state difference" in out
+    code, _, err = run_cli(capsys, "check", f"{db}#thread=agent&tip=nope")
+    assert code == 2 and "has no checkpoint nope" in err

@@ -18,13 +18,14 @@ LANGGRAPH = FORMAT
 
 def locate_langgraph(
     arg: str, fmt: str, thread: str | None, ns: str | None
-) -> tuple[Path, str | None, str] | None:
-    """(database, thread, namespace) if ``arg`` names a LangGraph database
+) -> tuple[Path, str | None, str, str | None] | None:
+    """(database, thread, namespace, fork tip) if ``arg`` names a LangGraph database
     (None: it is some other source); raises :class:`CannotRun` for one that
     cannot be read, or a file forced as one that is not."""
     path = Path(arg)
+    tip = None
     if not path.exists():
-        head, named, named_ns = split_thread(arg)
+        head, named, named_ns, tip = split_thread(arg)
         if named is None or not Path(head).is_file():
             if fmt == LANGGRAPH and (thread is not None or ns is not None):
                 raise CannotRun(f"{arg}: no such file")
@@ -46,7 +47,7 @@ def locate_langgraph(
     why = why_not_checkpointer(path)
     if why is not None:
         raise CannotRun(f"{path}: not a LangGraph checkpointer's database: {why}")
-    return path, thread, ns or ""
+    return path, thread, ns or "", tip
 
 
 def database_threads(arg: str) -> list[str] | None:
@@ -80,15 +81,20 @@ class ThreadLedger(ConvertedLedger):
     """A thread's events, converted as they are scanned; errors name the
     database, the thread and the event."""
 
-    def __init__(self, database: Path, thread: str | None, ns: str = "") -> None:
+    def __init__(
+        self, database: Path, thread: str | None, ns: str = "", tip: str | None = None
+    ) -> None:
         chosen = choose_thread(database, thread)
-        loaded = load_thread(database, chosen, ns)
+        loaded = load_thread(database, chosen, ns, tip)
         if not loaded.branch:
             where = f" in namespace {ns!r}" if ns else ""
             raise CannotRun(f"{database}: no checkpoint of thread {chosen!r}{where}")
+        if tip is not None and loaded.branch[-1].id != tip:
+            raise CannotRun(f"{database}: thread {chosen!r} has no checkpoint {tip}")
         self.thread_id = chosen
         self.ns = ns
+        self.tip = tip
         super().__init__(database, loaded.envelope_lines(), loaded.sha256, total=loaded.count)
 
     def artifact(self, line: int) -> str:
-        return f"{thread_run(self.path.name, self.thread_id, self.ns)}: event {line}"
+        return f"{thread_run(self.path.name, self.thread_id, self.ns, self.tip)}: event {line}"

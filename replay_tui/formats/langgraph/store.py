@@ -47,16 +47,22 @@ class ThreadInfo:
     namespaces: int
 
 
-def thread_run(database: str, thread: str, ns: str = "") -> str:
-    """The RUN argument naming ``thread`` (in namespace ``ns``) of ``database``."""
-    query = {"thread": thread} if not ns else {"thread": thread, "ns": ns}
+def thread_run(database: str, thread: str, ns: str = "", tip: str | None = None) -> str:
+    """The RUN argument naming ``thread`` (in namespace ``ns``) of ``database``;
+    ``tip``: the branch ending at that checkpoint (a fork), not the latest."""
+    query = {"thread": thread}
+    if ns:
+        query["ns"] = ns
+    if tip:
+        query["tip"] = tip
     return database + "#" + urlencode(query, quote_via=quote, safe="")
 
 
-def split_thread(arg: str) -> tuple[str, str | None, str | None]:
-    """``DB#thread=ID&ns=NS`` as (DB, ID, NS); anything else as (arg, None, None)."""
+def split_thread(arg: str) -> tuple[str, str | None, str | None, str | None]:
+    """``DB#thread=ID&ns=NS&tip=CHECKPOINT`` as (DB, ID, NS, TIP); anything
+    else as (arg, None, None, None)."""
     head, mark, tail = arg.rpartition(THREAD_MARK)
     if not mark or not head:
-        return arg, None, None
+        return arg, None, None, None
     fields = dict(parse_qsl("thread=" + tail, keep_blank_values=True))
-    return head, fields.get("thread"), fields.get("ns")
+    return head, fields.get("thread"), fields.get("ns"), fields.get("tip")

@@ -92,8 +92,11 @@ class Thread:
     ns: str
     checkpoints: list[CheckpointRow]
     writes: list[WriteRow]
+    #: The checkpoint the branch ends at (None: the thread's latest).
+    tip: str | None = None
     branch: list[CheckpointRow] = field(default_factory=list)
-    #: Branches leaving the run: checkpoint id -> [(tip id, checkpoints), ...].
+    #: Where branches part: checkpoint id -> each branch from it (first
+    #: checkpoint, newest tip, checkpoints), the run's own among them.
     forks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     sha256: str = ""
 
@@ -103,7 +106,8 @@ class Thread:
         for c in self.checkpoints:
             children.setdefault(c.parent, []).append(c.id)
         if self.checkpoints:
-            tip = max(by_id)  # ids are time-ordered (uuid6): the latest checkpoint
+            # ids are time-ordered (uuid6): the latest checkpoint, unless a fork's is asked
+            tip = self.tip if self.tip in by_id else max(by_id)
             chain = []
             seen: set[str] = set()
             node: CheckpointRow | None = by_id[tip]
@@ -112,11 +116,10 @@ class Thread:
                 chain.append(node)
                 node = by_id.get(node.parent) if node.parent else None
             self.branch = chain[::-1]
-            on_branch = {c.id for c in self.branch}
             for c in self.branch:
-                for child in sorted(children.get(c.id, [])):
-                    if child not in on_branch:
-                        self.forks.setdefault(c.id, []).append(_fork(child, children))
+                below = sorted(children.get(c.id, []))
+                if len(below) > 1:  # every branch from here, the run's too: alike on each
+                    self.forks[c.id] = [_fork(child, children) for child in below]
         #: Format 1 keeps no task path: a task that wrote its node's own
         #: trigger channel (the node's name, as its value) is that node.
         self._node_of: dict[str, str] = {}
@@ -216,7 +219,7 @@ class Thread:
         if unreadable:
             out["unreadable"] = decoded.value
         if row.id in self.forks:
-            out["forks"] = self.forks[row.id]
+            out["branches"] = self.forks[row.id]
         return out, warnings
 
     def _write(
@@ -311,9 +314,10 @@ def _fork(start: str, children: dict[str | None, list[str]]) -> dict[str, Any]:
     return {"first": start, "tip": tip, "checkpoints": count}
 
 
-def load_thread(database: Path, thread: str, ns: str = "") -> Thread:
-    """Read ``thread`` of the SQLite ``database`` (see :mod:`.sqlite`)."""
+def load_thread(database: Path, thread: str, ns: str = "", tip: str | None = None) -> Thread:
+    """Read ``thread`` of the SQLite ``database`` (see :mod:`.sqlite`): the
+    branch ending at ``tip`` (None: at its latest checkpoint)."""
     from replay_tui.formats.langgraph.sqlite import read_thread
 
     checkpoints, writes = read_thread(database, thread, ns)
-    return Thread(thread, ns, checkpoints, writes)
+    return Thread(thread, ns, checkpoints, writes, tip)

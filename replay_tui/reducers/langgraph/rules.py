@@ -147,6 +147,8 @@ class LangGraphRules:
             "edits": [],
             "gaps": [],
             "forks": [],
+            #: The branches from the latest checkpoint (forks once one is taken).
+            "parted": None,
             "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
             "checkpoints": 0,
             "proved": 0,
@@ -292,8 +294,12 @@ class LangGraphRules:
         state["next"] = _next(p)
         state["writes"], state["tasks"], state["interrupts"] = [], [], []
         state["status"] = "running" if state["next"] else "done"
-        for fork in p.get("forks") or []:
-            state["forks"].append({**fork, "from": p.get("checkpoint_id"), "step": step})
+        parted = state["parted"]
+        if parted is not None:  # the branches from the checkpoint before, but this one
+            state["forks"] += [b for b in parted if b.get("first") != p.get("checkpoint_id")]
+        state["parted"] = [
+            {**b, "from": p.get("checkpoint_id"), "step": step} for b in p.get("branches") or []
+        ] or None
         return state
 
     def _prove(
