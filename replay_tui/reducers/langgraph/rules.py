@@ -35,6 +35,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from replay_tui.core.errors import RuleViolation
+from replay_tui.formats.langgraph.triggers import next_nodes, node_channels
 from replay_tui.reducers.base import CallFacts, Context, State
 from replay_tui.reducers.langgraph.channels import (
     MISSING,
@@ -44,6 +45,7 @@ from replay_tui.reducers.langgraph.channels import (
     first_difference,
     is_internal,
 )
+from replay_tui.state.persistent import thaw
 
 if TYPE_CHECKING:
     from replay_tui.formats.envelope import Event
@@ -51,56 +53,6 @@ if TYPE_CHECKING:
 KINDS = frozenset({"write", "checkpoint"})
 _SETS = frozenset({"builtins.set", "builtins.frozenset"})
 _EDITS = frozenset({"input", "update", "fork"})
-
-
-def _nodes(payload: dict[str, Any]) -> frozenset[str]:
-    """Node names a format-1 checkpoint's trigger channels may be named after."""
-    if payload.get("format") not in (1, None):
-        return frozenset()
-    seen = payload.get("seen")
-    names = set(seen) if isinstance(seen, dict) else set()
-    values = payload.get("values")
-    if isinstance(values, dict):  # a node writes its own name to its channel
-        names |= {k for k, v in values.items() if k == v}
-    return frozenset(names - {"__input__", "__interrupt__", "__start__"})
-
-
-def _next(payload: dict[str, Any]) -> list[str]:
-    """The nodes a checkpoint will run: each whose trigger channel holds a
-    value at a version the node has not seen, and each ``Send``'s node. A
-    trigger names its node (``branch:to:N``, ``start:N``, ``join:...:N``);
-    in format 1 a node's own channel triggers the nodes that read it."""
-    values = payload.get("values") or {}
-    versions = payload.get("versions") or {}
-    got = payload.get("seen")
-    seen: dict[str, Any] = got if isinstance(got, dict) else {}
-    nodes = _nodes(payload)
-    found: list[str] = []
-    for channel in values:
-        if channel == "__start__":
-            readers = ["__start__"]
-        elif channel.startswith("join:"):
-            # a barrier: it triggers once every node it names has written it
-            _, names, node = channel.split(":", 2) if channel.count(":") >= 2 else ("", "", "")
-            got = values[channel] if isinstance(values[channel], list) else []
-            readers = [node] if node and set(names.split("+")) <= set(map(str, got)) else []
-        elif channel.startswith(("branch:", "start:")):
-            readers = [channel.rsplit(":", 1)[-1]]
-        elif channel in nodes:
-            readers = [n for n, saw in seen.items() if isinstance(saw, dict) and channel in saw]
-        else:
-            continue
-        for node in readers:
-            saw = seen.get(node)
-            unseen = not isinstance(saw, dict) or saw.get(channel) != versions.get(channel)
-            if unseen and node not in found and node not in ("__input__", "__interrupt__"):
-                found.append(node)
-    sends = values.get("__pregel_tasks")
-    for packet in sends if isinstance(sends, list) else []:
-        sent = packet[0] if isinstance(packet, list) and packet else None
-        if isinstance(sent, str) and sent not in found:
-            found.append(sent)
-    return found
 
 
 def _messages(value: Any) -> list[dict[str, Any]]:
@@ -232,25 +184,39 @@ class LangGraphRules:
     def _apply_pending(self, state: State, channel: str, value: Any, overwrite: bool) -> None:
         """A finished task's write beside a failed or interrupted one: applied
         to ``values`` as ``get_state`` does, by the channel's reducer so far."""
-        known = state["inference"].get(channel)
+        known = _plain(state["inference"]).get(channel)
         name = known.get("name") if isinstance(known, dict) else None
-        before = state["values"].get(channel, MISSING)
+        values = _plain(state["values"])
+        state["values"] = values
+        before = values.get(channel, MISSING)
         candidates = known.get("candidates") if isinstance(known, dict) else []
         if isinstance(value, list) and "operator.add" in (candidates or []):
             name = "operator.add"  # ambiguous so far: a list channel usually appends
         if overwrite or name not in REDUCERS or name == "set union":
             if name == "set union" and isinstance(before, list) and isinstance(value, list):
-                state["values"][channel] = before + [v for v in value if v not in before]
+                values[channel] = before + [v for v in value if v not in before]
             else:
-                state["values"][channel] = value
+                values[channel] = value
             return
         try:
-            state["values"][channel] = REDUCERS[name](before, [value])
+            values[channel] = REDUCERS[name](before, [value])
         except (Unexplained, TypeError, ValueError, RecursionError):
-            state["values"][channel] = value
+            values[channel] = value
 
     def _checkpoint(self, state: State, p: dict[str, Any], ctx: Context) -> State:
-        nodes = _nodes(p)
+        # what the proof reads and writes, as plain JSON (the app hands the
+        # rules a draft of a frozen state): copied back once done
+        work = {
+            key: _plain(state[key])
+            for key in ("values", "writes", "inference", "delta", "reducers", "parted")
+        }
+        self._checkpoint_in(state, work, p, ctx)
+        for key in ("inference", "delta", "reducers"):
+            state[key] = work[key]
+        return state
+
+    def _checkpoint_in(self, state: State, work: State, p: dict[str, Any], ctx: Context) -> None:
+        nodes = node_channels(p)
         got = p.get("values")
         raw: dict[str, Any] = got if isinstance(got, dict) else {}
         values = {k: v for k, v in raw.items() if not is_internal(k, nodes)}
@@ -259,10 +225,10 @@ class LangGraphRules:
         given = p.get("metadata")
         meta: dict[str, Any] = given if isinstance(given, dict) else {}
         counters = meta.get("counters_since_delta_snapshot")
-        deltas = set(state["delta"]) | (set(counters) if isinstance(counters, dict) else set())
+        deltas = set(work["delta"]) | (set(counters) if isinstance(counters, dict) else set())
         if source in _EDITS:  # a DeltaChannel left out of an edit keeps its value
-            for channel in deltas & set(state["values"]):
-                values.setdefault(channel, state["values"][channel])
+            for channel in deltas & set(work["values"]):
+                values.setdefault(channel, work["values"][channel])
         unknown = bool(p.get("unreadable")) or state["unknown"]
         if unknown and not first:
             pass  # the decoder's warning says why this step is not proved
@@ -270,8 +236,8 @@ class LangGraphRules:
             if not first:
                 changed = sorted(
                     k
-                    for k in set(values) | set(state["values"])
-                    if first_difference(state["values"].get(k, MISSING), values.get(k, MISSING))
+                    for k in set(values) | set(work["values"])
+                    if first_difference(work["values"].get(k, MISSING), values.get(k, MISSING))
                     is not None
                 )
                 state["edits"].append({"step": step, "source": source, "changed": changed})
@@ -282,25 +248,24 @@ class LangGraphRules:
                 f'(durability="exit" keeps only the last checkpoint): not proved'
             )
         else:
-            self._prove(state, values, nodes, deltas, ctx)
+            self._prove(work, values, nodes, deltas, ctx)
             state["proved"] += 1
         state["checkpoints"] += 1
         state["unknown"] = bool(p.get("unreadable"))
-        state["values"] = values
         state["channels"] = {k: v for k, v in raw.items() if is_internal(k, nodes)}
         state["nodes"] = sorted(nodes)
         state["checkpoint_id"] = p.get("checkpoint_id")
         state["source"], state["step"] = source, step
-        state["next"] = _next(p)
+        state["next"] = next_nodes(p)
+        state["values"] = values
         state["writes"], state["tasks"], state["interrupts"] = [], [], []
         state["status"] = "running" if state["next"] else "done"
-        parted = state["parted"]
+        parted = work["parted"]
         if parted is not None:  # the branches from the checkpoint before, but this one
             state["forks"] += [b for b in parted if b.get("first") != p.get("checkpoint_id")]
         state["parted"] = [
             {**b, "from": p.get("checkpoint_id"), "step": step} for b in p.get("branches") or []
         ] or None
-        return state
 
     def _prove(
         self,
@@ -524,6 +489,12 @@ class LangGraphRules:
             changed = after["edits"][-1]["changed"] if after["edits"] else []
             return f"an edit ({source}): " + (", ".join(changed) if changed else "no value changed")
         return f"step {p.get('step')} ({source})"
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as plain dicts and lists: the app's drafts and frozen
+    values thawed (a plain value, as ``check`` gives, as it is)."""
+    return value if type(value) in (dict, list) or value is None else thaw(value)
 
 
 def _opaque(value: Any) -> bool:
