@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -20,10 +21,18 @@ from replay_tui.reducers.calling.guard import DEFAULT_TIMEOUT
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit 2 via CannotRun."""
+    """argparse, but a usage error is one line and exit 2 via CannotRun;
+    ``--thread`` / ``--ns`` are folded into the RUN arguments (:func:`with_thread`)."""
 
     def error(self, message: str) -> NoReturn:
         raise CannotRun(f"{message} (see '{self.prog} --help')")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, rest = super().parse_known_args(args, namespace)
+        with_thread(parsed)
+        return parsed, rest
 
 
 if TYPE_CHECKING:
@@ -95,8 +104,9 @@ def with_thread(args: argparse.Namespace) -> None:
     """``--thread`` / ``--ns`` folded into each RUN argument (``RUN#thread=ID``,
     before any ``@SEQ``), so every command and process that takes a RUN has it."""
     thread, ns = getattr(args, "thread", None), getattr(args, "ns", None)
-    if thread is None and ns is None:
-        return
+    if (thread is None and ns is None) or getattr(args, "thread_folded", False):
+        return  # (a command's own parser folds them; the top parser sees them again)
+    args.thread_folded = True
     if thread is None:
         raise CannotRun("--ns needs --thread ID (which thread's namespace)")
 
