@@ -99,7 +99,7 @@ def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
         # the session file is the ledger: indexed in place, never converted
         return Ledger(paths.events, mapping=lines_for(paths.format, paths.events))
     if paths.format == LANGGRAPH:
-        return ThreadLedger(paths.events, paths.thread, paths.ns, paths.tip)
+        return ThreadLedger(paths.url or paths.events, paths.thread, paths.ns, paths.tip)
     if paths.format == OTEL:
         if collector_lines(paths.events) and (following or not one_line(paths.events)):
             return TraceLinesLedger(paths.events)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from replay_tui.core.errors import CannotRun
+from replay_tui.formats.langgraph.postgres import redact
 from replay_tui.formats.langgraph.source import LANGGRAPH, locate_langgraph
 from replay_tui.formats.langgraph.store import thread_run
 from replay_tui.formats.otel.source import looks_like_trace
@@ -40,13 +41,16 @@ class RunPaths:
     ns: str = ""
     #: The checkpoint a fork's branch ends at (None: the thread's latest).
     tip: str | None = None
+    #: A PostgreSQL database's URL (``events`` is its name, without the password).
+    url: str | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
         """What to call the run: its folder, or the file given (a history,
         a ledger not named ``events.jsonl``)."""
         if self.thread is not None:
-            return thread_run(self.events.name, self.thread, self.ns, self.tip)
+            base = redact(self.url) if self.url else self.events.name
+            return thread_run(base, self.thread, self.ns, self.tip)
         if self.format != JSONL or self.events.name not in (EVENTS, EVENTS_GZ):
             return self.events.name
         return self.dir.resolve().name if self.dir.name in ("", ".", "..") else self.dir.name
@@ -87,6 +91,11 @@ def locate_run(
     database = locate_langgraph(str(arg), fmt, thread, ns)
     if database is not None:
         db, chosen, namespace, tip = database
+        if isinstance(db, str):  # a PostgreSQL URL: named without its password
+            where = Path(redact(db))
+            return RunPaths(
+                Path.cwd(), where, LANGGRAPH, thread=chosen, ns=namespace, tip=tip, url=db
+            )
         return RunPaths(db.parent, db, LANGGRAPH, thread=chosen, ns=namespace, tip=tip)
     path = Path(arg)
     if may_be_empty:

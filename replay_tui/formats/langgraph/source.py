@@ -8,20 +8,53 @@ from __future__ import annotations
 from pathlib import Path
 
 from replay_tui.core.errors import CannotRun
-from replay_tui.formats.langgraph.sqlite import is_sqlite, list_threads, why_not_checkpointer
-from replay_tui.formats.langgraph.store import FORMAT, split_thread, thread_run
+from replay_tui.formats.langgraph import postgres, sqlite
+from replay_tui.formats.langgraph.sqlite import is_sqlite
+from replay_tui.formats.langgraph.store import FORMAT, ThreadInfo, split_thread, thread_run
 from replay_tui.formats.langgraph.thread import load_thread
 from replay_tui.formats.ledger.converted import ConvertedLedger
 
 LANGGRAPH = FORMAT
 
 
+#: A checkpointer's database: a SQLite file, or a PostgreSQL URL.
+Database = Path | str
+
+
+def list_threads(database: Database) -> list[ThreadInfo]:
+    if isinstance(database, str):
+        return postgres.list_threads(database)
+    return sqlite.list_threads(database)
+
+
+def _url_of(
+    arg: str, fmt: str, thread: str | None, ns: str | None
+) -> tuple[str, str | None, str, str | None] | None:
+    """A ``postgresql://`` RUN: (URL, thread, namespace, tip)."""
+    head, named, named_ns, tip = split_thread(arg)
+    if not postgres.is_url(head):
+        return None
+    if fmt not in ("auto", LANGGRAPH):
+        raise CannotRun(
+            f"{postgres.redact(head)}: a PostgreSQL URL is read as a LangGraph database only"
+        )
+    if named is not None and thread is not None and thread != named:
+        raise CannotRun(f"{postgres.redact(arg)} and --thread {thread} name two threads: give one")
+    why = postgres.why_not_checkpointer(head)
+    if why is not None:
+        raise CannotRun(f"{postgres.redact(head)}: not a LangGraph checkpointer's database: {why}")
+    return head, thread or named, (named_ns if ns is None else ns) or "", tip
+
+
 def locate_langgraph(
     arg: str, fmt: str, thread: str | None, ns: str | None
-) -> tuple[Path, str | None, str, str | None] | None:
+) -> tuple[Database, str | None, str, str | None] | None:
     """(database, thread, namespace, fork tip) if ``arg`` names a LangGraph database
     (None: it is some other source); raises :class:`CannotRun` for one that
     cannot be read, or a file forced as one that is not."""
+    url = _url_of(arg, fmt, thread, ns)
+    if url is not None:
+        return url
     path = Path(arg)
     tip = None
     if not path.exists():
@@ -44,7 +77,7 @@ def locate_langgraph(
         if fmt == LANGGRAPH or thread is not None:
             raise CannotRun(f"{path}: not a SQLite database, so no LangGraph checkpointer's")
         return None
-    why = why_not_checkpointer(path)
+    why = sqlite.why_not_checkpointer(path)
     if why is not None:
         raise CannotRun(f"{path}: not a LangGraph checkpointer's database: {why}")
     return path, thread, ns or "", tip
@@ -53,13 +86,22 @@ def locate_langgraph(
 def database_threads(arg: str) -> list[str] | None:
     """A LangGraph database given with no thread: a RUN for each of its
     threads' root namespace (newest first). None for anything else."""
+    if postgres.is_url(arg) and "#" not in arg:
+        if postgres.why_not_checkpointer(arg) is not None:
+            return None
+        return [thread_run(arg, t.thread_id) for t in postgres.list_threads(arg)]
     path = Path(arg)
-    if not path.is_file() or not is_sqlite(path) or why_not_checkpointer(path) is not None:
+    if not path.is_file() or not is_sqlite(path) or sqlite.why_not_checkpointer(path) is not None:
         return None
-    return [thread_run(arg, t.thread_id) for t in list_threads(path)]
+    return [thread_run(arg, t.thread_id) for t in sqlite.list_threads(path)]
 
 
-def choose_thread(database: Path, thread: str | None) -> str:
+def shown(database: Database) -> str:
+    """How messages name the database: a URL without its password."""
+    return postgres.redact(database) if isinstance(database, str) else str(database)
+
+
+def choose_thread(database: Database, thread: str | None) -> str:
     """``thread``, or the database's only thread; several, or none, say so."""
     if thread is not None:
         return thread
@@ -70,10 +112,10 @@ def choose_thread(database: Path, thread: str | None) -> str:
         raise CannotRun(
             f"{database}: a LangGraph checkpointer's database with no thread (0 threads)"
         )
-    shown = ", ".join(t.thread_id for t in threads[:5]) + (", ..." if len(threads) > 5 else "")
+    names = ", ".join(t.thread_id for t in threads[:5]) + (", ..." if len(threads) > 5 else "")
     raise CannotRun(
-        f"{database}: {len(threads)} threads ({shown}): choose one with --thread ID "
-        f"(e.g. {thread_run(str(database), threads[0].thread_id)})"
+        f"{shown(database)}: {len(threads)} threads ({names}): choose one with --thread ID "
+        f"(e.g. {thread_run(shown(database), threads[0].thread_id)})"
     )
 
 
@@ -82,19 +124,26 @@ class ThreadLedger(ConvertedLedger):
     database, the thread and the event."""
 
     def __init__(
-        self, database: Path, thread: str | None, ns: str = "", tip: str | None = None
+        self, database: Database, thread: str | None, ns: str = "", tip: str | None = None
     ) -> None:
         chosen = choose_thread(database, thread)
         loaded = load_thread(database, chosen, ns, tip)
         if not loaded.branch:
             where = f" in namespace {ns!r}" if ns else ""
-            raise CannotRun(f"{database}: no checkpoint of thread {chosen!r}{where}")
+            raise CannotRun(f"{shown(database)}: no checkpoint of thread {chosen!r}{where}")
         if tip is not None and loaded.branch[-1].id != tip:
-            raise CannotRun(f"{database}: thread {chosen!r} has no checkpoint {tip}")
+            raise CannotRun(f"{shown(database)}: thread {chosen!r} has no checkpoint {tip}")
         self.thread_id = chosen
         self.ns = ns
         self.tip = tip
-        super().__init__(database, loaded.envelope_lines(), loaded.sha256, total=loaded.count)
+        self.shown = shown(database)
+        source = database if isinstance(database, Path) else Path(self.shown)
+        super().__init__(source, loaded.envelope_lines(), loaded.sha256, total=loaded.count)
 
     def artifact(self, line: int) -> str:
-        return f"{thread_run(self.path.name, self.thread_id, self.ns, self.tip)}: event {line}"
+        name = (
+            self.path.name
+            if isinstance(self.path, Path) and not self.shown.startswith(postgres.SCHEMES)
+            else self.shown
+        )
+        return f"{thread_run(name, self.thread_id, self.ns, self.tip)}: event {line}"

@@ -5,6 +5,7 @@ and how a thread is named in a RUN argument (``DB#thread=ID&ns=NS``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
 FORMAT = "langgraph"
@@ -20,7 +21,11 @@ class CheckpointRow:
     parent: str | None
     type: str | None
     checkpoint: bytes
-    metadata: bytes | str | None
+    metadata: bytes | str | dict[str, Any] | None
+    #: Already decoded (PostgreSQL: JSONB with its blobs joined), else None.
+    body: dict[str, Any] | None = None
+    #: What decoding its blobs said.
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from uuid import UUID, uuid5
 import orjson
 
 from replay_tui.core import strict_json
-from replay_tui.formats.langgraph.decode import OVERWRITE, decode_msgpack, decode_typed
+from replay_tui.formats.langgraph.decode import OVERWRITE, Decoded, decode_msgpack, decode_typed
 from replay_tui.formats.langgraph.store import CheckpointRow, WriteRow
 
 #: Channels the writes under a checkpoint name for what the tasks did, not state.
@@ -134,9 +134,12 @@ class Thread:
         for c in self.branch:
             digest.update(orjson.dumps([c.id, c.parent, c.type]))
             digest.update(c.checkpoint)
-            digest.update(
-                c.metadata.encode() if isinstance(c.metadata, str) else bytes(c.metadata or b"")
-            )
+            if c.body is not None:
+                digest.update(orjson.dumps(c.body, option=orjson.OPT_SORT_KEYS))
+            if isinstance(c.metadata, dict):
+                digest.update(orjson.dumps(c.metadata, option=orjson.OPT_SORT_KEYS))
+            elif c.metadata is not None:
+                digest.update(c.metadata.encode() if isinstance(c.metadata, str) else c.metadata)
         for w in self.writes:
             digest.update(
                 orjson.dumps([w.checkpoint_id, w.task_id, w.task_path, w.idx, w.channel, w.type])
@@ -191,7 +194,10 @@ class Thread:
         return out
 
     def _checkpoint(self, row: CheckpointRow) -> tuple[dict[str, Any], list[str]]:
-        decoded = decode_typed(row.type or "msgpack", row.checkpoint)
+        if row.body is not None:
+            decoded = Decoded(row.body, None, list(row.warnings))
+        else:
+            decoded = decode_typed(row.type or "msgpack", row.checkpoint)
         metadata, meta_warnings = _metadata(row.metadata)
         body = decoded.value if isinstance(decoded.value, dict) else {}
         warnings = [*decoded.warnings, *meta_warnings]
@@ -314,9 +320,15 @@ def _fork(start: str, children: dict[str | None, list[str]]) -> dict[str, Any]:
     return {"first": start, "tip": tip, "checkpoints": count}
 
 
-def load_thread(database: Path, thread: str, ns: str = "", tip: str | None = None) -> Thread:
-    """Read ``thread`` of the SQLite ``database`` (see :mod:`.sqlite`): the
-    branch ending at ``tip`` (None: at its latest checkpoint)."""
+def load_thread(database: Path | str, thread: str, ns: str = "", tip: str | None = None) -> Thread:
+    """Read ``thread`` of ``database`` (a SQLite file, :mod:`.sqlite`, or a
+    ``postgresql://`` URL, :mod:`.postgres`): the branch ending at ``tip``
+    (None: at its latest checkpoint)."""
+    if isinstance(database, str):
+        from replay_tui.formats.langgraph import postgres
+
+        checkpoints, writes = postgres.read_thread(database, thread, ns)
+        return Thread(thread, ns, checkpoints, writes, tip)
     from replay_tui.formats.langgraph.sqlite import read_thread
 
     checkpoints, writes = read_thread(database, thread, ns)
