@@ -109,6 +109,19 @@ def test_the_password_is_never_shown(
     assert not any(secret in s or "wr0ng-pw" in s for s in said)
 
 
+def test_a_password_in_the_url_is_not_in_check_output(
+    postgres_server: Any, langgraph_postgres: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dbname = langgraph_postgres.url.split("?")[0].rsplit("/", 1)[1]
+    for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+        postgres_server.execute(f"GRANT SELECT ON {table} TO {postgres.PASSWORD_USER}", dbname)
+    url = postgres_server.tcp_url(dbname)
+    for args in (("--json",), ()):
+        code, out, err = run_cli(capsys, "check", url, "--jobs", "1", *args)
+        assert code == 0, err
+        assert postgres.PASSWORD not in out + err and ":***@" in out
+
+
 def test_without_the_driver_it_says_how_to_install(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -53,6 +53,11 @@ def redact(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
+def shown_run(run: str) -> str:
+    """A RUN as it may be shown: a ``postgresql://`` one without its password."""
+    return redact(run) if is_url(run) else run
+
+
 def _why(exc: BaseException, url: str) -> str:
     """A driver's error in one line, the password never in it."""
     said = " ".join(str(exc).split()) or type(exc).__name__
