@@ -217,3 +217,19 @@ def test_a_fork_opens_as_a_run_and_diffs_with_the_original(
     assert "first state difference" in out
     code, _, err = run_cli(capsys, "check", f"{db}#thread=agent&tip=nope")
     assert code == 2 and "has no checkpoint nope" in err
+
+
+def test_every_command_takes_a_thread(made: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    db, _ = made
+    code, out, _ = run_cli(capsys, "history", str(db), "--thread", "ask", "status")
+    assert code == 0 and '"running" → "interrupted"' in out
+    code, out, _ = run_cli(capsys, "when", str(db), "--thread", "agent", 'status == "done"')
+    assert code == 0 and "checkpoint" in out
+    code, out, _ = run_cli(capsys, "report", str(db), "--thread", "fan")
+    assert code == 0 and "#thread=fan" in out and "verified" in out
+    code, out, _ = run_cli(capsys, "state", f"{db}@1", "--thread", "fan")
+    assert code == 0 and orjson.loads(out)["step"] == -1
+    code, _, err = run_cli(capsys, "check", str(db))
+    assert code == 0
+    code, _, err = run_cli(capsys, "state", str(db), "--at", "1")
+    assert code == 2 and "4 threads" in err and "--thread" in err
