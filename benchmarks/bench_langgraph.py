@@ -55,10 +55,11 @@ def main() -> None:
             for chunk in load_thread(long, thread).envelope_lines():
                 fh.write(chunk)
     cli = [PY, "-m", "replay_tui", "check"]
+    ledger_mb = (ledger / "events.jsonl").stat().st_size / 1e6
     rows = [
         (f"{long.name} ({long.stat().st_size / 1e6:.1f} MB)", [*cli, str(long)]),
         (
-            f"events.jsonl, the same events ({(ledger / 'events.jsonl').stat().st_size / 1e6:.1f} MB)",
+            f"events.jsonl, the same events ({ledger_mb:.1f} MB)",
             [*cli, str(ledger), "--reducer", "langgraph"],
         ),
         (
