@@ -79,8 +79,14 @@ def why_not_follow(paths: RunPaths) -> str | None:
             "a trace document is read once, complete: following is for the Collector's "
             "JSON lines (one export request a line)"
         )
+    if paths.format == LANGGRAPH and paths.url is not None:
+        return (
+            "following a PostgreSQL thread is not built yet: open it again to see new checkpoints"
+        )
+    if paths.format == LANGGRAPH and paths.tip is not None:
+        return "a fork is followed no more once it has a newer branch: follow the thread itself"
     if paths.format == LANGGRAPH:
-        return "following a LangGraph thread is not built yet: open it again to see new checkpoints"
+        return None
     if paths.format != JSONL and paths.format not in SESSION_FORMATS:
         return "a Temporal history is read once, complete: following is for a growing ledger"
     return None
@@ -99,7 +105,9 @@ def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
         # the session file is the ledger: indexed in place, never converted
         return Ledger(paths.events, mapping=lines_for(paths.format, paths.events))
     if paths.format == LANGGRAPH:
-        return ThreadLedger(paths.url or paths.events, paths.thread, paths.ns, paths.tip)
+        return ThreadLedger(
+            paths.url or paths.events, paths.thread, paths.ns, paths.tip, following=following
+        )
     if paths.format == OTEL:
         if collector_lines(paths.events) and (following or not one_line(paths.events)):
             return TraceLinesLedger(paths.events)

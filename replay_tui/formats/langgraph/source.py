@@ -5,8 +5,11 @@ converted from the thread (:class:`ThreadLedger`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.formats.langgraph import postgres, sqlite
 from replay_tui.formats.langgraph.sqlite import is_sqlite
@@ -121,10 +124,23 @@ def choose_thread(database: Database, thread: str | None) -> str:
 
 class ThreadLedger(ConvertedLedger):
     """A thread's events, converted as they are scanned; errors name the
-    database, the thread and the event."""
+    database, the thread and the event.
+
+    ``following`` (a SQLite thread a graph is writing): once every event is
+    converted, each scan reads the thread again and appends what is new,
+    when the run's branch grew (a checkpoint after its last, writes under
+    it): writes already given (as pending) are not given again. A branch that
+    no longer ends the thread (a fork became the latest) is followed no more.
+    """
 
     def __init__(
-        self, database: Database, thread: str | None, ns: str = "", tip: str | None = None
+        self,
+        database: Database,
+        thread: str | None,
+        ns: str = "",
+        tip: str | None = None,
+        *,
+        following: bool = False,
     ) -> None:
         chosen = choose_thread(database, thread)
         loaded = load_thread(database, chosen, ns, tip)
@@ -137,8 +153,76 @@ class ThreadLedger(ConvertedLedger):
         self.ns = ns
         self.tip = tip
         self.shown = shown(database)
+        self._database = database
+        self._following = following and tip is None
+        #: What was given: checkpoints (the branch, in order) and writes.
+        self._given_checkpoints: list[str] = []
+        self._given_writes: set[tuple[str, str, int]] = set()
+        self._seq = 0
         source = database if isinstance(database, Path) else Path(self.shown)
-        super().__init__(source, loaded.envelope_lines(), loaded.sha256, total=loaded.count)
+        lines = self._lines_of(loaded.events())
+        super().__init__(source, lines, loaded.sha256, total=loaded.count)
+
+    def _lines_of(self, events: Iterator[dict[str, Any]], batch: int = 512) -> Iterator[bytes]:
+        """Envelope lines of ``events``, each one's key kept as given."""
+        chunk: list[bytes] = []
+        for event in events:
+            p = event["payload"]
+            if event["kind"] == "checkpoint":
+                self._given_checkpoints.append(p["checkpoint_id"])
+            else:
+                self._given_writes.add((p["checkpoint_id"], p["task_id"], p["idx"]))
+            self._seq = event["seq"]
+            chunk.append(strict_json.dumps(event))
+            if len(chunk) >= batch:
+                yield b"\n".join(chunk) + b"\n"
+                chunk = []
+        if chunk:
+            yield b"\n".join(chunk) + b"\n"
+
+    def _convert_more(self) -> bool:
+        if super()._convert_more():
+            return True
+        if not self._following:
+            return False
+        return self._read_on()
+
+    def _read_on(self) -> bool:
+        """The thread read again: what its branch gained, appended."""
+        try:
+            loaded = load_thread(self._database, self.thread_id, self.ns)
+        except CannotRun:
+            return False  # a writer mid-transaction, a busy file: next time
+        ids = [c.id for c in loaded.branch]
+        given = self._given_checkpoints
+        if ids[: len(given)] != given:
+            self._following = False  # the latest checkpoint is on another branch now
+            return False
+        fresh = []
+        for event in loaded.events():
+            p = event["payload"]
+            if event["kind"] == "checkpoint":
+                if p["checkpoint_id"] in given:
+                    continue
+            elif (p["checkpoint_id"], p["task_id"], p["idx"]) in self._given_writes:
+                continue
+            fresh.append(event)
+        if not fresh:
+            return False
+        for event in fresh:
+            event["seq"] = self._seq + 1
+            self._seq += 1
+        with self._convert_lock:
+            for chunk in self._lines_of(iter(fresh)):
+                self._write(chunk)
+        return True
+
+    def prefix_changed(self) -> bool:
+        return False
+
+    def stop_growing(self) -> None:
+        self._following = False
+        super().stop_growing()
 
     def artifact(self, line: int) -> str:
         name = (

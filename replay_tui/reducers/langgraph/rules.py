@@ -111,6 +111,9 @@ class LangGraphRules:
             "delta": {},
             #: Format 1's node names (their trigger channels are LangGraph's own).
             "nodes": [],
+            #: Channels a pending write changed, with the checkpoint's own value
+            #: ([held, value]): the next checkpoint is proved from that.
+            "undo": {},
         }
 
     def summary(self, state: State) -> str:
@@ -189,6 +192,10 @@ class LangGraphRules:
         values = _plain(state["values"])
         state["values"] = values
         before = values.get(channel, MISSING)
+        undo = _plain(state["undo"])
+        if channel not in undo:  # the checkpoint's own value, for the next proof
+            undo[channel] = [channel in values, values.get(channel)]
+            state["undo"] = undo
         candidates = known.get("candidates") if isinstance(known, dict) else []
         if isinstance(value, list) and "operator.add" in (candidates or []):
             name = "operator.add"  # ambiguous so far: a list channel usually appends
@@ -210,6 +217,12 @@ class LangGraphRules:
             key: _plain(state[key])
             for key in ("values", "writes", "inference", "delta", "reducers", "parted")
         }
+        for channel, (held, value) in _plain(state["undo"]).items():
+            if held:
+                work["values"][channel] = value
+            else:
+                work["values"].pop(channel, None)
+        state["undo"] = {}
         self._checkpoint_in(state, work, p, ctx)
         for key in ("inference", "delta", "reducers"):
             state[key] = work[key]
