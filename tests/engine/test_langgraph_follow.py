@@ -11,14 +11,14 @@ import pytest
 
 pytest.importorskip("langgraph.checkpoint.sqlite")
 
-from langchain_core.messages import HumanMessage  # noqa: E402
-from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
 
-from replay_tui.engine.open import open_replay  # noqa: E402
-from replay_tui.engine.replay import Replay  # noqa: E402
-from replay_tui.formats.run import locate_run  # noqa: E402
-from replay_tui.reducers import load_reducer  # noqa: E402
-from tests.helpers.langgraph_db import agent_graph  # noqa: E402
+from replay_tui.engine.open import open_replay
+from replay_tui.engine.replay import Replay
+from replay_tui.formats.run import locate_run
+from replay_tui.reducers import load_reducer
+from tests.helpers.langgraph_db import agent_graph
 
 
 def test_a_thread_followed_ends_as_a_cold_open(tmp_path: Path) -> None:
