@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 serde = pytest.importorskip("langgraph.checkpoint.serde.jsonplus")
 messages = pytest.importorskip("langchain_core.messages")
@@ -99,3 +101,22 @@ def test_a_message_is_its_fields() -> None:
 )
 def test_old_json_values(stored: bytes, shown: Any) -> None:
     assert decode_typed("json", stored).value == shown
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_JSON)
+def test_plain_json_reads_back_as_written(value: Any) -> None:
+    """Whatever JSON LangGraph stores comes back as it was, nothing added."""
+    got = _round(value)
+    assert got.value == value and got.warnings == []
