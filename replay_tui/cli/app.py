@@ -80,16 +80,18 @@ def cmd_open(args: argparse.Namespace) -> int:
     return open_app(app_of(args))
 
 
-def threads_to_pick(run: str) -> Path | None:
+def threads_to_pick(run: str) -> Path | str | None:
     """The LangGraph database ``run`` names when no thread is chosen and it
     has more than one (or none): the threads picker opens on it."""
     from replay_tui.formats.langgraph.source import database_threads
 
     threads = database_threads(run)
-    return Path(run) if threads is not None and len(threads) != 1 else None
+    if threads is None or len(threads) == 1:
+        return None
+    return run if run.startswith(("postgresql://", "postgres://")) else Path(run)
 
 
-def pick_thread_and_open(database: Path, open_app: Callable[[Any], int]) -> int:
+def pick_thread_and_open(database: Path | str, open_app: Callable[[Any], int]) -> int:
     """The threads list, a thread opened from it, and the list again when the
     app quits (on the thread opened), until q in the list."""
     from replay_tui.formats.langgraph.listing import thread_rows

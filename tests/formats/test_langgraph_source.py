@@ -48,7 +48,13 @@ def test_check_every_thread_one_json_line_each(
     code, out, err = run_cli(capsys, "check", str(db), "--json", "--jobs", "1")
     assert code == 0, err
     lines = [orjson.loads(x) for x in out.splitlines()]
-    assert sorted(x["run"].rpartition("=")[2] for x in lines) == ["agent", "ask", "fail", "fan"]
+    assert sorted(x["run"].rpartition("=")[2] for x in lines) == [
+        "agent",
+        "ask",
+        "fail",
+        "fan",
+        "sub",
+    ]
     assert all(x["exit"] == 0 for x in lines)
     assert sorted(os.listdir(db.parent)) == before  # no -wal, no -shm, nothing written
 
@@ -89,10 +95,12 @@ def test_a_failed_node_and_an_interrupt(made: Any, capsys: pytest.CaptureFixture
 
 
 def _events(run: str) -> list[dict[str, Any]]:
+    from replay_tui.formats.langgraph.store import split_thread
     from replay_tui.formats.langgraph.thread import load_thread
 
-    path, _, thread = run.partition("#thread=")
-    return list(load_thread(Path(path), thread).events())
+    path, thread, ns, tip = split_thread(run)
+    assert thread is not None
+    return list(load_thread(Path(path), thread, ns or "", tip).events())
 
 
 def test_a_removed_write_fails_at_the_checkpoint_it_produced(
@@ -232,4 +240,18 @@ def test_every_command_takes_a_thread(made: Any, capsys: pytest.CaptureFixture[s
     code, _, err = run_cli(capsys, "check", str(db))
     assert code == 0
     code, _, err = run_cli(capsys, "state", str(db), "--at", "1")
-    assert code == 2 and "4 threads" in err and "--thread" in err
+    assert code == 2 and "5 threads" in err and "--thread" in err
+
+
+def test_a_subgraph_namespace_is_a_run(made: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from replay_tui.formats.langgraph.listing import thread_rows
+
+    db, _ = made
+    (row,) = [r for r in thread_rows(db) if r.thread_id == "sub"]
+    (inner,) = row.subgraphs
+    assert inner.ns.startswith("inner:")
+    code, out, err = run_cli(capsys, "check", str(db), "--thread", "sub", "--ns", inner.ns)
+    assert code == 0, err
+    assert "verified" in out and "&ns=inner%3A" in out
+    state = _state(capsys, inner.run)
+    assert state["values"] == {"x": 2}

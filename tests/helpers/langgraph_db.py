@@ -1,7 +1,7 @@
 """Small LangGraph checkpointer databases made at test time by the real
 library (langgraph, langgraph-checkpoint-sqlite, LangChain's messages): an
 agent that calls a tool, then an update and a fork; a node that raises; an
-interrupt; a fan-out with ``Send`` into a set and a list."""
+interrupt; a fan-out with ``Send`` into a set and a list; a subgraph."""
 
 from __future__ import annotations
 
@@ -118,6 +118,13 @@ def make_database(path: Path, *, fork: bool = True) -> dict[str, Any]:
     fan = g4.compile(checkpointer=saver)
     fan.invoke({"items": [], "tags": set()}, {"configurable": {"thread_id": "fan"}})
     truths["fan"] = fan.get_state({"configurable": {"thread_id": "fan"}}).values
+    inner = StateGraph(Plain)
+    inner.add_node("inc", lambda s: {"x": s["x"] + 1})
+    inner.add_edge(START, "inc")
+    outer = StateGraph(Plain)
+    outer.add_node("inner", inner.compile())  # its checkpoints: namespace inner:<task id>
+    outer.add_edge(START, "inner")
+    outer.compile(checkpointer=saver).invoke({"x": 1}, {"configurable": {"thread_id": "sub"}})
     conn.close()
     return truths
 

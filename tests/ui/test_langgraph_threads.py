@@ -32,12 +32,14 @@ async def test_the_threads_list_and_a_fork_opened(database: Path) -> None:
     async with app.run_test(size=(140, 20)) as pilot:
         rows = _rows(app)
         by_id = {r[0]: r for r in rows if not r[0].startswith("  ↳")}
-        assert set(by_id) == {"agent", "fail", "ask", "fan"}
+        assert set(by_id) == {"agent", "fail", "ask", "fan", "sub"}
+        below_sub = rows[[r[0] for r in rows].index("sub") + 1][0]
+        assert below_sub.startswith("  ↳ subgraph inner:")
         assert by_id["fail"][4] == "failed" and by_id["ask"][4] == "interrupted"
         assert by_id["agent"][4] == "done" and by_id["agent"][5] == "1"
         fork = next(i for i, r in enumerate(rows) if r[0].startswith("  ↳ fork from step 0"))
         assert rows[fork - 1][0] == "agent"
-        assert "4 threads, newest first" in str(app.query_one("#where").render())
+        assert "5 threads, newest first" in str(app.query_one("#where").render())
         for _ in range(fork):
             await pilot.press("down")
         await pilot.press("enter")

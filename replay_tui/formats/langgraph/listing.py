@@ -1,14 +1,14 @@
 """The threads of a LangGraph database as the picker lists them: id,
 checkpoints, last step, when it was last written, status (done,
-interrupted, failed, paused: nodes still to run), and its forks (branches
-that leave the run), each of which opens as a run of its own."""
+interrupted, failed, paused: nodes still to run), its forks (branches that
+leave the run) and its subgraphs' namespaces, each of which opens as a run
+of its own."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from replay_tui.formats.langgraph.sqlite import list_threads
+from replay_tui.formats.langgraph.source import Database, list_namespaces, list_threads, shown
 from replay_tui.formats.langgraph.store import thread_run
 from replay_tui.formats.langgraph.thread import load_thread
 from replay_tui.formats.langgraph.triggers import next_nodes
@@ -16,11 +16,20 @@ from replay_tui.formats.langgraph.triggers import next_nodes
 
 @dataclass(frozen=True, slots=True)
 class Fork:
-    """A branch leaving a thread's run: where it leaves, what it holds."""
+    """A branch leaving a thread's run (where it leaves, what it holds), or
+    a subgraph's namespace of the thread (``ns``)."""
 
     run: str
     step: object
     checkpoints: int
+    ns: str = ""
+
+    @property
+    def label(self) -> str:
+        if self.ns:
+            return f"subgraph {self.ns}"
+        said = "checkpoint" if self.checkpoints == 1 else "checkpoints"
+        return f"fork from step {self.step}: {self.checkpoints} {said}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,12 +43,13 @@ class ThreadRow:
     last_ts: str
     status: str
     forks: list[Fork] = field(default_factory=list)
+    #: The thread's subgraphs (namespaces other than the root's).
+    subgraphs: list[Fork] = field(default_factory=list)
 
 
-def thread_rows(database: Path, *, name: str | None = None) -> list[ThreadRow]:
-    """Every thread of ``database`` (root namespace), newest first; ``name``
-    is how RUN arguments name the database (default: its path)."""
-    shown = str(database) if name is None else name
+def thread_rows(database: Database) -> list[ThreadRow]:
+    """Every thread of ``database`` (root namespace), newest first."""
+    name = str(database)  # as RUN arguments name it (a URL with what connects it)
     rows = []
     for info in list_threads(database):
         thread = load_thread(database, info.thread_id)
@@ -65,20 +75,30 @@ def thread_rows(database: Path, *, name: str | None = None) -> list[ThreadRow]:
                     continue
                 forks.append(
                     Fork(
-                        thread_run(shown, info.thread_id, tip=branch["tip"]),
+                        thread_run(name, info.thread_id, tip=branch["tip"]),
                         where.get("step"),
                         branch["checkpoints"],
                     )
                 )
         rows.append(
             ThreadRow(
-                thread_run(shown, info.thread_id),
+                thread_run(name, info.thread_id),
                 info.thread_id,
                 info.checkpoints,
                 last.get("step"),
                 str(last.get("ts") or ""),
                 status,
                 forks,
+                [
+                    Fork(thread_run(name, info.thread_id, ns), None, 0, ns)
+                    for ns in (
+                        list_namespaces(database, info.thread_id) if info.namespaces > 1 else []
+                    )
+                    if ns
+                ],
             )
         )
     return rows
+
+
+__all__ = ["Fork", "ThreadRow", "shown", "thread_rows"]

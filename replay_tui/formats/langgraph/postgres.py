@@ -117,6 +117,18 @@ def list_threads(url: str) -> list[ThreadInfo]:
     return found
 
 
+def namespaces(url: str, thread: str) -> list[str]:
+    """The checkpoint namespaces of ``thread`` (``""``: the root graph)."""
+    with connect(url) as conn:
+        rows = conn.execute(
+            "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = %s "
+            "ORDER BY checkpoint_ns",
+            (thread,),
+        ).fetchall()
+        conn.rollback()
+    return [str(r[0]) for r in rows]
+
+
 def read_thread(url: str, thread: str, ns: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
     """Every checkpoint of ``thread`` (its values joined from the blobs) and
     every write, in one read-only transaction."""

@@ -30,6 +30,13 @@ def list_threads(database: Database) -> list[ThreadInfo]:
     return sqlite.list_threads(database)
 
 
+def list_namespaces(database: Database, thread: str) -> list[str]:
+    """The checkpoint namespaces of ``thread`` (``""``: the root graph)."""
+    if isinstance(database, str):
+        return postgres.namespaces(database, thread)
+    return sqlite.namespaces(database, thread)
+
+
 def _url_of(
     arg: str, fmt: str, thread: str | None, ns: str | None
 ) -> tuple[str, str | None, str, str | None] | None:

@@ -1,8 +1,9 @@
 """``replay-tui DB`` on a LangGraph checkpointer's database with several
 threads: its threads in a list to pick from, as the sessions list is. Each
 thread's row (id, checkpoints, last step, last written, status, forks) has
-its forks beneath it (``↳ fork from step N``); Enter opens the row under
-the cursor in the app (a fork as a run of its own), q quits.
+its forks and subgraphs beneath it (``↳ fork from step N``, ``↳ subgraph
+NS``); Enter opens the row under the cursor in the app (a fork, a subgraph
+as a run of its own), q quits.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from textual.widgets import DataTable, Static
 
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
-from replay_tui.formats.langgraph.listing import ThreadRow
+from replay_tui.formats.langgraph.listing import ThreadRow, shown
+from replay_tui.formats.langgraph.source import Database
 from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.launch import make_app
 
@@ -57,7 +59,7 @@ class ThreadsApp(App[str | None]):
     """
     BINDINGS = [Binding("q", "quit", "quit")]
 
-    def __init__(self, database: Path, rows: list[ThreadRow], *, at: str | None = None) -> None:
+    def __init__(self, database: Database, rows: list[ThreadRow], *, at: str | None = None) -> None:
         super().__init__()
         self.database = database
         self.rows = rows
@@ -83,16 +85,17 @@ class ThreadsApp(App[str | None]):
             key = str(len(self.runs))
             self.runs[key] = row.run
             table.add_row(*row_cells(row), key=key)
-            for fork in row.forks:
+            for fork in [*row.forks, *row.subgraphs]:
                 key = str(len(self.runs))
                 self.runs[key] = fork.run
-                said = f"  ↳ fork from step {fork.step}: {plural(fork.checkpoints, 'checkpoint')}"
-                table.add_row(Text(said, style="dim"), *[Text("")] * 5, key=key)
+                cell = Text(f"  ↳ {escape_controls(fork.label)}", style="dim")
+                table.add_row(cell, *[Text("")] * 5, key=key)
         if self._at is not None:
             keys = [k for k, run in self.runs.items() if run == self._at]
             if keys:
                 table.move_cursor(row=table.get_row_index(keys[0]))
-        said = f" {self.database.name}: {plural(len(self.rows), 'thread')}, newest first"
+        name = Path(self.database).name if isinstance(self.database, Path) else shown(self.database)
+        said = f" {name}: {plural(len(self.rows), 'thread')}, newest first"
         if not self.rows:
             said += " (a LangGraph checkpointer's database with no thread yet)"
         self.query_one("#where", Static).update(Text(escape_controls(said)))
