@@ -129,3 +129,14 @@ def test_without_the_driver_it_says_how_to_install(
     code, _, err = run_cli(capsys, "check", "postgresql://me:pw@db.example/lg")
     assert code == 2
     assert "pip install 'replay-tui[postgres]'" in err and "pw@" not in err
+
+
+def test_the_threads_list_reads_postgres(langgraph_postgres: Any) -> None:
+    from replay_tui.formats.langgraph.listing import thread_rows
+
+    rows = {r.thread_id: r for r in thread_rows(langgraph_postgres.url)}
+    assert rows["failed-parse"].status == "failed"
+    assert rows["interrupt-waiting"].status == "interrupted"
+    assert rows["agent-weather"].status == "done"
+    assert [s.ns.split(":")[0] for s in rows["subgraph-research"].subgraphs] == ["research"]
+    assert len(rows["fork-edits"].forks) == 2
