@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import msgpack
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -94,3 +95,48 @@ def test_any_bytes_decode_to_json(raw: bytes, kind: str) -> None:
     got = decode_typed(kind, raw)
     orjson.dumps(got.value)  # always a JSON value
     assert all(isinstance(w, str) for w in got.warnings)
+
+
+def test_a_hostile_database_is_findings_never_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A checkpoint overwritten with garbage, a write that would run code if
+    unpickled, one nested past any limit: a verdict with a warning for each,
+    nothing run."""
+    import sqlite3
+
+    pytest.importorskip("langgraph.checkpoint.sqlite")
+    from tests.helpers.cli import run_cli
+    from tests.helpers.langgraph_db import make_database
+
+    db = tmp_path / "hostile.sqlite"
+    make_database(db, fork=False)
+    target = tmp_path / "ran"
+    with sqlite3.connect(db) as conn:
+        ids = [
+            r[0]
+            for r in conn.execute(
+                "SELECT checkpoint_id FROM checkpoints WHERE thread_id = 'agent' "
+                "ORDER BY checkpoint_id"
+            )
+        ]
+        conn.execute(
+            "UPDATE checkpoints SET checkpoint = ? WHERE checkpoint_id = ?",
+            (b"\xc1\xc1 not msgpack", ids[-2]),
+        )
+        conn.execute(
+            "UPDATE writes SET type = 'pickle', value = ? WHERE thread_id = 'agent' "
+            "AND channel = 'count' AND checkpoint_id = ?",
+            (pickle.dumps(_Runs(target)), ids[1]),
+        )
+        conn.execute(
+            "UPDATE writes SET value = ? WHERE thread_id = 'agent' AND channel = 'when'",
+            (b"\x91" * 100_000 + b"\xc0",),
+        )
+    code, out, err = run_cli(capsys, "check", str(db), "--thread", "agent")
+    assert code == 0, err
+    assert not target.exists()
+    assert "is never loaded" in out
+    assert "could not be decoded: nested deeper than can be read" in out
+    assert "could not be decoded: not valid msgpack" in out
+    assert "values could not be read: its step is not proved" in out

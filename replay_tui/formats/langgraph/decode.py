@@ -109,10 +109,11 @@ class _Reader:
             )
         except Undecodable:
             raise
-        except RecursionError:
-            raise Undecodable(f"nested more than {MAX_DEPTH} levels deep") from None
+        except (RecursionError, msgpack.StackError):
+            raise Undecodable(f"nested deeper than can be read ({MAX_DEPTH} levels)") from None
         except Exception as exc:  # msgpack's own errors: ValueError, ExtraData, ...
-            raise Undecodable(f"not valid msgpack ({type(exc).__name__}: {exc})") from None
+            said = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            raise Undecodable(f"not valid msgpack ({said})") from None
         finally:
             self.depth -= 1
         return self.plain(got, 0)
