@@ -79,10 +79,6 @@ def why_not_follow(paths: RunPaths) -> str | None:
             "a trace document is read once, complete: following is for the Collector's "
             "JSON lines (one export request a line)"
         )
-    if paths.format == LANGGRAPH and paths.url is not None:
-        return (
-            "following a PostgreSQL thread is not built yet: open it again to see new checkpoints"
-        )
     if paths.format == LANGGRAPH and paths.tip is not None:
         return "a fork is followed no more once it has a newer branch: follow the thread itself"
     if paths.format == LANGGRAPH:

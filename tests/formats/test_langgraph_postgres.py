@@ -140,3 +140,32 @@ def test_the_threads_list_reads_postgres(langgraph_postgres: Any) -> None:
     assert rows["agent-weather"].status == "done"
     assert [s.ns.split(":")[0] for s in rows["subgraph-research"].subgraphs] == ["research"]
     assert len(rows["fork-edits"].forks) == 2
+
+
+async def test_a_postgres_thread_followed_in_the_app(postgres_url: str) -> None:
+    """The app follows a PostgreSQL thread by polling it: a new turn written
+    while it is open appears, proved, and ends as a cold open."""
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    from replay_tui.ui.launch import make_app
+    from tests.helpers.langgraph_db import agent_graph
+    from tests.helpers.waiting import until
+
+    with PostgresSaver.from_conn_string(postgres_url) as saver:
+        saver.setup()
+        graph = agent_graph().compile(checkpointer=saver)
+        cfg: Any = {"configurable": {"thread_id": "live"}}
+        graph.invoke({"messages": [HumanMessage("hi", id="h0")], "count": 0}, cfg)
+        run = thread_run(postgres_url, "live")
+        app = make_app(run, follow=True)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await until(pilot, lambda: app.replay.valid > 0 and app.replay.error is None)
+            first = app.replay.valid
+            graph.invoke({"messages": [HumanMessage("again", id="h9")]}, cfg)
+            await until(pilot, lambda: app.replay.valid > first)
+            live = app.replay.state_at(app.replay.valid)
+            assert app.replay.error is None
+        app.replay.close()
+    error, state = _final(run)
+    assert error is None and state == live
