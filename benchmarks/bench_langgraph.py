@@ -18,6 +18,7 @@ once per workdir. Then, each command its own process (wall time, peak RSS):
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 
@@ -35,9 +36,10 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/replay-tui-bench-langgraph"))
     args = parser.parse_args()
-    from tests.fixtures.langgraph import make_langgraph  # the maker of the fixtures
-
     from replay_tui.formats.langgraph.thread import load_thread
+
+    # the maker of the fixtures (tests/fixtures/langgraph/make_langgraph.py)
+    make_langgraph = importlib.import_module("tests.fixtures.langgraph.make_langgraph")
 
     work = args.workdir
     work.mkdir(parents=True, exist_ok=True)
