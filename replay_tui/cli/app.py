@@ -4,7 +4,11 @@ imported only when it runs, so the other commands start without it."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from replay_tui.cli.args import seq_or_zero
 from replay_tui.cli.options import rules_options, skip_option
@@ -69,7 +73,40 @@ def app_arguments(parser: argparse.ArgumentParser) -> None:
 def cmd_open(args: argparse.Namespace) -> int:
     from replay_tui.ui.launch import open_app  # textual is imported only here
 
+    if args.run is not None and not args.against and not args.follow:
+        database = threads_to_pick(args.run)
+        if database is not None:
+            return pick_thread_and_open(database, open_app)
     return open_app(app_of(args))
+
+
+def threads_to_pick(run: str) -> Path | str | None:
+    """The LangGraph database ``run`` names when no thread is chosen and it
+    has more than one (or none): the threads picker opens on it."""
+    from replay_tui.formats.langgraph.source import database_threads
+
+    threads = database_threads(run)
+    if threads is None or len(threads) == 1:
+        return None
+    return run if run.startswith(("postgresql://", "postgres://")) else Path(run)
+
+
+def pick_thread_and_open(database: Path | str, open_app: Callable[[Any], int]) -> int:
+    """The threads list, a thread opened from it, and the list again when the
+    app quits (on the thread opened), until q in the list."""
+    from replay_tui.formats.langgraph.listing import thread_rows
+    from replay_tui.ui.screens.threads import ThreadsApp, app_for_thread
+
+    if not (sys.stdout.isatty() and sys.stdin.isatty()) and not os.environ.get("TEXTUAL_DRIVER"):
+        raise CannotRun("the app needs a terminal; for scripts use 'replay-tui check RUN'")
+    chosen: str | None = None
+    while True:
+        chosen = ThreadsApp(database, thread_rows(database), at=chosen).run()
+        if chosen is None:
+            return 0
+        code = open_app(app_for_thread(chosen))
+        if code != 0:
+            return code
 
 
 def app_of(args: argparse.Namespace) -> ReplayApp:

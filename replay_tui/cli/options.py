@@ -6,22 +6,33 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from replay_tui.cli.args import event_seq, seconds
 from replay_tui.core.errors import CannotRun
+from replay_tui.core.links import split_link
 from replay_tui.core.safe_text import escape_controls
+from replay_tui.formats.langgraph.store import thread_run
 from replay_tui.formats.run import FORMATS
 from replay_tui.reducers import DEFAULT, available
 from replay_tui.reducers.calling.guard import DEFAULT_TIMEOUT
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit 2 via CannotRun."""
+    """argparse, but a usage error is one line and exit 2 via CannotRun;
+    ``--thread`` / ``--ns`` are folded into the RUN arguments (:func:`with_thread`)."""
 
     def error(self, message: str) -> NoReturn:
         raise CannotRun(f"{message} (see '{self.prog} --help')")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, rest = super().parse_known_args(args, namespace)
+        with_thread(parsed)
+        return parsed, rest
 
 
 if TYPE_CHECKING:
@@ -75,6 +86,47 @@ def format_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def thread_option(parser: argparse.ArgumentParser) -> None:
+    """``--thread ID`` and ``--ns NS``: which thread of a LangGraph database."""
+    parser.add_argument(
+        "--thread",
+        metavar="ID",
+        help="a LangGraph checkpointer database's thread (RUN#thread=ID says the same; "
+        "default: its only thread; check: every thread)",
+    )
+    parser.add_argument(
+        "--ns",
+        metavar="NS",
+        help="the thread's checkpoint namespace (a subgraph's; default: the root graph)",
+    )
+
+
+def with_thread(args: argparse.Namespace) -> None:
+    """``--thread`` / ``--ns`` folded into each RUN argument (``RUN#thread=ID``,
+    before any ``@SEQ``), so every command and process that takes a RUN has it."""
+    thread, ns = getattr(args, "thread", None), getattr(args, "ns", None)
+    if (thread is None and ns is None) or getattr(args, "thread_folded", False):
+        return  # (a command's own parser folds them; the top parser sees them again)
+    args.thread_folded = True
+    if thread is None:
+        raise CannotRun("--ns needs --thread ID (which thread's namespace)")
+
+    def named(run: str | None) -> str | None:
+        if run is None:
+            return None
+        path, seq = split_link(run)
+        assert path is not None
+        joined = thread_run(path, thread, ns or "")
+        return joined if seq is None else f"{joined}@{seq}"
+
+    for attr in ("run", "a", "b"):
+        value = getattr(args, attr, None)
+        if isinstance(value, list):
+            setattr(args, attr, [named(v) for v in value])
+        elif isinstance(value, str):
+            setattr(args, attr, named(value))
+
+
 def prices_option(parser: argparse.ArgumentParser) -> None:
     """``--prices FILE``: the user's prices, before genai-prices' (read by
     :func:`replay_tui.cli.commands.main` before the command runs)."""
@@ -93,6 +145,7 @@ def rules_options(parser: argparse.ArgumentParser) -> None:
     reducer_option(parser)
     timeout_option(parser)
     format_option(parser)
+    thread_option(parser)
     prices_option(parser)
 
 

@@ -25,6 +25,8 @@ from replay_tui.core.words import plural
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import CHECK_CHECKPOINT_BUDGET, Replay
 from replay_tui.engine.report import build_report, human_summary
+from replay_tui.formats.langgraph.postgres import shown_run
+from replay_tui.formats.langgraph.source import database_threads
 from replay_tui.formats.run import EVENTS, EVENTS_GZ, JSONL, has_ledger, locate_run
 from replay_tui.formats.sessions import HEAD_BYTES, session_format_of_head
 from replay_tui.formats.sniff import describe, named_as_ledger
@@ -77,6 +79,14 @@ def gather_runs(args: list[str]) -> Gathered:
     got = Gathered()
     for arg in args:
         path = Path(arg)
+        threads = database_threads(arg)
+        if threads is not None:  # a LangGraph database: each of its threads
+            got.runs.extend(threads)
+            if not threads:
+                got.skipped.append(
+                    Skipped(arg, "a LangGraph checkpointer's database with 0 threads")
+                )
+            continue
         if not path.is_dir():
             target, seq = split_link(arg)
             if seq is not None and target is not None and _folder_of_runs(Path(target)):
@@ -264,10 +274,14 @@ class CheckResult:
     warnings: dict[str, int] = field(default_factory=dict)
 
     def one_line(self) -> str:
-        return self.summary if self.code != 2 else f"{self.run}: cannot check: {self.summary}"
+        return (
+            self.summary
+            if self.code != 2
+            else f"{shown_run(self.run)}: cannot check: {self.summary}"
+        )
 
     def json_line(self) -> bytes:
-        body: dict[str, Any] = {"run": self.run, "exit": self.code}
+        body: dict[str, Any] = {"run": shown_run(self.run), "exit": self.code}
         if self.report is not None:
             body["report"] = self.report
             body["warnings"] = self.warnings
@@ -357,9 +371,12 @@ def check_one(
         )
         judge(replay, at, path)
         report = prefix_report(build_report(replay, partial=partial), at)
-        first = summary_of(path, replay, report, None).splitlines()[0]
+        first = summary_of(shown_run(path), replay, report, None).splitlines()[0]
         if at is not None:
-            first = first.replace(f"{path}: ", f"{run}: ", 1) + f" (the prefix up to seq {at} only)"
+            first = (
+                first.replace(f"{shown_run(path)}: ", f"{shown_run(run)}: ", 1)
+                + f" (the prefix up to seq {at} only)"
+            )
         first += warnings_hint(replay.warning_codes)
         failing = failing_warnings(replay, fail_on)
         if failing and replay.error is None:
@@ -369,7 +386,7 @@ def check_one(
     except CannotRun as exc:
         return CheckResult(run, 2, None, str(exc))
     except OSError as exc:
-        return CheckResult(run, 2, None, f"{run}: {exc.strerror or exc}")
+        return CheckResult(run, 2, None, f"{shown_run(run)}: {exc.strerror or exc}")
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # one broken run must not stop the others

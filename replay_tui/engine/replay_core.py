@@ -30,6 +30,7 @@ from replay_tui.formats.budget import Budget, load_budget
 from replay_tui.formats.envelope import Event, LineError, SequenceChecker
 from replay_tui.formats.gemini.document import Document, DocumentLines, is_document
 from replay_tui.formats.gemini.lines import GeminiLines
+from replay_tui.formats.langgraph.source import LANGGRAPH, ThreadLedger
 from replay_tui.formats.ledger import ConvertedLedger, GzipLedger, Ledger
 from replay_tui.formats.otel.lines import (
     TraceLedger,
@@ -85,6 +86,10 @@ def why_not_follow(paths: RunPaths) -> str | None:
             "a Gemini CLI session document (.json) is read once, complete: following is for "
             "a session's JSON lines (.jsonl)"
         )
+    if paths.format == LANGGRAPH and paths.tip is not None:
+        return "a fork is followed no more once it has a newer branch: follow the thread itself"
+    if paths.format == LANGGRAPH:
+        return None
     if paths.format != JSONL and paths.format not in SESSION_FORMATS:
         return "a Temporal history is read once, complete: following is for a growing ledger"
     return None
@@ -104,6 +109,10 @@ def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
     if paths.format in SESSION_FORMATS:
         # the session file is the ledger: indexed in place, never converted
         return Ledger(paths.events, mapping=lines_for(paths.format, paths.events))
+    if paths.format == LANGGRAPH:
+        return ThreadLedger(
+            paths.url or paths.events, paths.thread, paths.ns, paths.tip, following=following
+        )
     if paths.format == OTEL:
         if collector_lines(paths.events) and (following or not one_line(paths.events)):
             return TraceLinesLedger(paths.events)

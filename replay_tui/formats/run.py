@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from replay_tui.core.errors import CannotRun
 from replay_tui.formats.gemini.records import why_not_gemini
+from replay_tui.formats.langgraph.postgres import redact
+from replay_tui.formats.langgraph.source import LANGGRAPH, locate_langgraph
+from replay_tui.formats.langgraph.store import thread_run
 from replay_tui.formats.otel.source import looks_like_trace
 from replay_tui.formats.sessions import (
     CLAUDE_CODE,
@@ -24,9 +27,9 @@ EVENTS_GZ = "events.jsonl.gz"
 JSONL = "jsonl"
 TEMPORAL = "temporal"
 OTEL = "otel"
-FORMATS = ("auto", JSONL, TEMPORAL, CLAUDE_CODE, CODEX, GEMINI, OTEL)
+FORMATS = ("auto", JSONL, TEMPORAL, CLAUDE_CODE, CODEX, GEMINI, OTEL, LANGGRAPH)
 #: Sources read whole and converted to events (not read in place).
-CONVERTED = (TEMPORAL, OTEL)
+CONVERTED = (TEMPORAL, OTEL, LANGGRAPH)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,11 +44,21 @@ class RunPaths:
     format: str = JSONL
     #: The ledger is gzip-compressed (``events.jsonl.gz``, or a ``.gz`` given).
     compressed: bool = False
+    #: A LangGraph database's thread (None: not chosen yet) and namespace.
+    thread: str | None = None
+    ns: str = ""
+    #: The checkpoint a fork's branch ends at (None: the thread's latest).
+    tip: str | None = None
+    #: A PostgreSQL database's URL (``events`` is its name, without the password).
+    url: str | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
         """What to call the run: its folder, or the file given (a history,
         a ledger not named ``events.jsonl``)."""
+        if self.thread is not None:
+            base = redact(self.url) if self.url else self.events.name
+            return thread_run(base, self.thread, self.ns, self.tip)
         if self.format != JSONL or self.events.name not in (EVENTS, EVENTS_GZ):
             return self.events.name
         return self.dir.resolve().name if self.dir.name in ("", ".", "..") else self.dir.name
@@ -56,7 +69,14 @@ def has_ledger(folder: Path) -> bool:
     return (folder / EVENTS).is_file() or (folder / EVENTS_GZ).is_file()
 
 
-def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto") -> RunPaths:
+def locate_run(
+    arg: str | Path,
+    *,
+    may_be_empty: bool = False,
+    fmt: str = "auto",
+    thread: str | None = None,
+    ns: str | None = None,
+) -> RunPaths:
     """Resolve a RUN argument; raises :class:`CannotRun` with a one-line reason.
 
     A file other than ``events.jsonl`` that starts like a Temporal history
@@ -71,7 +91,20 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
 
     With ``may_be_empty`` (following a run that has not started), a folder
     without ``events.jsonl`` yet, or that file's future path, is accepted.
+
+    A SQLite file with a LangGraph checkpointer's tables is that database
+    (``--format langgraph`` forces); ``thread`` and ``ns``, or
+    ``DB#thread=ID&ns=NS``, choose its thread (see :mod:`.langgraph.source`).
     """
+    database = locate_langgraph(str(arg), fmt, thread, ns)
+    if database is not None:
+        db, chosen, namespace, tip = database
+        if isinstance(db, str):  # a PostgreSQL URL: named without its password
+            where = Path(redact(db))
+            return RunPaths(
+                Path.cwd(), where, LANGGRAPH, thread=chosen, ns=namespace, tip=tip, url=db
+            )
+        return RunPaths(db.parent, db, LANGGRAPH, thread=chosen, ns=namespace, tip=tip)
     path = Path(arg)
     if may_be_empty:
         if path.is_dir() and not has_ledger(path):

@@ -65,6 +65,7 @@ RUN_SOURCES: tuple[tuple[str, str], ...] = (
         "an OpenTelemetry trace or Collector file",
         "OTLP/JSON, a Jaeger or Tempo export, or the Collector file exporter's JSON lines",
     ),
+    ("a LangGraph checkpointer database", "SqliteSaver's SQLite file, one thread a run"),
 )
 
 
@@ -78,8 +79,8 @@ def run_sources(*, detail: bool = False) -> str:
 
 #: Said after why a file is no run.
 RUN_IS = "a RUN is " + run_sources()
-#: Why a file that is not JSON is no run: every file a RUN can be is JSON.
-NOT_JSON = "not JSON, and every file a RUN can be is JSON"
+#: Why a file that is not JSON is no run: every file a RUN can be is JSON or SQLite.
+NOT_JSON = "not JSON, and every file a RUN can be is JSON or SQLite"
 #: Why an empty file is no run (except one followed before it is written).
 NO_RECORD = "no event, record or span in it"
 

@@ -45,6 +45,7 @@ _BUILTIN = {
     "codex": "replay_tui.reducers.codex:REDUCER",
     "gemini": "replay_tui.reducers.gemini:REDUCER",
     "otel_genai": "replay_tui.reducers.otel_genai:REDUCER",
+    "langgraph": "replay_tui.reducers.langgraph:REDUCER",
 }
 #: The rules a source that is not a ledger opens with.
 _FOR_FORMAT = {
@@ -53,6 +54,7 @@ _FOR_FORMAT = {
     "codex": "codex",
     "gemini": "gemini",
     "otel": "otel_genai",
+    "langgraph": "langgraph",
 }
 
 

@@ -36,10 +36,10 @@ from tests.helpers.cli import run_cli
 #: Said after why a file is no run: every source a RUN can be.
 RUN_IS = (
     "(a RUN is a run folder with events.jsonl, a ledger file, either gzip-compressed, a "
-    "Temporal history JSON, a Claude Code session, a Codex rollout, or an OpenTelemetry "
-    "trace or Collector file)"
+    "Temporal history JSON, a Claude Code session, a Codex rollout, an OpenTelemetry "
+    "trace or Collector file, or a LangGraph checkpointer database)"
 )
-NOT_JSON = "not JSON, and every file a RUN can be is JSON"
+NOT_JSON = "not JSON, and every file a RUN can be is JSON or SQLite"
 
 
 def one_line_exit_2(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -318,6 +318,7 @@ SOURCES = (
     "a Claude Code session",
     "a Codex rollout",
     "an OpenTelemetry trace or Collector file",
+    "a LangGraph checkpointer database",
 )
 
 

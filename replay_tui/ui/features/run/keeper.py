@@ -8,6 +8,7 @@ session's (:class:`~replay_tui.ui.features.run.controller.RunSession`): this onl
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from pathlib import Path
@@ -41,6 +42,10 @@ FIRST_SCREEN_WAIT = 0.5
 # always): each one lays the screen out again, and at 5 a second that was a
 # third of what the app added to validating.
 PROGRESS_SECONDS = 1.0
+
+
+#: How often a followed PostgreSQL thread is read again (seconds).
+POLL_SECONDS = 0.5
 
 
 class RunReader(Widget):
@@ -151,7 +156,13 @@ class RunReader(Widget):
 
     @work(exclusive=True, group="watch-run")
     async def watch_folder(self) -> None:
-        """Follow the run folder: inotify, no polling, so idle costs nothing."""
+        """Follow the run folder: inotify, no polling, so idle costs nothing
+        (a PostgreSQL database has no folder: it is polled)."""
+        if self.session.replay.paths.url is not None:
+            while self.session.following:
+                await asyncio.sleep(POLL_SECONDS)
+                self.read()
+            return
         async for changes in awatch(self.session.replay.paths.dir, debounce=40, step=5):
             read_on, verify = self.session.changed_files({Path(p) for _, p in changes})
             if not read_on:

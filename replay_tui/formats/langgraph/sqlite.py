@@ -1,0 +1,135 @@
+"""A ``SqliteSaver`` / ``AsyncSqliteSaver`` database, read and left as it was.
+
+SqliteSaver puts its database in WAL mode, and SQLite creates ``-wal`` and
+``-shm`` files beside a WAL database as soon as it is opened, even read
+only. So: when no ``-wal`` file exists (no writer has it open, nothing
+unmerged), the database is opened ``immutable=1``, which creates nothing
+and takes no lock; when one exists, a writer is at work (or crashed) and
+the database is opened ``mode=ro``, reading through its WAL as any reader
+does: readers in WAL mode never block the writer. Nothing is ever written.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from replay_tui.core.errors import CannotRun
+from replay_tui.formats.langgraph.store import CheckpointRow, ThreadInfo, WriteRow
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+_CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint", "metadata"}
+_WRITE_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "channel", "value"}
+
+
+def is_sqlite(path: Path) -> bool:
+    """The file starts with SQLite's header."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(16) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+@contextmanager
+def connect(path: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection that leaves the folder as it was (see module)."""
+    wal = path.with_name(path.name + "-wal")
+    uri = path.absolute().as_uri() + ("?mode=ro" if wal.exists() else "?immutable=1")
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=1.0, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise CannotRun(f"{path}: cannot open the SQLite database ({exc})") from None
+    try:
+        conn.execute("PRAGMA query_only = ON")
+        yield conn
+    except sqlite3.DatabaseError as exc:
+        raise CannotRun(f"{path}: not a readable SQLite database ({exc})") from None
+    finally:
+        conn.close()
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {str(row[1]) for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def why_not_checkpointer(path: Path) -> str | None:
+    """Why the SQLite file ``path`` is not a LangGraph checkpointer's database
+    (None: it is one)."""
+    try:
+        with connect(path) as conn:
+            checkpoints = _columns(conn, "checkpoints")
+            writes = _columns(conn, "writes")
+    except CannotRun as exc:
+        return str(exc).removeprefix(f"{path}: ")
+    if not checkpoints and not writes:
+        return "a SQLite database without a LangGraph checkpointer's tables (checkpoints, writes)"
+    missing = sorted(_CHECKPOINT_COLUMNS - checkpoints) + sorted(_WRITE_COLUMNS - writes)
+    if missing:
+        return (
+            "a SQLite database whose checkpoints/writes tables lack a LangGraph "
+            f"checkpointer's columns ({', '.join(missing)})"
+        )
+    return None
+
+
+def list_threads(path: Path) -> list[ThreadInfo]:
+    """The threads of the database, by the time of their latest checkpoint
+    (newest first)."""
+    with connect(path) as conn:
+        rows = conn.execute(
+            "SELECT thread_id, SUM(checkpoint_ns = ''), MAX(CASE WHEN checkpoint_ns = '' "
+            "THEN checkpoint_id END), COUNT(DISTINCT checkpoint_ns) FROM checkpoints "
+            "GROUP BY thread_id"
+        ).fetchall()
+    found = [ThreadInfo(str(t), int(n or 0), str(last or ""), int(ns)) for t, n, last, ns in rows]
+    found.sort(key=lambda t: (t.last_id, t.thread_id), reverse=True)
+    return found
+
+
+def namespaces(path: Path, thread: str) -> list[str]:
+    """The checkpoint namespaces of ``thread`` (``""``: the root graph)."""
+    with connect(path) as conn:
+        rows = conn.execute(
+            "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ? "
+            "ORDER BY checkpoint_ns",
+            (thread,),
+        ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def read_thread(path: Path, thread: str, ns: str) -> tuple[list[CheckpointRow], list[WriteRow]]:
+    """Every checkpoint and write of ``thread`` in namespace ``ns``, in one
+    read transaction (a consistent snapshot while a writer goes on)."""
+    with connect(path) as conn:
+        conn.execute("BEGIN")
+        has_path = "task_path" in _columns(conn, "writes")
+        has_type = "type" in _columns(conn, "checkpoints")
+        checkpoints = [
+            CheckpointRow(
+                str(r[0]), None if r[1] is None else str(r[1]), r[2], bytes(r[3] or b""), r[4]
+            )
+            for r in conn.execute(
+                "SELECT checkpoint_id, parent_checkpoint_id, "
+                + ("type" if has_type else "'msgpack'")
+                + ", checkpoint, metadata FROM checkpoints "
+                "WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id",
+                (thread, ns),
+            )
+        ]
+        writes = [
+            WriteRow(str(r[0]), str(r[1]), str(r[2] or ""), int(r[3]), str(r[4]), r[5], r[6])
+            for r in conn.execute(
+                "SELECT checkpoint_id, task_id, "
+                + ("task_path" if has_path else "''")
+                + ", idx, channel, type, value FROM writes "
+                "WHERE thread_id = ? AND checkpoint_ns = ?",
+                (thread, ns),
+            )
+        ]
+        conn.execute("COMMIT")
+    # the order LangGraph applies a superstep's writes in: task path, task, index
+    writes.sort(key=lambda w: (w.checkpoint_id, w.task_path, w.task_id, w.idx))
+    return checkpoints, writes
