@@ -36,8 +36,8 @@ from tests.helpers.cli import run_cli
 #: Said after why a file is no run: every source a RUN can be.
 RUN_IS = (
     "(a RUN is a run folder with events.jsonl, a ledger file, either gzip-compressed, a "
-    "Temporal history JSON, a Claude Code session, a Codex rollout, an OpenTelemetry "
-    "trace or Collector file, or a LangGraph checkpointer database)"
+    "Temporal history JSON, a Claude Code session, a Codex rollout, a Gemini CLI session, "
+    "an OpenTelemetry trace or Collector file, or a LangGraph checkpointer database)"
 )
 NOT_JSON = "not JSON, and every file a RUN can be is JSON or SQLite"
 
@@ -317,6 +317,7 @@ SOURCES = (
     "a Temporal history JSON",
     "a Claude Code session",
     "a Codex rollout",
+    "a Gemini CLI session",
     "an OpenTelemetry trace or Collector file",
     "a LangGraph checkpointer database",
 )
