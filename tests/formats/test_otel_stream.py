@@ -5,6 +5,7 @@ with any whitespace and escapes."""
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -63,17 +64,21 @@ def _attr(key: str, value: Any) -> dict[str, Any]:
     return {"key": key, "value": {"stringValue": value}}
 
 
+#: Few ids: the same span exported twice, children and logs of either copy.
+_FEW_IDS = st.sampled_from(["1", "2", "3"])
+
+
 @st.composite
-def documents(draw: st.DrawFn) -> bytes:
+def documents(draw: st.DrawFn, ids: st.SearchStrategy[str] = _ID, most: int = 6) -> bytes:
     """An OTLP document of a few spans and logs, written with random
     whitespace between tokens and escapes in strings."""
     spans, logs = [], []
-    for _ in range(draw(st.integers(0, 6))):
+    for _ in range(draw(st.integers(0, most))):
         start = draw(st.integers(0, 50))
         span: dict[str, Any] = {
             "traceId": draw(st.sampled_from(["a" * 32, "b" * 32])),
-            "spanId": draw(_ID).rjust(16, "0"),
-            "parentSpanId": draw(st.one_of(st.just(""), _ID.map(lambda s: s.rjust(16, "0")))),
+            "spanId": draw(ids).rjust(16, "0"),
+            "parentSpanId": draw(st.one_of(st.just(""), ids.map(lambda s: s.rjust(16, "0")))),
             "name": draw(_TEXT),
             "startTimeUnixNano": str(start),
             "endTimeUnixNano": str(start + draw(st.integers(-5, 30))),
@@ -88,7 +93,7 @@ def documents(draw: st.DrawFn) -> bytes:
         logs.append(
             {
                 "traceId": "a" * 32,
-                "spanId": draw(_ID).rjust(16, "0"),
+                "spanId": draw(st.one_of(st.just(""), ids)).rjust(16, "0"),
                 "timeUnixNano": str(draw(st.integers(0, 60))),
                 "body": {"stringValue": draw(_TEXT)},
             }
@@ -140,6 +145,21 @@ def test_generated_documents_read_the_same_streamed(raw: bytes, tmp_path: Path) 
     streamed, whole = _streamed(path), _whole(path)
     assert streamed == whole
     assert streamed[0] == hashlib.sha256(raw).hexdigest()
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(raw=documents(ids=_FEW_IDS, most=9))
+def test_copies_parents_and_logs_of_few_ids_read_the_same_streamed(
+    raw: bytes, tmp_path: Path
+) -> None:
+    """Spans of three ids: copies of one span, children and logs of a span
+    exported twice, each naming the first copy started before it (the
+    streamed reader works this out from the order, not as it writes)."""
+    path = tmp_path / "t.json"
+    path.write_bytes(raw)
+    assert _streamed(path) == _whole(path)
 
 
 @pytest.mark.parametrize(
@@ -203,3 +223,75 @@ def test_a_document_cut_short_after_indexing_is_an_error_not_a_crash(tmp_path: P
         f.truncate(10)
     with pytest.raises(CannotRun, match="changed while it was read"):
         b"".join(doc.envelope_lines())
+
+
+def _big_document(path: Path, spans: int, pad: int) -> int:
+    """A document of ``spans`` spans of about ``pad`` bytes each, written
+    as bytes (no parse of the whole): its size."""
+    with path.open("wb") as f:
+        f.write(b'{"resourceSpans": [{"scopeSpans": [{"spans": [\n')
+        for i in range(spans):
+            if i:
+                f.write(b",\n")
+            span = {
+                "traceId": f"{i // 10 + 1:08x}".rjust(32, "f"),
+                "spanId": f"{i + 1:016x}",
+                "parentSpanId": f"{i:016x}" if i % 10 else "",
+                "name": "call_llm",
+                "startTimeUnixNano": str(1_700_000_000_000_000_000 + i * 1000),
+                "endTimeUnixNano": str(1_700_000_000_000_000_000 + i * 1000 + 500),
+                "attributes": [_attr("gen_ai.prompt", "x" * pad)],
+            }
+            f.write(orjson.dumps(span))
+        f.write(b"\n]}]}]}\n")
+    return path.stat().st_size
+
+
+def test_the_index_keeps_a_few_integers_per_record(tmp_path: Path) -> None:
+    """Once ordered, a document's index holds integers in arrays: well
+    under 100 bytes a record (tuples and dicts of ids took about 300)."""
+    import tracemalloc
+
+    path = tmp_path / "t.json"
+    _big_document(path, 20_000, 10)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        doc = load_document(path)
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert isinstance(doc, Document) and len(doc) == 40_000
+    assert kept / len(doc) < 100, f"{kept / len(doc):.0f} bytes a record"
+    doc.close()
+
+
+#: The process's own peak (VmHWM: ru_maxrss would count the forked parent's).
+_PEAK = """
+import re, sys
+from pathlib import Path
+from replay_tui.formats.otel.stream import load_document
+if sys.argv[1] != "-":
+    doc = load_document(Path(sys.argv[1]))
+print(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux's peak RSS")
+def test_indexing_a_big_document_does_not_hold_its_pages(tmp_path: Path) -> None:
+    """The mapped file's pages are let go of behind each walk (and as it is
+    hashed): indexing a 48 MB document raises the process's peak resident
+    memory by a part of its size (16 MiB, was 61), not by all of it."""
+    import subprocess
+
+    path = tmp_path / "t.json"
+    size = _big_document(path, 12_000, 4000)
+
+    def peak(arg: str) -> int:
+        done = subprocess.run(
+            [sys.executable, "-c", _PEAK, arg], capture_output=True, check=True, text=True
+        )
+        return int(done.stdout) * 1024
+
+    grown = peak(str(path)) - peak("-")
+    assert grown < size / 2, f"{grown >> 20} MiB more for a {size >> 20} MiB document"

@@ -91,7 +91,7 @@ class TraceLedger(ConvertedLedger):
             source,
             trace.envelope_lines(),
             trace.sha256,
-            total=len(trace.records),
+            total=len(trace),
             cache_size=cache_size,
         )
         self.parse = _parse

@@ -294,6 +294,32 @@ def span_of(sp: dict[str, Any], resource: dict[str, Any], scope: str, copy: int)
     )
 
 
+def span_head(sp: dict[str, Any]) -> tuple[str, str, str, int, int, list[int], bool]:
+    """What ordering needs of a span, read as :func:`span_of` reads it, its
+    attributes left unread: trace, span and parent ids, start, end, its
+    events' times, and whether it is refused."""
+    times = _Times()
+    start, end = times(sp, "startTimeUnixNano"), times(sp, "endTimeUnixNano")
+    events = [times(e, "timeUnixNano") for e in dicts_of(sp.get("events"))]
+    return (
+        norm_id(sp.get("traceId")),
+        norm_id(sp.get("spanId")),
+        norm_id(sp.get("parentSpanId")),
+        start,
+        end,
+        events,
+        bool(times.refused),
+    )
+
+
+def log_head(lr: dict[str, Any]) -> tuple[str, str, int, bool]:
+    """What ordering needs of a log record, read as :func:`log_of` reads
+    it: trace and span ids, time, and whether it is refused."""
+    times = _Times()
+    time_ns = times(lr, "timeUnixNano") or times(lr, "observedTimeUnixNano")
+    return norm_id(lr.get("traceId")), norm_id(lr.get("spanId")), time_ns, bool(times.refused)
+
+
 class Loader:
     """Spans and log records of one trace file, in the normal form, in file order."""
 

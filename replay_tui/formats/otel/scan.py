@@ -42,6 +42,20 @@ class Malformed(ValueError):
 Buffer = bytes | mmap.mmap  # what re and slicing take
 
 
+#: How far a walk goes between letting go of the mapped pages behind it.
+_RELEASE_EVERY = 8 << 20
+
+
+def release(buf: Buffer, upto: int) -> None:
+    """Let go of the mapped pages before ``upto``: they count in the
+    process's resident memory once touched, and a walk goes forward (a page
+    read again is read again from the page cache, nothing is lost)."""
+    if isinstance(buf, mmap.mmap) and hasattr(buf, "madvise") and not buf.closed:
+        upto -= upto % mmap.PAGESIZE
+        if upto > 0:
+            buf.madvise(mmap.MADV_DONTNEED, 0, upto)
+
+
 def skip_ws(buf: Buffer, pos: int) -> int:
     match = _WS.match(buf, pos)
     return match.end() if match else pos
@@ -73,8 +87,12 @@ def _brackets_end(buf: Buffer, pos: int) -> int:
     stack = [_END_OF[buf[pos]]]
     pos += 1
     skip, size = _SKIP.match, len(buf)
+    released = pos
     while stack:
         pos = skip(buf, pos).end()  # type: ignore[union-attr]
+        if pos - released >= _RELEASE_EVERY:
+            release(buf, pos)
+            released = pos
         if pos >= size:
             raise Malformed("a bracket that does not close", pos)
         byte = buf[pos]
@@ -129,9 +147,13 @@ def items(buf: Buffer, pos: int) -> Iterator[tuple[int, int]]:
     pos = skip_ws(buf, pos + 1)
     if byte_at(buf, pos) == _END_OF[_ARRAY]:
         return
+    released = pos
     while True:
         end = value_end(buf, pos)
         yield pos, end
+        if end - released >= _RELEASE_EVERY:
+            release(buf, end)
+            released = end
         pos = skip_ws(buf, end)
         byte = byte_at(buf, pos)
         if byte == _COMMA:

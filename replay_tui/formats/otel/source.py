@@ -128,23 +128,19 @@ class Envelopes:
         for index in range(len(records)):
             record, records[index] = records[index], None  # type: ignore[call-overload]
             self.seq += 1
-            refused = _refused(record)
-            if refused:
-                said = {"code": "bad_envelope", "message": refused}
-                chunk.append(UNREADABLE + strict_json.dumps(said))
-            else:
-                chunk.append(strict_json.dumps(self._envelope(record, self.seq)))
+            chunk.append(self.line(record))
             if len(chunk) >= batch:
                 yield b"\n".join(chunk) + b"\n"
                 chunk = []
         if chunk:
             yield b"\n".join(chunk) + b"\n"
 
-    def _envelope(self, record: Record, seq: int) -> dict[str, Any]:
-        line: dict[str, Any] = {"seq": seq, "run_id": self.run_id, "kind": record.kind}
-        ts = _iso(record.time_ns)
-        if ts is not None:
-            line["ts"] = ts
+    def line(self, record: Record) -> bytes:
+        """``record`` as the line of seq ``self.seq`` (no newline)."""
+        refused = refused_words(record)
+        if refused:
+            return refused_line(refused)
+        seq = self.seq
         parent: int | None = None
         if record.span is not None:
             span = record.span
@@ -155,21 +151,41 @@ class Envelopes:
                 parent = (
                     self._first.get((span.trace_id, span.parent_id)) if span.parent_id else None
                 )
-                line["payload"] = _start_payload(span)
             else:
                 parent = self._started.get(own)
-                line["payload"] = _other_payload(record, span)
         else:
             assert record.log is not None
             log = record.log
             parent = self._first.get((log.trace_id, log.span_id)) if log.span_id else None
-            line["payload"] = _log_payload(log)
-        if parent is not None and parent < seq:
-            line["parent_seq"] = parent
-        return line
+        return envelope_line(record, seq, self.run_id, parent)
 
 
-def _refused(record: Record) -> str:
+def refused_line(words: str) -> bytes:
+    """The line of a record that cannot be replayed (see ``UNREADABLE``)."""
+    return UNREADABLE + strict_json.dumps({"code": "bad_envelope", "message": words})
+
+
+def envelope_line(record: Record, seq: int, run_id: str, parent: int | None) -> bytes:
+    """``record`` as the envelope line of ``seq`` (no newline); ``parent``:
+    the seq of the record it hangs under, named only if it came earlier."""
+    line: dict[str, Any] = {"seq": seq, "run_id": run_id, "kind": record.kind}
+    ts = _iso(record.time_ns)
+    if ts is not None:
+        line["ts"] = ts
+    if record.span is not None:
+        if record.kind == "span_start":
+            line["payload"] = _start_payload(record.span)
+        else:
+            line["payload"] = _other_payload(record, record.span)
+    else:
+        assert record.log is not None
+        line["payload"] = _log_payload(record.log)
+    if parent is not None and parent < seq:
+        line["parent_seq"] = parent
+    return strict_json.dumps(line)
+
+
+def refused_words(record: Record) -> str:
     """Why ``record`` cannot be replayed ("": it can)."""
     if record.span is not None and record.span.refused:
         return f"span {record.span.span_id or '(no id)'}: {record.span.refused}"
@@ -188,6 +204,9 @@ class Trace:
     sha256: str
     run_id: str
     shape: str
+
+    def __len__(self) -> int:
+        return len(self.records)
 
     def envelope_lines(self, batch: int = 2048) -> Iterator[bytes]:
         """Envelope lines, ``batch`` records at a time (see the module)."""

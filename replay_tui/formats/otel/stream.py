@@ -4,11 +4,15 @@ The file is mapped, not read: :mod:`~replay_tui.formats.otel.scan` finds the
 byte range of each span and log record (inside ``resourceSpans`` /
 ``batches`` -> ``scopeSpans`` -> ``spans``, and ``resourceLogs`` ->
 ``scopeLogs`` -> ``logRecords``), each is read with orjson on its own, and
-only what ordering needs is kept: per record its time, kind, depth, place
-in the file and the range of its span or log. When the events are written
-(in the order of :mod:`~replay_tui.formats.otel.source`), each record's
-bytes are read again. Memory grows with the number of records, not with
-their content: the toolong principle, offsets indexed, content re-read.
+only what ordering needs is kept, as integers in arrays: per record its
+time, kind and owner (the span or log record it is of); per owner the
+range of its bytes and the seq its ``parent_seq`` names. When the events
+are written (in the order of :mod:`~replay_tui.formats.otel.source`), each
+record's bytes are read again (``os.pread``; a span's kept for its next
+records, a bounded few). Memory grows by bytes per record, not with
+their content: offsets indexed, content re-read. The mapped pages are let
+go of behind each walk over the file, so they do not pile up in the
+process's resident memory either.
 
 The records, their order and their envelopes are exactly those of reading
 the document whole (:func:`~replay_tui.formats.otel.source.load_trace`,
@@ -21,6 +25,7 @@ import hashlib
 import mmap
 import os
 import stat
+import sys
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -39,12 +44,29 @@ from replay_tui.formats.otel.load import (
     Log,
     Span,
     key_values,
+    log_head,
     log_of,
     scope_name,
+    span_head,
     span_of,
 )
-from replay_tui.formats.otel.scan import Malformed, Skeleton, items, skip_ws, value_end
-from replay_tui.formats.otel.source import RANK, Envelopes, Record, depths, load_trace
+from replay_tui.formats.otel.scan import (
+    Malformed,
+    Skeleton,
+    items,
+    release,
+    skip_ws,
+    value_end,
+)
+from replay_tui.formats.otel.source import (
+    RANK,
+    Record,
+    depths,
+    envelope_line,
+    load_trace,
+    refused_line,
+    refused_words,
+)
 from replay_tui.formats.whole_file import MAX_DOCUMENT_BYTES
 
 _OBJECT = b"{"[0]
@@ -52,17 +74,35 @@ _KINDS = {rank: kind for kind, rank in RANK.items()}
 _SCOPE_SPANS = ("scopeSpans", "instrumentationLibrarySpans")  # the newer name first
 _SCOPE_LOGS = ("scopeLogs", "instrumentationLibraryLogs")
 _CACHED_SPANS = 1024  # spans kept read while their records are written
+_HASHED = 8 << 20  # bytes hashed at a time (the pages let go of behind)
+
+# A record's order key, (time, rank, depth, copy, sub), packed in one int
+# whose order is the tuple's: every field is non-negative and within its
+# bits (times 0..2**64-1, as OTLP's fixed64 and the clamping of refused
+# records keep them; a document of at most 2 GiB holds fewer than 2**30
+# records, spans or events of one span; depth is offset by 2**32).
+_SUB_BITS, _COPY_BITS, _DEPTH_BITS = 32, 32, 33
+_DEPTH_ZERO = 1 << 32
+
+
+def _pack(time: int, rank: int, depth: int, copy: int, sub: int) -> int:
+    key = ((time << 2 | rank) << _DEPTH_BITS) | (depth + _DEPTH_ZERO)
+    return (((key << _COPY_BITS) | copy) << _SUB_BITS) | sub
 
 
 @dataclass(slots=True)
 class _Head:
-    """What ordering needs of a span (see ``source.depths``)."""
+    """What ordering needs of a span (see ``source.depths``), until the
+    order is known."""
 
     trace_id: str
     span_id: str
     parent_id: str
     start_ns: int
+    end_ns: int  # its end record's time (never before the start)
     copy: int
+    events: list[int]  # its events' times ([] if refused)
+    refused: bool
 
     @property
     def key(self) -> tuple[str, str]:
@@ -70,7 +110,16 @@ class _Head:
 
 
 class Document:
-    """A trace document indexed (see the module); ``envelope_lines`` once."""
+    """A trace document indexed (see the module); ``envelope_lines`` once.
+
+    Once ordered, what is kept is a few integers per record and per span
+    or log record: no id, no dict. Per record, in order: its time, its
+    kind and event index, its owner (the span or log record it is of). Per
+    owner: the range of its bytes, its resource and scope (an index), and
+    the seq its ``parent_seq`` comes from (a span start's: its parent's
+    first start; a log's: its span's first start; -1: none), and per span
+    the seq of its own start (its events' and end's ``parent_seq``).
+    """
 
     def __init__(self, path: Path, buf: mmap.mmap, fd: int, sha256: str) -> None:
         self.path = path
@@ -83,26 +132,26 @@ class Document:
         # per span, then per log record (owner index): its range and context
         self._start, self._end, self._context = array("q"), array("q"), array("q")
         self._spans = 0
+        # until ordered: per span its head; per log record its ids and time
         self._heads: list[_Head] = []
-        self._events: list[tuple[int, int, int]] = []  # (owner, index, time)
-        self._span_ends: list[int] = []  # -1: refused
+        self._logs: list[tuple[str, str, int]] = []
         self._ends: dict[tuple[str, str], int] = {}
-        self._log_times: list[int] = []
-        self.records: list[tuple[int, int, int, int, int, int]] = []
+        # once ordered: per record, per owner, per span (see the class)
+        self._time, self._what, self._owner = array("Q"), array("Q"), array("q")
+        self._anchor, self._own_start = array("q"), array("q")
 
     def __len__(self) -> int:
-        return len(self.records)
+        return len(self._time)
 
     # -- the first reading: ranges and order keys ---------------------------
 
     def _read(self, start: int, end: int) -> Any:
         return strict_json.loads_written(self._buf[start:end])
 
-    def _owner(self, start: int, end: int, context: int) -> int:
+    def _owner_at(self, start: int, end: int, context: int) -> None:
         self._start.append(start)
         self._end.append(end)
         self._context.append(context)
-        return len(self._start) - 1
 
     def _objects(self, array_at: int | None) -> Iterator[tuple[int, int]]:
         """The object items of the array at ``array_at`` (others read, to be
@@ -117,9 +166,7 @@ class Document:
 
     def resource_spans(self, array_at: int | None) -> None:
         for rs_start, rs_end in self._objects(array_at):
-            rs = Skeleton(
-                self._buf, rs_start, rs_end, ("scopeSpans", "instrumentationLibrarySpans")
-            )
+            rs = Skeleton(self._buf, rs_start, rs_end, _SCOPE_SPANS)
             resource = rs.value.get("resource")
             attrs = key_values(resource.get("attributes")) if isinstance(resource, dict) else {}
             for ss_start, ss_end in self._objects(rs.chosen(*_SCOPE_SPANS)):
@@ -127,22 +174,20 @@ class Document:
                 self._contexts.append((attrs, scope_name(ss.value)))
                 context = len(self._contexts) - 1
                 for start, end in self._objects(ss.arrays.get("spans")):
-                    span = span_of(self._read(start, end), attrs, "", len(self._start) + 1)
-                    self._add_span(span, self._owner(start, end, context))
+                    self._add_span(span_head(self._read(start, end)))
+                    self._owner_at(start, end, context)
         self._spans = len(self._start)
 
-    def _add_span(self, span: Span, owner: int) -> None:
-        self._heads.append(
-            _Head(span.trace_id, span.span_id, span.parent_id, span.start_ns, span.copy)
-        )
-        if span.refused:
-            self._span_ends.append(-1)
+    def _add_span(self, head: tuple[str, str, str, int, int, list[int], bool]) -> None:
+        trace_id, span_id, parent_id, start, end, events, refused = head
+        trace_id = sys.intern(trace_id)  # one string for all the spans of a trace
+        copy = len(self._heads) + 1
+        if refused:
+            self._heads.append(_Head(trace_id, span_id, parent_id, start, start, copy, [], True))
             return
-        end = max(span.end_ns, span.start_ns)
-        self._ends.setdefault(span.key, end)
-        self._span_ends.append(end)
-        for index, event in enumerate(span.events, start=1):
-            self._events.append((owner, index, event.time_ns or end))
+        end = max(end, start)
+        self._ends.setdefault((trace_id, span_id), end)
+        self._heads.append(_Head(trace_id, span_id, parent_id, start, end, copy, events, False))
 
     def resource_logs(self, array_at: int | None) -> None:
         for rl_start, rl_end in self._objects(array_at):
@@ -154,58 +199,90 @@ class Document:
                 self._contexts.append((attrs, scope_name(sl.value)))
                 context = len(self._contexts) - 1
                 for start, end in self._objects(sl.arrays.get("logRecords")):
-                    log = log_of(self._read(start, end), attrs, "", len(self._start) + 1)
-                    self._owner(start, end, context)
-                    at = log.time_ns or self._ends.get((log.trace_id, log.span_id), 0)
-                    self._log_times.append(min(max(at, 0), MAX_TIME_NS) if log.refused else at)
+                    trace_id, span_id, time_ns, refused = log_head(self._read(start, end))
+                    self._owner_at(start, end, context)
+                    at = time_ns or self._ends.get((trace_id, span_id), 0)
+                    at = min(max(at, 0), MAX_TIME_NS) if refused else at
+                    self._logs.append((sys.intern(trace_id), "" if refused else span_id, at))
 
     def order(self) -> None:
-        """Every record's key, sorted (the order of ``source.ordered``)."""
-        depth = depths(self._heads)  # type: ignore[arg-type]
-        records = self.records
-        for owner, head in enumerate(self._heads):
+        """Every record's key, sorted (the order of ``source.ordered``),
+        then the seqs ``parent_seq`` is made of; the heads let go of."""
+        heads, spans = self._heads, self._spans
+        depth = depths(heads)  # type: ignore[arg-type]
+        keys: list[int] = []
+        for owner, head in enumerate(heads):
             d = depth.get(head.key, 0)
-            end = self._span_ends[owner]
-            copy = owner + 1
-            if end < 0:  # refused: one record, at its start's place
-                records.append((min(max(head.start_ns, 0), MAX_TIME_NS), 0, d, copy, 0, owner))
+            if head.refused:  # one record, at its start's place
+                at = min(max(head.start_ns, 0), MAX_TIME_NS)
+                keys.append(_pack(at, 0, d, owner + 1, 0))
                 continue
-            records.append((head.start_ns, 0, d, copy, 0, owner))
-            records.append((end, 3, -d, copy, 0, owner))
-        for owner, index, time in self._events:
-            records.append((time, 1, depth.get(self._heads[owner].key, 0), owner + 1, index, owner))
-        for offset, time in enumerate(self._log_times):
-            owner = self._spans + offset
-            records.append((time, 2, 0, owner + 1, 0, owner))
-        self._heads, self._events, self._span_ends, self._log_times = [], [], [], []
+            keys.append(_pack(head.start_ns, 0, d, owner + 1, 0))
+            keys.append(_pack(head.end_ns, 3, -d, owner + 1, 0))
+            for index, time in enumerate(head.events, start=1):
+                keys.append(_pack(time or head.end_ns, 1, d, owner + 1, index))
+        for offset, (_, _, time) in enumerate(self._logs):
+            keys.append(_pack(time, 2, 0, spans + offset + 1, 0))
+        del depth
         self._ends = {}
-        records.sort()
+        keys.sort()
         self._buf.close()
+        first: dict[tuple[str, str], int] = {}  # a span's first start (seq)
+        own_start = self._own_start = array("q", [-1]) * spans
+        sub_mask, copy_mask = (1 << _SUB_BITS) - 1, (1 << _COPY_BITS) - 1
+        shift = _SUB_BITS + _COPY_BITS + _DEPTH_BITS
+        for index in range(len(keys)):
+            key, keys[index] = keys[index], 0
+            sub, owner = key & sub_mask, ((key >> _SUB_BITS) & copy_mask) - 1
+            rank = (key >> shift) & 3
+            self._time.append(key >> (shift + 2))
+            self._what.append(sub << 2 | rank)
+            self._owner.append(owner)
+            if rank == 0 and owner < spans and not heads[owner].refused:
+                own_start[owner] = index + 1
+                first.setdefault(heads[owner].key, index + 1)
+        del keys
+        anchor = self._anchor
+        for head in heads:
+            up = first.get((head.trace_id, head.parent_id), -1) if head.parent_id else -1
+            anchor.append(up)
+        for trace_id, span_id, _ in self._logs:
+            anchor.append(first.get((trace_id, span_id), -1) if span_id else -1)
+        self._heads, self._logs = [], []
 
     # -- the second reading: each record's bytes again -------------------------
 
     def envelope_lines(self, batch: int = 2048) -> Iterator[bytes]:
         """Envelope lines, in order, ``batch`` records at a time."""
-        envelopes = Envelopes(self.run_id)
         spans: dict[int, Span] = {}
-        chunk: list[Record] = []
-        for time, rank, depth, copy, sub, owner in self.records:
-            kind = _KINDS[rank]
+        chunk: list[bytes] = []
+        times, whats, owners = self._time, self._what, self._owner
+        for index in range(len(times)):
+            seq, what, owner = index + 1, whats[index], owners[index]
+            kind = _KINDS[what & 3]
             if owner < self._spans:
                 span = spans.get(owner)
                 if span is None:
                     span = spans[owner] = self._span(owner)
                     if len(spans) > _CACHED_SPANS:
                         del spans[next(iter(spans))]
-                chunk.append(Record(time, kind, copy, sub, abs(depth), span=span))
+                record = Record(times[index], kind, owner + 1, what >> 2, 0, span=span)
+                parent = self._anchor[owner] if kind == "span_start" else self._own_start[owner]
             else:
-                chunk.append(Record(time, kind, copy, sub, 0, log=self._log(owner)))
+                record = Record(times[index], kind, owner + 1, 0, 0, log=self._log(owner))
+                parent = self._anchor[owner]
+            refused = refused_words(record)
+            if refused:
+                chunk.append(refused_line(refused))
+            else:
+                named = parent if parent > 0 else None
+                chunk.append(envelope_line(record, seq, self.run_id, named))
             if len(chunk) >= batch:
-                yield from envelopes.lines(chunk, batch)
+                yield b"\n".join(chunk) + b"\n"
                 chunk = []
         if chunk:
-            yield from envelopes.lines(chunk, batch)
-        self.records = []
+            yield b"\n".join(chunk) + b"\n"
+        self._time, self._what, self._owner = array("Q"), array("Q"), array("q")
         self.close()
 
     def close(self) -> None:
@@ -310,7 +387,7 @@ def _indexed(path: Path, buf: mmap.mmap, fd: int, root_at: int) -> Document | No
         shape = TEMPO
     if shape is None:
         return None
-    document = Document(path, buf, fd, hashlib.sha256(_view(buf)).hexdigest())
+    document = Document(path, buf, fd, _sha256(buf))
     document.shape = shape
     if shape == OTLP:
         document.resource_spans(root.arrays.get("resourceSpans"))
@@ -321,5 +398,11 @@ def _indexed(path: Path, buf: mmap.mmap, fd: int, root_at: int) -> Document | No
     return document
 
 
-def _view(buf: mmap.mmap) -> memoryview:
-    return memoryview(buf)
+def _sha256(buf: mmap.mmap) -> str:
+    """The digest of the mapped bytes, their pages let go of as they are hashed."""
+    digest = hashlib.sha256()
+    with memoryview(buf) as view:
+        for at in range(0, len(view), _HASHED):
+            digest.update(view[at : at + _HASHED])
+            release(buf, at + _HASHED)
+    return digest.hexdigest()
