@@ -88,8 +88,9 @@ class CallIndex:
         #: Per call, where calls nest: its first line's ts (seconds; NaN: none).
         self.start = array("d")
         #: Calls noted whole: the app's thread reads the index while the
-        #: forward pass notes lines, and a call is counted only once every
-        #: per-call array has its entry (never an index past one's end).
+        #: forward pass notes lines, and a call is counted (and its first
+        #: line made a row) only once every per-call and per-line array has
+        #: its entry (never an index past one's end).
         self._calls = 0
 
     def __len__(self) -> int:
@@ -112,15 +113,14 @@ class CallIndex:
             self._alone(index)
             return
         number = self._numbers.get(key)
+        new = number is None
         if number is None:
             number = self._numbers[key] = len(self.first)
             self.keys.append(key)
             self.first.append(index)
             self.last.append(index)
             self.count.append(1)
-            self.rows.append(index)
             self._note_parent(number, index, event)
-            self._calls = number + 1
         else:
             last = self.last
             self._next[last[number]] = index
@@ -130,6 +130,9 @@ class CallIndex:
                 self._place_by_name(number, event)  # a span's start after its logs
         calls.append(number)
         self._next.append(NO_CALL)
+        if new:  # counted, and a row, once every entry of line and call is there
+            self.rows.append(index)
+            self._calls = number + 1
         if self._failed is not None and self._failed(event):
             self.failed.append(index)
 

@@ -63,7 +63,10 @@ then the Claude Code and Codex entries when their state gained ``cost``
 (what the calls cost, priced by ``reducers/pricing/``): ``state_sha256``,
 ``rules_sha256`` and ``rules_files`` changed and a ``prices`` field (the
 price database and the user's file) was added, no verdict, seq or exit moved;
-every other entry byte for byte the same.
+then those entries' ``rules_sha256`` and ``rules_files`` alone, when the
+pricing package priced models with audio or image rates by its quick path
+too and wrote a fraction of a cent with two significant digits (no state,
+verdict or cost moved); every other entry byte for byte the same.
 Regenerate them, from the repo root, only on purpose (a deliberate change of
 output):
 

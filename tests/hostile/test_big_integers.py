@@ -154,7 +154,13 @@ def test_an_int_value_past_64_bits_is_kept_exactly(
     assert code == 0 and "verified" in out, (out, err)
     code, out, err = run_cli(capsys, "state", str(trace), "--at", "10")
     assert code == 0, err
-    assert f"[{BIG_TEXT},8]" in out  # the span's usage: input and output tokens
+    code, small, err = run_cli(
+        capsys, "state", str(_trace(tmp_path, "small", _tokens(0))), "--at", "10"
+    )
+    assert code == 0, err
+    # the trace's input tokens, the span's 2**70 among them, to the last digit
+    rest = int(re.search(r'"tokens":\{[^}]*"input":(\d+)', small).group(1))  # type: ignore[union-attr]
+    assert f'"input":{BIG + rest},' in out
 
 
 # -- a Claude Code session ----------------------------------------------------------

@@ -280,3 +280,20 @@ def test_our_arithmetic_of_token_rates_is_the_databases(
         cache_write_1h_tokens=tokens.cache_write_1h,
     )
     assert quick == info.calc_price(usage, provider, genai_request_timestamp=when).total_price
+
+
+@pytest.mark.parametrize(
+    ("usd", "said"),
+    [
+        (0, "$0.0000"),
+        (0.000034, "$0.000034"),
+        (0.0000999, "$0.00010"),
+        (0.01234, "$0.0123"),
+        (1234.5, "$1,234.50"),
+    ],
+)
+def test_a_call_that_cost_little_never_reads_as_free(usd: float, said: str) -> None:
+    """Dollars as people read them: cents over a dollar, four decimals under
+    it, and two significant digits under a hundredth of a cent (a trace of
+    small calls said $0.0000, as if free)."""
+    assert pricing.money(usd) == said

@@ -89,7 +89,29 @@ class Rate:
 #: The rates :func:`_linear` knows; with any other (a fee per request, per
 #: character), the database's own calculation prices the call.
 _TOKEN_RATES = ("input", "output", "cache_read", "cache_write", "cache_write_1h")
-_COUNT_ONLY = frozenset({"web_searches_kcount", "storage_searches_kcount"})
+#: Rates of what a call's tokens as we count them never hold (searches, audio,
+#: images, video, documents, reasoning or citations priced apart): with those
+#: counts at nought the database's calculation adds nothing for them either.
+_COUNT_ONLY = frozenset(
+    {
+        "web_searches_kcount",
+        "storage_searches_kcount",
+        "input_audio_mtok",
+        "cache_audio_read_mtok",
+        "output_audio_mtok",
+        "audio_hours",
+        "input_audio_hours",
+        "input_image_mtok",
+        "cache_image_read_mtok",
+        "output_image_mtok",
+        "input_video_mtok",
+        "output_video_mtok",
+        "input_document_kpages",
+        "input_annotated_document_kpages",
+        "output_reasoning_mtok",
+        "output_citation_mtok",
+    }
+)
 _KNOWN_RATES = frozenset({f"{k}_mtok" for k in _TOKEN_RATES} | _COUNT_ONLY)
 
 

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -126,9 +127,16 @@ def set_message(
 
 
 def money(value: float) -> str:
-    """``$1,234.56``, ``$0.0123``: dollars as people read them (cents, or
-    four decimals under a dollar)."""
-    return f"${value:,.2f}" if abs(value) >= 1 else f"${value:.4f}"
+    """``$1,234.56``, ``$0.0123``, ``$0.000034``: dollars as people read
+    them (cents, four decimals under a dollar, and under a hundredth of a
+    cent two significant digits: a call that cost little never reads $0.0000)."""
+    if abs(value) >= 1:
+        return f"${value:,.2f}"
+    if value == 0 or abs(value) >= 0.0001:
+        return f"${value:.4f}"
+    rounded = float(f"{value:.2g}")  # 0.0000999 is 0.00010
+    digits = 1 - math.floor(math.log10(abs(rounded)))
+    return f"${rounded:.{digits}f}"
 
 
 def cost_words(before: dict[str, Any], after: dict[str, Any]) -> str:
