@@ -14,9 +14,10 @@ from replay_tui.core.errors import CannotRun
 MAX_DOCUMENT_BYTES = 2 << 30
 
 
-def read_whole(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
-    """``path``'s bytes; :class:`CannotRun` if it is not a regular file,
-    is over ``limit``, or cannot be read (never blocks on a FIFO)."""
+def open_document(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> tuple[int, int]:
+    """A descriptor of ``path`` open for reading, and its size; the caller
+    closes it. :class:`CannotRun` if it is not a regular file, is over
+    ``limit``, or cannot be opened (never blocks on a FIFO)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
@@ -28,6 +29,20 @@ def read_whole(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
             raise CannotRun(f"{path}: not a regular file")
         if st.st_size > limit:
             raise CannotRun(f"{path}: over {limit >> 30} GiB, more than this reader takes")
+    except OSError as exc:
+        os.close(fd)
+        raise CannotRun(f"{path}: {exc.strerror or exc}") from None
+    except CannotRun:
+        os.close(fd)
+        raise
+    return fd, st.st_size
+
+
+def read_whole(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
+    """``path``'s bytes; :class:`CannotRun` as :func:`open_document` says,
+    or if it cannot be read."""
+    fd, _ = open_document(path, limit)
+    try:
         chunks = []
         while chunk := os.read(fd, 1 << 24):
             chunks.append(chunk)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import mmap
 import os
-import stat
 import sys
 from array import array
 from collections.abc import Iterator
@@ -67,7 +66,7 @@ from replay_tui.formats.otel.source import (
     refused_line,
     refused_words,
 )
-from replay_tui.formats.whole_file import MAX_DOCUMENT_BYTES
+from replay_tui.formats.whole_file import open_document
 
 _OBJECT = b"{"[0]
 _KINDS = {rank: kind for kind, rank in RANK.items()}
@@ -317,20 +316,9 @@ class Document:
 def _mapped(path: Path) -> tuple[mmap.mmap, int] | None:
     """``path`` mapped, and a descriptor of it to read it again (None:
     empty); :class:`CannotRun` as ``read_whole`` says."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd, size = open_document(path)
     try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise CannotRun(f"{path}: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise CannotRun(f"{path}: not a regular file")
-        if st.st_size > MAX_DOCUMENT_BYTES:
-            raise CannotRun(
-                f"{path}: over {MAX_DOCUMENT_BYTES >> 30} GiB, more than this reader takes"
-            )
-        if st.st_size == 0:
+        if size == 0:
             return None
         return mmap.mmap(fd, 0, access=mmap.ACCESS_READ), os.dup(fd)
     except OSError as exc:
