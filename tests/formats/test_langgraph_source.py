@@ -155,6 +155,54 @@ def test_a_changed_value_fails_at_its_checkpoint(
     assert msgpack  # the database is msgpack: a byte edit keeps it decodable
 
 
+def _store_without_ids(db: Path, thread: str, change: dict[str, Any] | None = None) -> None:
+    """Store the tool's message writes with no id, as LangGraph does when its
+    writer thread serializes them before add_messages gives them one (it
+    assigns ids in place, while put_writes runs on another thread); ``change``
+    also edits the message."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    serde = JsonPlusSerializer()
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT rowid, type, value FROM writes WHERE thread_id = ? AND channel = 'messages'",
+            (thread,),
+        ).fetchall()
+        changed = 0
+        for rowid, kind, blob in rows:
+            messages = serde.loads_typed((kind, blob))
+            if messages[0].type != "tool":
+                continue
+            for m in messages:
+                m.id = None
+                for key, value in (change or {}).items():
+                    setattr(m, key, value)
+            conn.execute(
+                "UPDATE writes SET type = ?, value = ? WHERE rowid = ?",
+                (*serde.dumps_typed(messages), rowid),
+            )
+            changed += 1
+        assert changed >= 2
+
+
+def test_a_message_stored_before_it_had_an_id_is_explained(
+    made: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = _copy(made[0], tmp_path)
+    _store_without_ids(db, "agent")
+    code, out, err = run_cli(capsys, "check", f"{db}#thread=agent", "--json")
+    assert code == 0, out + err
+    state = _state(capsys, f"{db}#thread=agent")
+    assert state["values"] == as_json(made[1]["agent"])  # the ids the checkpoints hold
+    # the id is the only thing a missing id leaves open
+    db = _copy(made[0], tmp_path / "..")
+    _store_without_ids(db, "agent", {"content": "another result"})
+    code, out, _ = run_cli(capsys, "check", f"{db}#thread=agent", "--json")
+    report = orjson.loads(out)
+    assert code == 1 and report["error"]["code"] == "divergence"
+    assert ".content" in report["error"]["message"]
+
+
 def test_a_database_with_no_thread(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from langgraph.checkpoint.sqlite import SqliteSaver
 

@@ -44,6 +44,7 @@ from replay_tui.reducers.langgraph.channels import (
     explains,
     first_difference,
     is_internal,
+    unmarked,
 )
 from replay_tui.state.persistent import thaw
 
@@ -351,7 +352,7 @@ class LangGraphRules:
             )
         state["delta"][channel] = folded
         name = next(iter(folded))
-        values[channel] = folded[name]
+        values[channel] = unmarked(folded[name])
         said = f"{name}, a DeltaChannel rebuilt from its writes"
         state["reducers"][channel] = (
             said if len(folded) == 1 else f"{said} (or {len(folded) - 1} other)"
