@@ -128,3 +128,26 @@ def test_the_view_of_a_line_not_indexed_yet_never_raises(tmp_path: Path) -> None
     replay.verify()
     assert RunView(replay).line_view(0).mode == "step"
     replay.close()
+
+
+async def test_new_compare_lines_are_drawn_even_in_a_freed_lists_place() -> None:
+    """B's lines are a new list each time B moves on ("being replayed", then its
+    state). A list freed once drawn often gets its successor's address: the pane
+    must draw the new one, not take it for the one it shows (in compare mode the
+    pane said "B is being replayed…" for good, now and then)."""
+    from rich.text import Text
+
+    from tests.conftest import SAMPLES
+
+    app = make_app(SAMPLES / "refund-180")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        pane = app.query_one(StatePane)
+        view = app.main.line_view
+        lines: list[Text] = []
+        for i in range(40):
+            said = Text(f"B says {i}")
+            del lines  # the list drawn last is freed: the next one may take its place
+            lines = [said]
+            pane.show(view, full=False, reveal=False, expand=False, compare=lines)
+            assert f"B says {i}" in pane.render_text()

@@ -78,7 +78,7 @@ class StatePane(ScrollView, can_focus=True):
         #: Containers the person opened or closed, kept while stepping.
         self.opened: set[Path] = set()
         self.closed: set[Path] = set()
-        self._shown: tuple[Any, ...] | None = None  # what the text was made from
+        self._shown: tuple[Any, ...] | None = None  # what the text was made from (held)
         self._tree_key: Any = None
         #: The state path of a line above the tree (a change line), by line.
         self._line_paths: dict[int, Path] = {}
@@ -96,8 +96,16 @@ class StatePane(ScrollView, can_focus=True):
         pending_note: str = "",
         compare: list[Text] | None = None,
     ) -> None:
-        key = (id(view), full, reveal, expand, pending_note, id(compare))
-        if key == self._shown:
+        # the view and B's lines are held, not their id(): a freed list's id is reused, and
+        # B's lines made once B is replayed were taken for those that said it was not yet
+        key = (view, full, reveal, expand, pending_note, compare)
+        shown = self._shown
+        if (
+            shown is not None
+            and shown[0] is view
+            and shown[5] is compare
+            and shown[1:5] == key[1:5]
+        ):
             return
         same_tree = (
             self._tree is not None and self._shown is not None and (self._shown[1:4] == key[1:4])
