@@ -68,10 +68,54 @@ def format_option(parser: argparse.ArgumentParser) -> None:
         help="what RUN is: a run folder / events.jsonl, a Temporal history export "
         "(temporal workflow show --output json), a Claude Code transcript or a Codex "
         "rollout (read in place, the file is the ledger), an OpenTelemetry trace (OTLP/JSON, "
-        "the Collector's JSON lines, a Jaeger or Tempo export); default auto: a file that "
+        "the Collector's JSON lines, a Jaeger or Tempo export), an Inspect AI log (.eval "
+        "or .json: a sample of it, see --sample); default auto: a file that "
         'starts like {"events": [ is a Temporal history, like {"resourceSpans": a trace, a '
         "file whose first records are Claude Code's or Codex's is that session",
     )
+
+
+def sample_option(parser: argparse.ArgumentParser) -> None:
+    """``--sample ID[:EPOCH]``: which sample of an Inspect log is the run."""
+    parser.add_argument(
+        "--sample",
+        metavar="ID[:EPOCH]",
+        help="an Inspect AI log's sample to open as the run (epoch 1 unless given); "
+        "also written RUN#ID:EPOCH",
+    )
+
+
+#: The arguments that name runs, in the commands that take them.
+_RUN_ARGS = ("run", "a", "b", "against")
+
+
+def name_samples(args: argparse.Namespace) -> None:
+    """``--sample ID[:EPOCH]`` put into each run the command names
+    (``LOG#ID:EPOCH``, kept before any ``@SEQ``) that names none of its own;
+    :class:`CannotRun` if a run is no Inspect log."""
+    sample = getattr(args, "sample", None)
+    if sample is None:
+        return
+    fmt = getattr(args, "format", "auto")
+    for name in _RUN_ARGS:
+        value = getattr(args, name, None)
+        if isinstance(value, str):
+            setattr(args, name, _with_sample(value, sample, fmt))
+        elif isinstance(value, list):
+            setattr(args, name, [_with_sample(v, sample, fmt) for v in value])
+
+
+def _with_sample(run: str, sample: str, fmt: str) -> str:
+    from replay_tui.core.links import split_link
+    from replay_tui.formats.inspect import looks_like_log
+
+    path, seq = split_link(run)
+    assert path is not None
+    if "#" in path and not Path(path).exists():
+        return run  # names its own sample (LOG#ID:EPOCH): that one
+    if not Path(path).is_file() or not (fmt == "inspect" or looks_like_log(Path(path))):
+        raise CannotRun(f"{path}: --sample names a sample of an Inspect log, and this is none")
+    return f"{path}#{sample}" + ("" if seq is None else f"@{seq}")
 
 
 def prices_option(parser: argparse.ArgumentParser) -> None:
@@ -88,10 +132,12 @@ def prices_option(parser: argparse.ArgumentParser) -> None:
 
 
 def rules_options(parser: argparse.ArgumentParser) -> None:
-    """``--reducer``, ``--rules-timeout``, ``--format`` and ``--prices``, in that order."""
+    """``--reducer``, ``--rules-timeout``, ``--format``, ``--sample`` and
+    ``--prices``, in that order."""
     reducer_option(parser)
     timeout_option(parser)
     format_option(parser)
+    sample_option(parser)
     prices_option(parser)
 
 

@@ -28,6 +28,7 @@ from replay_tui.engine.clock import EventClock
 from replay_tui.formats import temporal
 from replay_tui.formats.budget import Budget, load_budget
 from replay_tui.formats.envelope import Event, LineError, SequenceChecker
+from replay_tui.formats.inspect import open_sample
 from replay_tui.formats.ledger import ConvertedLedger, GzipLedger, Ledger
 from replay_tui.formats.otel.lines import (
     TraceLedger,
@@ -36,7 +37,7 @@ from replay_tui.formats.otel.lines import (
     one_line,
 )
 from replay_tui.formats.receipts import ReceiptStore
-from replay_tui.formats.run import JSONL, OTEL, RunPaths
+from replay_tui.formats.run import INSPECT, JSONL, OTEL, RunPaths
 from replay_tui.formats.sessions import SESSION_FORMATS, lines_for
 from replay_tui.reducers import LoadedReducer
 from replay_tui.reducers.base import FAILED_CALL, Context, State, call_facts
@@ -78,6 +79,8 @@ def why_not_follow(paths: RunPaths) -> str | None:
             "a trace document is read once, complete: following is for the Collector's "
             "JSON lines (one export request a line)"
         )
+    if paths.format == INSPECT:
+        return "an Inspect log is read once, complete: following is for a growing ledger"
     if paths.format != JSONL and paths.format not in SESSION_FORMATS:
         return "a Temporal history is read once, complete: following is for a growing ledger"
     return None
@@ -99,6 +102,9 @@ def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
         if collector_lines(paths.events) and (following or not one_line(paths.events)):
             return TraceLinesLedger(paths.events)
         return TraceLedger(paths.events)
+    if paths.format == INSPECT:
+        sample = open_sample(paths.events, paths.sample)
+        return ConvertedLedger(paths.events, sample.lines, sample.sha256, total=sample.events)
     history = temporal.load_history(paths.events)
     return ConvertedLedger(
         paths.events, history.envelope_lines(), history.sha256, total=len(history.events)

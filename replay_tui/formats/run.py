@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replay_tui.core.errors import CannotRun
+from replay_tui.formats.inspect.log import looks_like_log
 from replay_tui.formats.otel.source import looks_like_trace
 from replay_tui.formats.sessions import CLAUDE_CODE, CODEX, SESSION_FORMATS, session_format_of
 from replay_tui.formats.sniff import RUN_IS, named_as_ledger, not_a_run
@@ -16,9 +17,12 @@ EVENTS_GZ = "events.jsonl.gz"
 JSONL = "jsonl"
 TEMPORAL = "temporal"
 OTEL = "otel"
-FORMATS = ("auto", JSONL, TEMPORAL, CLAUDE_CODE, CODEX, OTEL)
+INSPECT = "inspect"
+FORMATS = ("auto", JSONL, TEMPORAL, CLAUDE_CODE, CODEX, OTEL, INSPECT)
 #: Sources read whole and converted to events (not read in place).
-CONVERTED = (TEMPORAL, OTEL)
+CONVERTED = (TEMPORAL, OTEL, INSPECT)
+#: Between an Inspect log and the sample it names in a RUN: ``LOG#ID:EPOCH``.
+SAMPLE_MARK = "#"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,11 +37,16 @@ class RunPaths:
     format: str = JSONL
     #: The ledger is gzip-compressed (``events.jsonl.gz``, or a ``.gz`` given).
     compressed: bool = False
+    #: The sample of an Inspect log (``ID:EPOCH``), or None (the whole log).
+    sample: str | None = None
 
     @property
     def name(self) -> str:
         """What to call the run: its folder, or the file given (a history,
-        a ledger not named ``events.jsonl``)."""
+        a ledger not named ``events.jsonl``; an Inspect log's sample as
+        ``LOG#ID:EPOCH``)."""
+        if self.sample is not None:
+            return f"{self.events.name}{SAMPLE_MARK}{self.sample}"
         if self.format != JSONL or self.events.name not in (EVENTS, EVENTS_GZ):
             return self.events.name
         return self.dir.resolve().name if self.dir.name in ("", ".", "..") else self.dir.name
@@ -54,8 +63,11 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
     A file other than ``events.jsonl`` that starts like a Temporal history
     export (``{"events": [``) is read as one; a file whose first records look
     like a Claude Code transcript or a Codex rollout, whatever its name, as
-    that session (``fmt`` forces ``jsonl``, ``temporal``, ``claude-code`` or
-    ``codex``). A file not named as a ledger (``*.jsonl``, ``*.jsonl.gz``:
+    that session; an Inspect AI log (an ``.eval`` zip, or a JSON document
+    ``{"version": N, "status": ..., "eval": ...}``) as one, its sample named
+    ``LOG#ID:EPOCH`` (``RunPaths.sample``; None: the whole log). ``fmt``
+    forces ``jsonl``, ``temporal``, ``claude-code``, ``codex``, ``otel`` or
+    ``inspect``. A file not named as a ledger (``*.jsonl``, ``*.jsonl.gz``:
     see :func:`~replay_tui.formats.sniff.named_as_ledger`) that is plainly something
     else (Markdown, HTML, a JSON document, a report, binary data, nothing) is
     refused in one line saying what it looks like; one that may be a ledger,
@@ -65,6 +77,11 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
     without ``events.jsonl`` yet, or that file's future path, is accepted.
     """
     path = Path(arg)
+    if not path.exists() and SAMPLE_MARK in str(arg):
+        log, _, sample = str(arg).rpartition(SAMPLE_MARK)
+        named = log and sample and Path(log).is_file() and fmt in ("auto", INSPECT)
+        if named and (fmt == INSPECT or looks_like_log(Path(log))):
+            return RunPaths(Path(log).parent, Path(log), INSPECT, sample=sample)
     if may_be_empty:
         if path.is_dir() and not has_ledger(path):
             return RunPaths(path, path / EVENTS)
@@ -80,6 +97,8 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
         raise CannotRun(f"{arg}: --format temporal takes a history file, not a folder")
     if path.is_dir() and fmt == OTEL:
         raise CannotRun(f"{arg}: --format otel takes a trace file, not a folder")
+    if path.is_dir() and fmt == INSPECT:
+        raise CannotRun(f"{arg}: --format inspect takes an Inspect log file, not a folder")
     if path.is_dir() and fmt in SESSION_FORMATS:
         raise CannotRun(f"{arg}: --format {fmt} takes a session file, not a folder")
     if path.is_dir():
@@ -96,6 +115,8 @@ def locate_run(arg: str | Path, *, may_be_empty: bool = False, fmt: str = "auto"
             if path.name.lower().endswith(".gz"):
                 raise CannotRun(f"{arg}: a compressed session is not read: gunzip it first")
             return RunPaths(path.parent, path, fmt)
+        if fmt == INSPECT or (fmt == "auto" and not named_as_ledger(path) and looks_like_log(path)):
+            return RunPaths(path.parent, path, INSPECT)
         if fmt == "auto" and not path.name.lower().endswith(".gz"):
             found = session_format_of(path)
             if found is not None:

@@ -64,6 +64,7 @@ RUN_SOURCES: tuple[tuple[str, str], ...] = (
         "an OpenTelemetry trace or Collector file",
         "OTLP/JSON, a Jaeger or Tempo export, or the Collector file exporter's JSON lines",
     ),
+    ("an Inspect AI eval log", ".eval or .json: each sample a run, named with --sample ID[:EPOCH]"),
 )
 
 

@@ -13,7 +13,7 @@ Without ``--reducer``, :func:`rules_for_run` picks the rules by the first
 event's kind: ``agent_run`` if it knows that kind, else the one known reducer
 that does (``refund`` for a run that starts with ``requested``); a Temporal history
 gets ``temporal``, a Claude Code session ``claude_code``, a Codex rollout ``codex``
-and an OpenTelemetry GenAI trace ``otel_genai``.
+an OpenTelemetry GenAI trace ``otel_genai`` and an Inspect AI sample ``inspect_ai``.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ _BUILTIN = {
     "claude_code": "replay_tui.reducers.claude_code:REDUCER",
     "codex": "replay_tui.reducers.codex:REDUCER",
     "otel_genai": "replay_tui.reducers.otel_genai:REDUCER",
+    "inspect_ai": "replay_tui.reducers.inspect_ai:REDUCER",
 }
 #: The rules a source that is not a ledger opens with.
 _FOR_FORMAT = {
@@ -51,6 +52,7 @@ _FOR_FORMAT = {
     "claude-code": "claude_code",
     "codex": "codex",
     "otel": "otel_genai",
+    "inspect": "inspect_ai",
 }
 
 

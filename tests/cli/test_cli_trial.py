@@ -36,8 +36,8 @@ from tests.helpers.cli import run_cli
 #: Said after why a file is no run: every source a RUN can be.
 RUN_IS = (
     "(a RUN is a run folder with events.jsonl, a ledger file, either gzip-compressed, a "
-    "Temporal history JSON, a Claude Code session, a Codex rollout, or an OpenTelemetry "
-    "trace or Collector file)"
+    "Temporal history JSON, a Claude Code session, a Codex rollout, an OpenTelemetry "
+    "trace or Collector file, or an Inspect AI eval log)"
 )
 NOT_JSON = "not JSON, and every file a RUN can be is JSON"
 
@@ -318,6 +318,7 @@ SOURCES = (
     "a Claude Code session",
     "a Codex rollout",
     "an OpenTelemetry trace or Collector file",
+    "an Inspect AI eval log",
 )
 
 
