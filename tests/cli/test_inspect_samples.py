@@ -97,3 +97,22 @@ def test_diff_the_same_sample_across_two_logs(capsys: pytest.CaptureFixture[str]
 def test_sample_on_a_run_that_is_no_log(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(capsys, "check", str(TESTS / "conftest.py"), "--sample", "1")
     assert code == 2 and "--sample names a sample of an Inspect log, and this is none" in err
+
+
+def test_usage_per_sample_and_per_log(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "usage", FAILING, CALC)
+    assert code == 0
+    assert "failing.eval: Inspect AI log, 2 samples:" in out
+    assert "calculator.eval: Inspect AI log, 4 samples:" in out
+    boom = next(line for line in out.splitlines() if line.strip().startswith("boom:1"))
+    assert boom.rstrip().endswith("RuntimeError('the solver fails on purpose')")
+    code, out, _ = run_cli(capsys, "usage", CALC, "--json")
+    (log,) = orjson.loads(out)["inspect_logs"]
+    per_sample = sum(s["tokens"]["total_tokens"] for s in log["samples"])
+    assert per_sample == log["tokens"]["total_tokens"] > 0
+    assert log["by_model"]["mockllm/model"]["total_tokens"] == per_sample
+
+
+def test_a_sample_link_opens_where_it_points(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "state", f"{CALC}#single:2@2")
+    assert code == 0 and orjson.loads(out)["messages"][0]["role"] == "user"
