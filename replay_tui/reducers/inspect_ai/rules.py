@@ -135,7 +135,7 @@ class InspectRules(InspectWords):
         elif kind == "state":
             self._patch_state(state, p)
         elif kind == "store":
-            self._patch_store(state, p, memo)
+            self._patch_store(state, p, memo, ctx)
         elif kind == "model":
             self._model(state, p)
         elif kind == "score":
@@ -201,24 +201,54 @@ class InspectRules(InspectWords):
         if result is not state:
             raise RuleViolation("divergence", "a state patch replaces the whole state")
 
-    def _patch_store(self, state: State, p: dict[str, Any], memo: dict[str, Any]) -> None:
+    def _patch_store(
+        self, state: State, p: dict[str, Any], memo: dict[str, Any], ctx: Context
+    ) -> None:
         span_id = p.get("span_id")
         owner, store = self._store_of(state, span_id, memo)
         began = memo.get("began", {}).get(span_id)
+        changes = p.get("changes")
         # the changes since the span began: applied to the store as it was then
-        base = copy.deepcopy(began[1]) if began is not None and began[0] == owner else store
-        try:
-            result = apply_patch(base, p.get("changes"))
-        except PatchFailed as exc:
-            raise RuleViolation("divergence", f"the store's patch does not apply: {exc}") from None
+        if began is not None and began[0] == owner:
+            try:
+                result = apply_patch(copy.deepcopy(began[1]), changes)
+            except PatchFailed:
+                result = None
+        else:
+            result = None
+        if result is None:
+            result = self._store_ahead(plain(store), changes, ctx)
         if not isinstance(result, Mapping):
             raise RuleViolation("divergence", "a store patch makes the store something else")
-        if result is store:
-            return
         if owner is None:
             state["store"] = result
         else:
             state["subtasks"][owner]["store"] = result
+
+    @staticmethod
+    def _store_ahead(store: dict[str, Any], changes: Any, ctx: Context) -> Any:
+        """A span's store changes that do not apply to the store as the events
+        gave it when the span began: the enclosing span had changed the store
+        before, and its changes come only at its own end. Applied to the store
+        as it is, each change that can be; said in a warning, as the store is
+        known again at that enclosing span's end."""
+        if not isinstance(changes, list):
+            raise RuleViolation("divergence", "the store's changes are not a list")
+        try:
+            return apply_patch(copy.deepcopy(store), changes)
+        except PatchFailed:
+            pass
+        skipped = []
+        for op in changes:
+            try:
+                store = apply_patch(store, [op])
+            except PatchFailed as exc:
+                skipped.append(str(exc).removeprefix("operation 1 "))
+        ctx.warn(
+            "store changes made since an enclosing span began that its events have not "
+            f"said yet: {'; '.join(skipped)} left out until that span ends"
+        )
+        return store
 
     def _model(self, state: State, p: dict[str, Any]) -> None:
         output = obj(p.get("output"))
