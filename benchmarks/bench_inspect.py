@@ -33,7 +33,20 @@ from benchmarks.bench_scale import generate, median_run  # noqa: E402
 
 PY = sys.executable
 TEMPLATE = ROOT / "tests" / "fixtures" / "inspect-logs" / "generated" / "calculator.eval"
-WORDS = "tool store model score epoch sample patch event span state answer token".split()
+WORDS = [
+    "tool",
+    "store",
+    "model",
+    "score",
+    "epoch",
+    "sample",
+    "patch",
+    "event",
+    "span",
+    "state",
+    "answer",
+    "token",
+]
 
 
 def _template() -> tuple[dict[str, bytes], dict[str, object]]:

@@ -59,7 +59,7 @@ class _Ctx:
 WORK = st.recursive(
     st.tuples(
         st.sampled_from(["write", "append"]), st.sampled_from(["x", "y", "log"]), st.integers(0, 9)
-    ),  # fmt: skip
+    ),
     lambda inner: st.tuples(st.just("span"), st.lists(inner, max_size=4)),
     max_leaves=15,
 )
