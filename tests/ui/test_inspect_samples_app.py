@@ -55,3 +55,27 @@ async def test_a_sample_opens_in_the_app_with_its_link(sample: str) -> None:
         view = app.screen.view  # type: ignore[attr-defined]
         assert view.link(5) == f"{LOGS / 'calculator.eval'}#{sample}@5"
     app.replay.close()
+
+
+async def test_a_tool_call_shows_its_result_in_the_inspector() -> None:
+    """The divide call that raised ToolError: its arguments and error beside it."""
+    app = make_app(f"{LOGS / 'calculator.eval'}#parallel:1")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.replay.finished)
+        view = app.screen.view  # type: ignore[attr-defined]
+        seq = next(
+            i + 1
+            for i in range(app.replay.valid)
+            if app.replay.event(i).kind == "tool"
+            and app.replay.event(i).payload.get("function") == "divide"
+        )
+        title, shown = view.records(app.replay.event(seq - 1), app.replay.valid)["record"]
+        assert title.startswith("tool call divide")
+        assert shown["arguments"] == {"x": 1, "y": 0}
+        assert shown["error"]["message"] == "cannot divide by zero"
+        model = next(i for i in range(app.replay.valid) if app.replay.event(i).kind == "model")
+        title, shown = view.records(app.replay.event(model), app.replay.valid)["record"]
+        assert title == "model call mockllm/model"
+        assert [c["function"] for c in shown["tool_calls"]] == ["add", "add", "divide"]
+        assert shown["usage"]["total_tokens"] > 0 and shown["input_messages"] == 1
+    app.replay.close()

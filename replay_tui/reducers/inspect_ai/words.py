@@ -120,6 +120,31 @@ class InspectWords:
             return CallFacts(tool=str(p.get("model")), status="error" if p.get("error") else "ok")
         return None
 
+    def record_for(self, state: State, event: Event) -> tuple[str, Any] | None:
+        """What the inspector shows beside a call: a tool call's arguments and
+        result (or error), a model call's output, usage and input size."""
+        p = obj(event.payload)
+        if event.kind == "tool":
+            shown = {k: p.get(k) for k in ("function", "arguments", "result") if k in p}
+            if p.get("error"):
+                shown["error"] = p["error"]
+            return f"tool call {p.get('function')} · {p.get('id')}", shown
+        if event.kind == "model":
+            output = obj(p.get("output"))
+            choices = output.get("choices") or [{}]
+            message = obj(obj(choices[0]).get("message"))
+            shown = {
+                "completion": output.get("completion"),
+                "tool_calls": message.get("tool_calls"),
+                "stop_reason": obj(choices[0]).get("stop_reason"),
+                "usage": output.get("usage"),
+                "input_messages": len(p.get("input") or []),
+            }
+            if p.get("error"):
+                shown["error"] = p["error"]
+            return f"model call {p.get('model')}", {k: v for k, v in shown.items() if v is not None}
+        return None
+
     def row_summary(self, event: Event) -> str | None:
         p = obj(event.payload)
         kind = event.kind
