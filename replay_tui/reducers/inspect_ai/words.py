@@ -125,7 +125,9 @@ class InspectWords:
         result (or error), a model call's output, usage and input size."""
         p = obj(event.payload)
         if event.kind == "tool":
-            shown = {k: p.get(k) for k in ("function", "arguments", "result") if k in p}
+            shown: dict[str, Any] = {
+                k: p.get(k) for k in ("function", "arguments", "result") if k in p
+            }
             if p.get("error"):
                 shown["error"] = p["error"]
             return f"tool call {p.get('function')} · {p.get('id')}", shown
