@@ -29,6 +29,7 @@ from replay_tui.formats import temporal
 from replay_tui.formats.budget import Budget, load_budget
 from replay_tui.formats.envelope import Event, LineError, SequenceChecker
 from replay_tui.formats.inspect import open_sample
+from replay_tui.formats.inspect.follow import SampleToCome
 from replay_tui.formats.ledger import ConvertedLedger, GzipLedger, Ledger
 from replay_tui.formats.otel.lines import (
     TraceLedger,
@@ -80,7 +81,7 @@ def why_not_follow(paths: RunPaths) -> str | None:
             "JSON lines (one export request a line)"
         )
     if paths.format == INSPECT:
-        return "an Inspect log is read once, complete: following is for a growing ledger"
+        return None  # a sample is followed until the log holds it (see formats/inspect/follow.py)
     if paths.format != JSONL and paths.format not in SESSION_FORMATS:
         return "a Temporal history is read once, complete: following is for a growing ledger"
     return None
@@ -102,6 +103,8 @@ def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
         if collector_lines(paths.events) and (following or not one_line(paths.events)):
             return TraceLinesLedger(paths.events)
         return TraceLedger(paths.events)
+    if paths.format == INSPECT and following:
+        return SampleToCome(paths.events, paths.sample)
     if paths.format == INSPECT:
         sample = open_sample(paths.events, paths.sample)
         return ConvertedLedger(paths.events, sample.lines, sample.sha256, total=sample.events)
