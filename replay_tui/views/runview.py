@@ -251,6 +251,8 @@ class RunView:
         ``seq`` from any folder (a ticket is read elsewhere)."""
         paths = self.replay.paths
         run = paths.dir if paths.format == "jsonl" and not paths.compressed else paths.events
+        if paths.sample is not None:  # an Inspect log's sample: LOG#ID:EPOCH@SEQ
+            return f"{link_to(run, seq).rpartition('@')[0]}#{paths.sample}@{seq}"
         return link_to(run, seq)
 
     def resume_query(self, seq: int) -> str | None:
