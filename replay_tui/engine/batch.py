@@ -72,8 +72,8 @@ def gather_runs(args: list[str]) -> Gathered:
     in it that a source reads, sorted: run folders, and files any source
     recognises (ledgers and their gzip copies, Temporal histories, Claude
     Code, Codex and Gemini CLI sessions, OpenTelemetry traces and the
-    Collector's JSON lines, LangGraph databases, each sample of an Inspect
-    log), in it and in its subfolders (one level; folders named by numbers,
+    Collector's JSON lines, each thread of a LangGraph database, each sample
+    of an Inspect log), in it and in its subfolders (one level; folders named by numbers,
     as a Codex store's ``YYYY/MM/DD``, three more); everything else in it is
     skipped, with the reason. A Claude Code or Codex home given as the folder
     itself (``~/.claude``) stands for the sessions of its store. Anything
@@ -106,12 +106,20 @@ def gather_runs(args: list[str]) -> Gathered:
             if stored:
                 runs, skipped = stored, []  # a home's own files are no runs, nor news
         if runs:
-            got.runs.extend(run for p in runs for run in samples_of(str(p)))
+            got.runs.extend(run for p in runs for run in runs_in_file(str(p)))
             got.skipped.extend(skipped)
         else:
             got.runs.append(arg)  # to be said to be no run folder
             got.empty[arg] = skipped
     return got
+
+
+def runs_in_file(run: str) -> list[str]:
+    """A file found in a folder as the runs it holds: each thread of a
+    LangGraph database (as given alone), each sample of an Inspect log, or
+    itself."""
+    threads = database_threads(run)
+    return threads if threads else samples_of(run)
 
 
 def samples_of(run: str) -> list[str]:

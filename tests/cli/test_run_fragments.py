@@ -106,3 +106,24 @@ def test_a_forced_format_keeps_the_fragment_to_its_source(
 ) -> None:
     err = _one_line_exit_2(capsys, "check", f"{LOG}#single:2", "--format", "langgraph")
     assert "calculator.eval is an Inspect AI log" in err and "--format langgraph" in err
+
+
+def test_a_folder_checks_each_thread_and_each_sample_of_its_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A database and a log found in a folder are read as given alone: a
+    line for each thread and each sample (a database of two threads is not
+    one run that cannot be checked)."""
+    (tmp_path / DB.name).write_bytes(DB.read_bytes())
+    (tmp_path / LOG.name).write_bytes(LOG.read_bytes())
+    code, out, err = run_cli(capsys, "check", str(tmp_path), "--json", "--jobs", "1")
+    assert code == 0, (out, err)
+    runs = sorted(orjson.loads(line)["run"] for line in out.splitlines())
+    assert [Path(r).name for r in runs] == [
+        "agent.sqlite#thread=agent-two-turns",
+        "agent.sqlite#thread=agent-weather",
+        "calculator.eval#parallel:1",
+        "calculator.eval#parallel:2",
+        "calculator.eval#single:1",
+        "calculator.eval#single:2",
+    ]
