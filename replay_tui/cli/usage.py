@@ -89,15 +89,20 @@ def add_parser(sub: Subparsers) -> None:
         "with an audit of what was "
         "left out (streamed lines of one message, repeated token_count events) and what "
         "was added (sub-agents' transcripts); and those of an OpenTelemetry trace, per turn "
-        "and model, as the otel_genai rules count them. PATH: a session file, a trace file "
-        "or a folder holding sessions; none: the sessions in $CLAUDE_CONFIG_DIR/projects (default "
-        "~/.claude/projects), $CODEX_HOME/sessions (default ~/.codex/sessions) and "
+        "and model, as the otel_genai rules count them; and those of an Inspect AI log, per "
+        "sample and model, from the log's own summaries. PATH: a session file, a trace file, "
+        "an Inspect AI log or a folder holding sessions; none: the sessions in "
+        "$CLAUDE_CONFIG_DIR/projects (default ~/.claude/projects), $CODEX_HOME/sessions "
+        "(default ~/.codex/sessions) and "
         "$GEMINI_CLI_HOME/.gemini/tmp (default ~/.gemini/tmp).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "paths", nargs="*", metavar="PATH", help="session file, trace file or folder of sessions"
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="session file, trace file, Inspect AI log or folder of sessions",
     )
     parser.add_argument(
         "--json", action="store_true", help="print one JSON document: groups, totals, audit"
