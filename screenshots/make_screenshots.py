@@ -26,6 +26,7 @@ from replay_tui.ui.launch import make_app  # noqa: E402
 from replay_tui.ui.screens.run import ReplayScreen  # noqa: E402
 
 SAMPLES = ROOT / "sample_runs"
+INSPECT = ROOT / "tests" / "fixtures" / "inspect-logs" / "generated"
 
 #: (file name, run folder, terminal size, keys to press, what it shows)
 SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
@@ -73,6 +74,13 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
         "an 80x24 terminal: panes stacked",
     ),
     ("help.svg", SAMPLES / "demo-001", (140, 40), ["question_mark"], "the key help"),
+    (
+        "inspect-sample.svg",
+        INSPECT / "calculator.eval#parallel:1",
+        (140, 40),
+        ["colon", *"16", "enter"],
+        "an Inspect AI sample: the state after a tool call's store event",
+    ),
     (
         "compare-what-if.svg",
         SAMPLES / "refund-180",
@@ -323,10 +331,22 @@ def report_in_a_browser(name: str, run: Path, flags: list[str], size: str) -> Pa
     return shot
 
 
+async def samples_list() -> Path:
+    """An Inspect log's samples, to pick one from."""
+    from replay_tui.ui.screens.samples import SamplesApp
+
+    app = SamplesApp(INSPECT / "failing.eval")
+    async with app.run_test(size=(120, 12)) as pilot:
+        await pilot.pause()
+        path = app.save_screenshot(filename="inspect-samples.svg", path=str(HERE))
+    return Path(path)
+
+
 async def main() -> None:
     big_run(Path(tempfile.gettempdir()) / "replay-tui-shots" / "synth-2400")
     for name, run, size, keys, _ in SHOTS:
         print(await shoot(name, run, size, keys))
+    print(await samples_list())
     for report in REPORTS:
         print(report_in_a_browser(*report))
 

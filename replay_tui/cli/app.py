@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 from replay_tui.cli.args import seq_or_zero
 from replay_tui.cli.options import rules_options, skip_option
 from replay_tui.core.errors import CannotRun
-from replay_tui.core.links import run_and_seq
+from replay_tui.core.links import run_and_seq, split_link
+from replay_tui.formats.inspect import InspectLog
+from replay_tui.formats.run import INSPECT, locate_run
 from replay_tui.formats.sniff import run_sources
 from replay_tui.questions.sidebyside import skip_seqs
 
@@ -77,6 +79,9 @@ def cmd_open(args: argparse.Namespace) -> int:
         database = threads_to_pick(args.run)
         if database is not None:
             return pick_thread_and_open(database, open_app)
+    log = log_to_pick_from(args)
+    if log is not None and sys.stdout.isatty() and sys.stdin.isatty():
+        return pick_sample_and_open(log, args, open_app)
     return open_app(app_of(args))
 
 
@@ -107,6 +112,43 @@ def pick_thread_and_open(database: Path | str, open_app: Callable[[Any], int]) -
         code = open_app(app_for_thread(chosen))
         if code != 0:
             return code
+
+
+def pick_sample_and_open(
+    log: Path, args: argparse.Namespace, open_app: Callable[[Any], int]
+) -> int:
+    """The samples list, a sample opened from it, and the list again when the
+    app quits, until q in the list."""
+    from replay_tui.ui.screens.samples import pick_sample
+
+    picked: str | None = None
+    typed = ""
+    while True:
+        picked, typed = pick_sample(log, at=picked, filter_text=typed)
+        if picked is None:
+            return 0
+        args.run = f"{log}#{picked}"
+        code = open_app(app_of(args))
+        if code != 0:
+            return code
+
+
+def log_to_pick_from(args: argparse.Namespace) -> Path | None:
+    """The Inspect log RUN is, when it holds several samples and names none
+    (nor a seq): its samples are listed to pick one from."""
+    if args.run is None or args.follow:
+        return None
+    run, seq = split_link(args.run)
+    if run is None or seq is not None or args.at is not None:
+        return None
+    paths = locate_run(run, fmt=args.format)
+    if paths.format != INSPECT or paths.sample is not None:
+        return None
+    log = InspectLog(paths.events)
+    try:
+        return paths.events if len(log.samples) > 1 else None
+    finally:
+        log.close()
 
 
 def app_of(args: argparse.Namespace) -> ReplayApp:

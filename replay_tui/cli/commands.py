@@ -29,7 +29,7 @@ from replay_tui.cli import serve as cli_serve
 from replay_tui.cli import sessions as cli_sessions
 from replay_tui.cli import state as cli_state
 from replay_tui.cli import usage as cli_usage
-from replay_tui.cli.options import Parser
+from replay_tui.cli.options import Parser, name_samples
 from replay_tui.cli.receive import command as cli_receive
 from replay_tui.core.allocator import keep_big_blocks_mapped
 from replay_tui.core.errors import CannotRun
@@ -140,6 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _dispatch(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """Run a command: its exit code, and every failure as one line on stderr."""
     try:
+        name_samples(args)
         prices = getattr(args, "prices", None)
         pricing.use(None if prices is None else pricing.load_price_file(prices))
         return handler(args)

@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from replay_tui.cli.options import format_option, skip_option, thread_option, timeout_option
+from replay_tui.cli.options import (
+    format_option,
+    sample_option,
+    skip_option,
+    thread_option,
+    timeout_option,
+)
 from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.links import whole_run
@@ -53,6 +59,7 @@ def add_parser(sub: Subparsers) -> None:
     timeout_option(parser)
     format_option(parser)
     thread_option(parser)
+    sample_option(parser)
     parser.set_defaults(func=cmd_diff)
 
 

@@ -14,6 +14,7 @@ from replay_tui.cli.args import event_seq, seconds
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.links import split_link
 from replay_tui.core.safe_text import escape_controls
+from replay_tui.formats.inspect.log import looks_like_log
 from replay_tui.formats.langgraph.store import thread_run
 from replay_tui.formats.run import FORMATS
 from replay_tui.reducers import DEFAULT, available
@@ -80,7 +81,8 @@ def format_option(parser: argparse.ArgumentParser) -> None:
         "(temporal workflow show --output json), a Claude Code transcript, a Codex "
         "rollout or a Gemini CLI session (read in place, the file is the ledger), an "
         "OpenTelemetry trace (OTLP/JSON, the Collector's JSON lines, a Jaeger or Tempo "
-        "export); default auto: a file that "
+        "export), a LangGraph checkpointer database (a thread of it, see --thread), an "
+        "Inspect AI log (.eval or .json: a sample of it, see --sample); default auto: a file that "
         'starts like {"events": [ is a Temporal history, like {"resourceSpans": a trace, a '
         "file whose first records are Claude Code's, Codex's or Gemini CLI's is that session",
     )
@@ -116,6 +118,11 @@ def with_thread(args: argparse.Namespace) -> None:
             return None
         path, seq = split_link(run)
         assert path is not None
+        if Path(path).is_file() and looks_like_log(Path(path)):
+            raise CannotRun(
+                f"{path}: an Inspect AI log, whose runs are its samples, not threads: "
+                "name one with --sample ID[:EPOCH] (or LOG#ID:EPOCH)"
+            )
         joined = thread_run(path, thread, ns or "")
         return joined if seq is None else f"{joined}@{seq}"
 
@@ -125,6 +132,51 @@ def with_thread(args: argparse.Namespace) -> None:
             setattr(args, attr, [named(v) for v in value])
         elif isinstance(value, str):
             setattr(args, attr, named(value))
+
+
+def sample_option(parser: argparse.ArgumentParser) -> None:
+    """``--sample ID[:EPOCH]``: which sample of an Inspect log is the run."""
+    parser.add_argument(
+        "--sample",
+        metavar="ID[:EPOCH]",
+        help="an Inspect AI log's sample to open as the run (epoch 1 unless given); "
+        "also written RUN#ID:EPOCH",
+    )
+
+
+#: The arguments that name runs, in the commands that take them.
+_RUN_ARGS = ("run", "a", "b", "against")
+
+
+def name_samples(args: argparse.Namespace) -> None:
+    """``--sample ID[:EPOCH]`` put into each run the command names
+    (``LOG#ID:EPOCH``, kept before any ``@SEQ``) that names none of its own;
+    :class:`CannotRun` if a run is no Inspect log."""
+    sample = getattr(args, "sample", None)
+    if sample is None:
+        return
+    if getattr(args, "thread", None) is not None:
+        raise CannotRun(
+            "--thread names a LangGraph database's thread and --sample an Inspect AI log's "
+            "sample: give the one the run's file has"
+        )
+    fmt = getattr(args, "format", "auto")
+    for name in _RUN_ARGS:
+        value = getattr(args, name, None)
+        if isinstance(value, str):
+            setattr(args, name, _with_sample(value, sample, fmt))
+        elif isinstance(value, list):
+            setattr(args, name, [_with_sample(v, sample, fmt) for v in value])
+
+
+def _with_sample(run: str, sample: str, fmt: str) -> str:
+    path, seq = split_link(run)
+    assert path is not None
+    if "#" in path and not Path(path).exists():
+        return run  # names its own sample (LOG#ID:EPOCH): that one
+    if not Path(path).is_file() or not (fmt == "inspect" or looks_like_log(Path(path))):
+        raise CannotRun(f"{path}: --sample names a sample of an Inspect log, and this is none")
+    return f"{path}#{sample}" + ("" if seq is None else f"@{seq}")
 
 
 def prices_option(parser: argparse.ArgumentParser) -> None:
@@ -141,11 +193,13 @@ def prices_option(parser: argparse.ArgumentParser) -> None:
 
 
 def rules_options(parser: argparse.ArgumentParser) -> None:
-    """``--reducer``, ``--rules-timeout``, ``--format`` and ``--prices``, in that order."""
+    """``--reducer``, ``--rules-timeout``, ``--format``, ``--thread`` /
+    ``--ns``, ``--sample`` and ``--prices``, in that order."""
     reducer_option(parser)
     timeout_option(parser)
     format_option(parser)
     thread_option(parser)
+    sample_option(parser)
     prices_option(parser)
 
 

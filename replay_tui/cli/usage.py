@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from replay_tui.cli.inspect_usage import log_usage_json, logs_usage, split_logs
 from replay_tui.cli.options import out, prices_option
 from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
@@ -88,15 +89,20 @@ def add_parser(sub: Subparsers) -> None:
         "with an audit of what was "
         "left out (streamed lines of one message, repeated token_count events) and what "
         "was added (sub-agents' transcripts); and those of an OpenTelemetry trace, per turn "
-        "and model, as the otel_genai rules count them. PATH: a session file, a trace file "
-        "or a folder holding sessions; none: the sessions in $CLAUDE_CONFIG_DIR/projects (default "
-        "~/.claude/projects), $CODEX_HOME/sessions (default ~/.codex/sessions) and "
+        "and model, as the otel_genai rules count them; and those of an Inspect AI log, per "
+        "sample and model, from the log's own summaries. PATH: a session file, a trace file, "
+        "an Inspect AI log or a folder holding sessions; none: the sessions in "
+        "$CLAUDE_CONFIG_DIR/projects (default ~/.claude/projects), $CODEX_HOME/sessions "
+        "(default ~/.codex/sessions) and "
         "$GEMINI_CLI_HOME/.gemini/tmp (default ~/.gemini/tmp).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "paths", nargs="*", metavar="PATH", help="session file, trace file or folder of sessions"
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="session file, trace file, Inspect AI log or folder of sessions",
     )
     parser.add_argument(
         "--json", action="store_true", help="print one JSON document: groups, totals, audit"
@@ -114,6 +120,9 @@ def add_parser(sub: Subparsers) -> None:
 def cmd_usage(args: argparse.Namespace) -> int:
     looked = ""
     traces: list[TraceUsage] = []
+    logs, args.paths = split_logs(args.paths)  # Inspect AI logs: their own tables
+    if logs and not args.paths:
+        return logs_usage(logs, args.json)
     if args.paths:
         found, trace_files = _sessions_named(args.paths)
         traces = [trace_usage(path) for path in trace_files]
@@ -132,6 +141,8 @@ def cmd_usage(args: argparse.Namespace) -> int:
         body = usage_json(sessions, args.by)
         if traces:
             body["traces"] = [trace_json(t) for t in traces]
+        if logs:
+            body["inspect_logs"] = [log_usage_json(p) for p in logs]
         sys.stdout.buffer.write(strict_json.dumps(body, option=orjson.OPT_INDENT_2) + b"\n")
         return 0
     if not sessions and not traces:
@@ -143,7 +154,7 @@ def cmd_usage(args: argparse.Namespace) -> int:
         if sessions or number:
             out("")
         print_trace_usage(trace)
-    return 0
+    return logs_usage(logs, False, after=bool(sessions or traces))
 
 
 # -- which sessions ----------------------------------------------------------------

@@ -25,6 +25,7 @@ from replay_tui.core.words import plural
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import CHECK_CHECKPOINT_BUDGET, Replay
 from replay_tui.engine.report import build_report, human_summary
+from replay_tui.formats.inspect import InspectLog, looks_like_log
 from replay_tui.formats.langgraph.postgres import shown_run
 from replay_tui.formats.langgraph.source import database_threads
 from replay_tui.formats.run import EVENTS, EVENTS_GZ, JSONL, has_ledger, locate_run
@@ -70,8 +71,9 @@ def gather_runs(args: list[str]) -> Gathered:
     """RUN arguments as runs: a folder with no ledger stands for every run
     in it that a source reads, sorted: run folders, and files any source
     recognises (ledgers and their gzip copies, Temporal histories, Claude
-    Code and Codex sessions, OpenTelemetry traces and the Collector's JSON
-    lines), in it and in its subfolders (one level; folders named by numbers,
+    Code, Codex and Gemini CLI sessions, OpenTelemetry traces and the
+    Collector's JSON lines, each thread of a LangGraph database, each sample
+    of an Inspect log), in it and in its subfolders (one level; folders named by numbers,
     as a Codex store's ``YYYY/MM/DD``, three more); everything else in it is
     skipped, with the reason. A Claude Code or Codex home given as the folder
     itself (``~/.claude``) stands for the sessions of its store. Anything
@@ -93,7 +95,7 @@ def gather_runs(args: list[str]) -> Gathered:
                 raise CannotRun(
                     f"{arg}: a folder of runs takes no @SEQ: link one run in it (RUN@SEQ)"
                 )
-            got.runs.append(arg)
+            got.runs.extend(samples_of(arg))
             continue
         if has_ledger(path):
             got.runs.append(arg)
@@ -104,12 +106,36 @@ def gather_runs(args: list[str]) -> Gathered:
             if stored:
                 runs, skipped = stored, []  # a home's own files are no runs, nor news
         if runs:
-            got.runs.extend(str(p) for p in runs)
+            got.runs.extend(run for p in runs for run in runs_in_file(str(p)))
             got.skipped.extend(skipped)
         else:
             got.runs.append(arg)  # to be said to be no run folder
             got.empty[arg] = skipped
     return got
+
+
+def runs_in_file(run: str) -> list[str]:
+    """A file found in a folder as the runs it holds: each thread of a
+    LangGraph database (as given alone), each sample of an Inspect log, or
+    itself."""
+    threads = database_threads(run)
+    return threads if threads else samples_of(run)
+
+
+def samples_of(run: str) -> list[str]:
+    """An Inspect log named without a sample as each of its samples
+    (``LOG#ID:EPOCH``); any other run as given."""
+    path = Path(run)
+    if not path.is_file() or not looks_like_log(path):
+        return [run]
+    try:
+        log = InspectLog(path)
+    except CannotRun:
+        return [run]  # opening it says why
+    try:
+        return [f"{run}#{ref.key}" for ref in log.samples] or [run]
+    finally:
+        log.close()
 
 
 def no_runs_in(folder: str, skipped: list[Skipped]) -> str:

@@ -30,6 +30,8 @@ from replay_tui.formats.budget import Budget, load_budget
 from replay_tui.formats.envelope import Event, LineError, SequenceChecker
 from replay_tui.formats.gemini.document import Document, DocumentLines, is_document
 from replay_tui.formats.gemini.lines import GeminiLines
+from replay_tui.formats.inspect import open_sample
+from replay_tui.formats.inspect.follow import SampleToCome
 from replay_tui.formats.langgraph.source import LANGGRAPH, ThreadLedger
 from replay_tui.formats.ledger import ConvertedLedger, GzipLedger, Ledger
 from replay_tui.formats.otel.lines import (
@@ -39,7 +41,7 @@ from replay_tui.formats.otel.lines import (
     one_line,
 )
 from replay_tui.formats.receipts import ReceiptStore
-from replay_tui.formats.run import JSONL, OTEL, RunPaths
+from replay_tui.formats.run import INSPECT, JSONL, OTEL, RunPaths
 from replay_tui.formats.sessions import GEMINI, SESSION_FORMATS, lines_for, read_head
 from replay_tui.reducers import LoadedReducer
 from replay_tui.reducers.base import FAILED_CALL, Context, State, call_facts
@@ -90,6 +92,8 @@ def why_not_follow(paths: RunPaths) -> str | None:
         return "a fork is followed no more once it has a newer branch: follow the thread itself"
     if paths.format == LANGGRAPH:
         return None
+    if paths.format == INSPECT:
+        return None  # a sample is followed until the log holds it (see formats/inspect/follow.py)
     if paths.format != JSONL and paths.format not in SESSION_FORMATS:
         return "a Temporal history is read once, complete: following is for a growing ledger"
     return None
@@ -117,6 +121,11 @@ def open_ledger(paths: RunPaths, *, following: bool = False) -> Ledger:
         if collector_lines(paths.events) and (following or not one_line(paths.events)):
             return TraceLinesLedger(paths.events)
         return TraceLedger(paths.events)
+    if paths.format == INSPECT and following:
+        return SampleToCome(paths.events, paths.sample)
+    if paths.format == INSPECT:
+        sample = open_sample(paths.events, paths.sample)
+        return ConvertedLedger(paths.events, sample.lines, sample.sha256, total=sample.events)
     history = temporal.load_history(paths.events)
     return ConvertedLedger(
         paths.events, history.envelope_lines(), history.sha256, total=len(history.events)

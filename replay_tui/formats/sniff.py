@@ -65,7 +65,14 @@ RUN_SOURCES: tuple[tuple[str, str], ...] = (
         "an OpenTelemetry trace or Collector file",
         "OTLP/JSON, a Jaeger or Tempo export, or the Collector file exporter's JSON lines",
     ),
-    ("a LangGraph checkpointer database", "SqliteSaver's SQLite file, one thread a run"),
+    (
+        "a LangGraph checkpointer database",
+        "SqliteSaver's SQLite file, one thread a run: DB#thread=ID or --thread ID",
+    ),
+    (
+        "an Inspect AI eval log",
+        ".eval or .json, each sample a run: LOG#ID:EPOCH or --sample ID[:EPOCH]",
+    ),
 )
 
 
@@ -79,8 +86,14 @@ def run_sources(*, detail: bool = False) -> str:
 
 #: Said after why a file is no run.
 RUN_IS = "a RUN is " + run_sources()
-#: Why a file that is not JSON is no run: every file a RUN can be is JSON or SQLite.
-NOT_JSON = "not JSON, and every file a RUN can be is JSON or SQLite"
+#: Why a file that is not JSON is no run: every file a RUN can be is JSON,
+#: SQLite (a LangGraph checkpointer's) or a zip (an Inspect AI ``.eval`` log).
+NOT_JSON = "not JSON, and every file a RUN can be is JSON, SQLite or an Inspect AI .eval zip"
+#: Why a zip is no run (an Inspect AI ``.eval`` log is read before this is asked).
+NOT_AN_EVAL = (
+    "a zip that is no Inspect AI .eval log (no header.json, _journal/ or samples/ in it), "
+    "and every other file a RUN can be is JSON or SQLite; unzip it and give the run folder"
+)
 #: Why an empty file is no run (except one followed before it is written).
 NO_RECORD = "no event, record or span in it"
 
@@ -171,7 +184,7 @@ def _looks_utf8(head: bytes, more: bool, *, may_be_empty: bool) -> Looks:
     for magic, what in _MAGIC:
         if head.startswith(magic):
             if what == "a zip archive":
-                return f"it looks like {what}", f"{NOT_JSON}; unzip it and give the run folder"
+                return f"it looks like {what}", NOT_AN_EVAL
             return f"it looks like {what}", NOT_JSON
     stripped = head.lstrip(b" \t\r\n")
     if not stripped:

@@ -13,7 +13,7 @@ Without ``--reducer``, :func:`rules_for_run` picks the rules by the first
 event's kind: ``agent_run`` if it knows that kind, else the one known reducer
 that does (``refund`` for a run that starts with ``requested``); a Temporal history
 gets ``temporal``, a Claude Code session ``claude_code``, a Codex rollout ``codex``
-and an OpenTelemetry GenAI trace ``otel_genai``.
+an OpenTelemetry GenAI trace ``otel_genai`` and an Inspect AI sample ``inspect_ai``.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ _BUILTIN = {
     "gemini": "replay_tui.reducers.gemini:REDUCER",
     "otel_genai": "replay_tui.reducers.otel_genai:REDUCER",
     "langgraph": "replay_tui.reducers.langgraph:REDUCER",
+    "inspect_ai": "replay_tui.reducers.inspect_ai:REDUCER",
 }
 #: The rules a source that is not a ledger opens with.
 _FOR_FORMAT = {
@@ -55,6 +56,7 @@ _FOR_FORMAT = {
     "gemini": "gemini",
     "otel": "otel_genai",
     "langgraph": "langgraph",
+    "inspect": "inspect_ai",
 }
 
 

@@ -25,6 +25,8 @@ from replay_tui.engine.clock import EventClock
 from replay_tui.engine.replay import LedgerChanged, Replay
 from replay_tui.formats.chain import ChainIndex
 from replay_tui.formats.envelope import Event, LineError
+from replay_tui.formats.langgraph.postgres import redact
+from replay_tui.formats.langgraph.store import thread_run
 from replay_tui.formats.receipts import ReceiptProblem, ReceiptStore, call_id_problem
 from replay_tui.formats.run import OTEL
 from replay_tui.formats.sessions import CLAUDE_CODE
@@ -251,6 +253,11 @@ class RunView:
         ``seq`` from any folder (a ticket is read elsewhere)."""
         paths = self.replay.paths
         run = paths.dir if paths.format == "jsonl" and not paths.compressed else paths.events
+        if paths.sample is not None:  # an Inspect log's sample: LOG#ID:EPOCH@SEQ
+            return f"{link_to(run, seq).rpartition('@')[0]}#{paths.sample}@{seq}"
+        if paths.thread is not None:  # a LangGraph thread: DB#thread=ID@SEQ
+            base = redact(paths.url) if paths.url else link_to(run, seq).rpartition("@")[0]
+            return f"{thread_run(base, paths.thread, paths.ns, paths.tip)}@{seq}"
         return link_to(run, seq)
 
     def resume_query(self, seq: int) -> str | None:

@@ -37,9 +37,10 @@ from tests.helpers.cli import run_cli
 RUN_IS = (
     "(a RUN is a run folder with events.jsonl, a ledger file, either gzip-compressed, a "
     "Temporal history JSON, a Claude Code session, a Codex rollout, a Gemini CLI session, "
-    "an OpenTelemetry trace or Collector file, or a LangGraph checkpointer database)"
+    "an OpenTelemetry trace or Collector file, a LangGraph checkpointer database, or an "
+    "Inspect AI eval log)"
 )
-NOT_JSON = "not JSON, and every file a RUN can be is JSON or SQLite"
+NOT_JSON = "not JSON, and every file a RUN can be is JSON, SQLite or an Inspect AI .eval zip"
 
 
 def one_line_exit_2(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -279,7 +280,9 @@ NOT_RUNS = [
     ("empty.log", b"", "it is empty: no event, record or span in it"),
     ("blob.bin", bytes(range(256)) * 4, f"it looks like binary data: {NOT_JSON}"),
     ("run.zip", b"PK\x03\x04" + bytes(100),
-     f"it looks like a zip archive: {NOT_JSON}; unzip it and give the run folder"),
+     "it looks like a zip archive: a zip that is no Inspect AI .eval log (no header.json, "
+     "_journal/ or samples/ in it), and every other file a RUN can be is JSON or SQLite; "
+     "unzip it and give the run folder"),
     ("t16.md", "# Ticket\n\nsome text\n".encode("utf-16"), f"it looks like Markdown text in UTF-16: {NOT_JSON}"),
 ]  # fmt: skip
 COMMANDS = [
@@ -320,6 +323,7 @@ SOURCES = (
     "a Gemini CLI session",
     "an OpenTelemetry trace or Collector file",
     "a LangGraph checkpointer database",
+    "an Inspect AI eval log",
 )
 
 

@@ -67,3 +67,30 @@ async def test_an_empty_database_says_so(tmp_path: Path) -> None:
         assert "0 threads" in said and "no thread yet" in said
         await pilot.press("q")
     assert app.return_value is None
+
+
+def test_a_link_into_a_thread_names_the_thread(database: Path) -> None:
+    """The app's link (``c``) to a seq of a thread, a fork or a subgraph's
+    namespace is ``DB#thread=ID...@SEQ``: it opens that run again, not the
+    database (whose five threads ask for one to be chosen)."""
+    from replay_tui.core.links import split_link
+    from replay_tui.engine.open import open_replay
+    from replay_tui.views.runview import RunView
+
+    rows = {r.thread_id: r for r in thread_rows(database)}
+    runs = [rows["ask"].run, rows["agent"].forks[0].run, rows["sub"].subgraphs[0].run]
+    assert "&tip=" in runs[1] and "&ns=" in runs[2]
+    for run in runs:
+        replay, _ = open_replay(run)
+        try:
+            link = RunView(replay).link(2)
+        finally:
+            replay.close()
+        assert link == f"{run}@2"  # the fixture's path is absolute already
+        again, seq = split_link(link)
+        assert seq == 2 and again is not None
+        reopened, _ = open_replay(again)
+        try:
+            assert reopened.paths.name == replay.paths.name
+        finally:
+            reopened.close()

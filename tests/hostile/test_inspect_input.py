@@ -1,0 +1,124 @@
+"""Damaged Inspect AI logs: one clear line and exit 2, never a traceback;
+damage inside one sample's events stops the replay at that event."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.conftest import TESTS
+from tests.helpers.cli import run_cli
+
+LOGS = TESTS / "fixtures" / "inspect-logs"
+ZSTD_LOG = LOGS / "generated" / "failing.eval"
+DEFLATED = LOGS / "upstream" / "log_streaming.eval"
+
+
+def _one_line_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    code, out, err = run_cli(capsys, *args)
+    assert code == 2, (out, err)
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_a_cut_zip_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    cut = tmp_path / "cut.eval"
+    data = ZSTD_LOG.read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    err = _one_line_error(capsys, "check", str(cut), "--format", "inspect")
+    assert "damaged zip" in err
+
+
+def _rewrite(src: Path, dst: Path, change: dict[str, bytes | None]) -> None:
+    """``src`` copied to ``dst`` with members replaced (None: left out), deflated."""
+    with zipfile.ZipFile(src) as old, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as new:
+        for info in old.infolist():
+            if info.filename in change:
+                if change[info.filename] is not None:
+                    new.writestr(info.filename, change[info.filename])
+            else:
+                new.writestr(info.filename, old.read(info.filename))
+
+
+def test_a_sample_that_does_not_parse_is_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.eval"
+    _rewrite(DEFLATED, bad, {"samples/1_epoch_2.json": b'{"id": 1, "epoch": 2, "events": ['})
+    err = _one_line_error(capsys, "check", f"{bad}#1:2")
+    assert "sample 1:2 (member samples/1_epoch_2.json): not valid JSON" in err
+    code, out, _ = run_cli(capsys, "check", str(bad))  # the others still verify
+    assert code == 2
+    assert "1:1: verified" in out and "4 runs: 3 verified, 0 failed, 1 could not be checked" in out
+
+
+def test_damaged_zstd_data_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with zipfile.ZipFile(ZSTD_LOG) as zf:
+        info = zf.getinfo("samples/boom_epoch_1.json")
+        assert info.compress_type == 93
+        start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    data = bytearray(ZSTD_LOG.read_bytes())
+    data[start + 8 : start + 40] = b"\xff" * 32
+    bad = tmp_path / "bad.eval"
+    bad.write_bytes(bytes(data))
+    err = _one_line_error(capsys, "check", f"{bad}#boom")
+    assert "member samples/boom_epoch_1.json" in err
+
+
+def test_a_damaged_event_stops_the_replay_there(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with zipfile.ZipFile(DEFLATED) as zf:
+        sample = orjson.loads(zf.read("samples/2_epoch_1.json"))
+    sample["events"][4] = ["not", "an", "event"]
+    bad = tmp_path / "bad.eval"
+    _rewrite(DEFLATED, bad, {"samples/2_epoch_1.json": orjson.dumps(sample)})
+    code, out, _ = run_cli(capsys, "check", str(bad), "--sample", "2")
+    assert code == 1
+    assert "FAILED at seq 5" in out and "bad_envelope" in out
+
+
+def test_a_patch_that_does_not_apply_is_a_divergence_at_its_event(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with zipfile.ZipFile(DEFLATED) as zf:
+        sample = orjson.loads(zf.read("samples/1_epoch_1.json"))
+    at = next(i for i, e in enumerate(sample["events"]) if e["event"] == "state")
+    sample["events"][at]["changes"] = [{"op": "remove", "path": "/messages/40"}]
+    bad = tmp_path / "bad.eval"
+    _rewrite(DEFLATED, bad, {"samples/1_epoch_1.json": orjson.dumps(sample)})
+    code, out, _ = run_cli(capsys, "check", f"{bad}#1:1")
+    assert code == 1
+    assert f"FAILED at seq {at + 1}" in out and "divergence" in out
+    assert "remove /messages/40" in out
+
+
+def test_a_record_the_events_do_not_reach_is_a_divergence(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with zipfile.ZipFile(DEFLATED) as zf:
+        sample = orjson.loads(zf.read("samples/1_epoch_1.json"))
+    sample["store"] = {"answer": "never written by any event"}
+    bad = tmp_path / "bad.eval"
+    _rewrite(DEFLATED, bad, {"samples/1_epoch_1.json": orjson.dumps(sample)})
+    code, out, _ = run_cli(capsys, "check", f"{bad}#1:1")
+    assert code == 1
+    assert f"FAILED at seq {len(sample['events']) + 1}" in out
+    assert "the store differs at answer" in out
+
+
+def test_a_cut_json_log_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    cut = tmp_path / "cut.json"
+    cut.write_bytes((LOGS / "upstream" / "log_formats.json").read_bytes()[:5000])
+    err = _one_line_error(capsys, "check", str(cut))
+    assert "not a readable Inspect log: not valid JSON" in err
+
+
+def test_no_such_sample_lists_them(capsys: pytest.CaptureFixture[str]) -> None:
+    err = _one_line_error(capsys, "state", str(DEFLATED), "--sample", "7", "--at", "3")
+    assert "no sample '7'" in err and "1:1, 1:2, 2:1, 2:2" in err
+    err = _one_line_error(capsys, "state", str(DEFLATED), "--at", "3")
+    assert "an Inspect log of 4 samples: name one with --sample ID[:EPOCH]" in err
