@@ -455,3 +455,57 @@ def test_one_long_trace_in_any_order_is_derived_as_afresh(rnd: random.Random) ->
     each falls back to the whole trace, or follows, and equals it afresh."""
     events = _one_long_trace(CORPUS / "hand" / "openai_v2_logs_span_id.json", 4)
     _derived_as_afresh(_renumbered(rnd.sample(events, len(events))))
+
+
+# -- only the traces changed last keep their derivation ---------------------------------
+def _every_prefix(events: list[Event]) -> list[tuple[bytes, list[str]]]:
+    ctx = new_ctx()
+    state = REDUCER.initial_state()
+    out = []
+    for event in events:
+        ctx.warnings = []
+        state = REDUCER.apply(state, event, ctx)
+        out.append((orjson.dumps(state, option=orjson.OPT_SORT_KEYS), list(ctx.warnings)))
+    return out
+
+
+@pytest.mark.parametrize("path", MULTI_TRACE, ids=_name)
+@given(rnd=st.randoms(use_true_random=False))
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_a_trace_whose_derivation_was_let_go_gives_the_same_states(
+    path: Path, rnd: random.Random
+) -> None:
+    """The rules keep what they derived to build on for the traces changed
+    last only (memory would otherwise hold it for every trace of a long
+    document); a record of another trace derives it afresh from its store.
+    Keeping one trace's, traces interleaved: the state after every prefix,
+    and the warnings at each record, are those of keeping them all."""
+    from unittest import mock
+
+    from replay_tui.reducers.otel_genai import rules as otel_rules
+
+    events = _renumbered(_interleaved(events_of(path), rnd))
+    want = _every_prefix(events)
+    with mock.patch.object(otel_rules, "KEEP_DERIVED", 1):
+        got = _every_prefix(events)
+    assert got == want
+
+
+def test_a_long_document_keeps_the_derivations_of_the_last_traces_only() -> None:
+    """Memory per trace, not per trace's derivation: 80 traces one after
+    another leave the last ``KEEP_DERIVED`` derivations kept."""
+    from replay_tui.reducers.otel_genai.rules import KEEP_DERIVED
+
+    one = events_of(CORPUS / "hand" / "three_trace_conversation.json")
+    recs = []
+    for rep in range(KEEP_DERIVED + 16):
+        for event in one:
+            p = copy.deepcopy(event.payload)
+            if p.get("trace_id"):
+                p["trace_id"] = f"{rep:04x}{p['trace_id'][4:]}"
+            recs.append((event.kind, p, event.ts))
+    ctx = new_ctx()
+    state, _ = run(to_events(recs), ctx=ctx)
+    cache = ctx.memo(state)[_MEMO_KEY]
+    assert len(cache.store) > KEEP_DERIVED + 16  # every trace's spans are kept
+    assert len(cache.reuse) == KEEP_DERIVED  # what was derived from them, for the last only

@@ -88,6 +88,10 @@ _MEMO_KEY = "otel_genai"
 _TOP = ("tokens", "cost", "session", "content_captured", "unattributed")
 
 
+#: Traces whose last derivation is kept to build on (:meth:`_Cache.reuse_of`).
+KEEP_DERIVED = 64
+
+
 class MemoLost(RuntimeError):
     """These rules were given a state past its first record without the
     memo that came with it (the engine rebuilds from the first record)."""
@@ -112,6 +116,20 @@ class _Cache:
     #: made again only when one of them changes, not at every record.
     stray: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     written_loose: list[dict[str, Any]] = field(default_factory=list)
+
+    def reuse_of(self, tid: str) -> Reuse:
+        """What trace ``tid``'s last derivation built, kept for the
+        :data:`KEEP_DERIVED` traces changed last only: a record of a trace
+        changed longer ago derives it afresh from its store (the same turns,
+        since derivation is a pure function of the store), so memory is not
+        held for every trace a long document ever had."""
+        reuse = self.reuse.pop(tid, None)
+        if reuse is None:
+            reuse = Reuse()
+        self.reuse[tid] = reuse  # the last changed last
+        if len(self.reuse) > KEEP_DERIVED:
+            del self.reuse[next(iter(self.reuse))]
+        return reuse
 
     def strays_changed(self, dirty: set[str]) -> bool:
         """Note the dirty traces' unattributed logs; whether any changed."""
@@ -154,7 +172,7 @@ def _derive(cache: _Cache, dirty: set[str], touched: Touched | None = None) -> l
             continue
         old = cache.results.get(tid)
         trace = store[tid] if tid else {"spans": store[tid]["spans"], "logs": []}
-        reuse = cache.reuse.setdefault(tid, Reuse())
+        reuse = cache.reuse_of(tid)
         new = derive_trace(tid, trace, routed.get(tid, []), reuse, touched)
         seen = set(old.warnings) if old is not None else set()
         for w in new.warnings:
@@ -312,7 +330,7 @@ class OtelGenAIRules:
         touched: Touched | None = None
         if event.kind in SPAN_KINDS:
             if self._span_record(state, event, ctx, trace, sid):
-                revs = cache.reuse.setdefault(tid, Reuse()).revs
+                revs = cache.reuse_of(tid).revs
                 revs[sid] = revs.get(sid, 0) + 1
                 dirty.add(tid)
                 touched = (event.kind, sid, None)
