@@ -31,8 +31,7 @@ from replay_tui.ui.widgets.receipt_pane import ReceiptPane
 from replay_tui.ui.widgets.state_pane import StatePane
 from replay_tui.ui.widgets.watch_pane import WatchPane
 from replay_tui.views.runview import LineView, RunView
-from replay_tui.views.subagents import SubAgents
-from replay_tui.views.subgraphs import subgraph_runs
+from replay_tui.views.subagents import SubAgents, subgraph_runs
 
 #: A view that took longer than this on the UI thread sends the next ones to a worker.
 INLINE_VIEW_SECONDS = 0.03
