@@ -27,6 +27,7 @@ from replay_tui.ui.screens.run import ReplayScreen  # noqa: E402
 
 SAMPLES = ROOT / "sample_runs"
 INSPECT = ROOT / "tests" / "fixtures" / "inspect-logs" / "generated"
+LANGGRAPH = ROOT / "tests" / "fixtures" / "langgraph"
 
 #: (file name, run folder, terminal size, keys to press, what it shows)
 SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
@@ -235,6 +236,14 @@ SHOTS: list[tuple[str, Path, tuple[int, int], list[str], str]] = [
         "a Gemini CLI session's tool calls folded, a command's result as its receipt",
     ),
     (
+        "langgraph-thread.svg",
+        LANGGRAPH / "agent.sqlite#thread=agent-weather",
+        (140, 40),
+        ["colon", "5", "enter", "v"],
+        "a LangGraph thread: a model's two parallel tool calls folded into one row, each "
+        "call's arguments and result in the receipt inspector",
+    ),
+    (
         "big-state-tree.svg",
         Path(tempfile.gettempdir()) / "replay-tui-shots" / "synth-2400",
         (140, 40),
@@ -342,11 +351,25 @@ async def samples_list() -> Path:
     return Path(path)
 
 
+async def threads_list() -> Path:
+    """A LangGraph database's threads, to pick one from (a subgraph under its thread)."""
+    from replay_tui.formats.langgraph.listing import thread_rows
+    from replay_tui.ui.screens.threads import ThreadsApp
+
+    database = LANGGRAPH / "flow.sqlite"
+    app = ThreadsApp(database, thread_rows(database))
+    async with app.run_test(size=(140, 12)) as pilot:
+        await pilot.pause()
+        path = app.save_screenshot(filename="langgraph-threads.svg", path=str(HERE))
+    return Path(path)
+
+
 async def main() -> None:
     big_run(Path(tempfile.gettempdir()) / "replay-tui-shots" / "synth-2400")
     for name, run, size, keys, _ in SHOTS:
         print(await shoot(name, run, size, keys))
     print(await samples_list())
+    print(await threads_list())
     for report in REPORTS:
         print(report_in_a_browser(*report))
 

@@ -103,8 +103,9 @@ KEYS: list[Key] = [
     Key(
         "t",
         "open_transcript",
-        "Open the sub-agent's transcript of this Task call (Claude Code), or the rollout "
-        "this one was forked from or spawned by (Codex, at session_meta); Esc comes back",
+        "Open the sub-agent's transcript of this Task call (Claude Code), the rollout "
+        "this one was forked from or spawned by (Codex, at session_meta), or the subgraph "
+        "this task ran (LangGraph); Esc comes back",
         "t",
     ),
     Key(

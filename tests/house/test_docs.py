@@ -129,3 +129,20 @@ def test_every_source_file_the_guide_names_is_there() -> None:
         if not (ROOT / path).is_file() and not (ROOT / "replay_tui" / path).is_file()
     )
     assert missing == []
+
+
+def test_the_langgraph_guide_shows_what_it_says() -> None:
+    """docs/langgraph.md shows a thread and the threads list, and the thread's
+    picture shows what the text beside it says: the model's two parallel
+    calls folded into one row, each call's arguments and result beside it."""
+    page = (ROOT / "docs" / "langgraph.md").read_text()
+    for name in ("langgraph-thread.svg", "langgraph-threads.svg"):
+        assert f"../screenshots/{name}" in page, name
+    shot = html.unescape((ROOT / "screenshots" / "langgraph-thread.svg").read_text())
+    shot = shot.replace("\xa0", " ")
+    assert "get_weather ×2" in shot and "Paris, London" in shot and "seq 5–8" in shot
+    assert "2 calls · get_weather ok, get_weather ok" in shot
+    assert "call_london" in shot and "sunny, 21 C" in shot
+    assert "get_weather ×2 ok  Paris, London" in page
+    listing = html.unescape((ROOT / "screenshots" / "langgraph-threads.svg").read_text())
+    assert "subgraph research:" in listing.replace("\xa0", " ")

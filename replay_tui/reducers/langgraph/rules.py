@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING, Any
 from replay_tui.core.errors import RuleViolation
 from replay_tui.formats.langgraph.triggers import next_nodes, node_channels
 from replay_tui.reducers.base import CallFacts, Context, State
+from replay_tui.reducers.langgraph import calls
+from replay_tui.reducers.langgraph.calls import one_line as _one_line
 from replay_tui.reducers.langgraph.channels import (
     MISSING,
     REDUCERS,
@@ -69,11 +71,6 @@ def _text(content: Any) -> str:
             str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in content
         ).strip()
     return "" if content is None else str(content)
-
-
-def _one_line(text: str, width: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 class LangGraphRules:
@@ -440,33 +437,14 @@ class LangGraphRules:
 
     def call_of(self, event: Event) -> str | None:
         """A call is a model's tool call and the ToolMessage that answers it."""
-        if event.kind != "write":
-            return None
-        for m in _messages(event.payload.get("value")):
-            if m.get("type") == "ai" and m.get("tool_calls"):
-                call = m["tool_calls"][0]
-                key = call.get("id") if isinstance(call, dict) else None
-                return key if isinstance(key, str) else None
-            if m.get("type") == "tool" and isinstance(m.get("tool_call_id"), str):
-                return str(m["tool_call_id"])
-        return None
+        return calls.call_of(event)
 
     def call_facts(self, event: Event) -> CallFacts | None:
-        if event.kind != "write":
-            return None
-        for m in _messages(event.payload.get("value")):
-            if m.get("type") == "ai" and m.get("tool_calls"):
-                call = m["tool_calls"][0]
-                if isinstance(call, dict):
-                    args = call.get("args")
-                    return CallFacts(
-                        tool=str(call.get("name")), arg=_one_line(str(args), 60) if args else None
-                    )
-            if m.get("type") == "tool":
-                return CallFacts(status="error" if m.get("status") == "error" else "ok")
-        if event.payload.get("channel") == "__error__":
-            return CallFacts(tool=str(event.payload.get("task")), status="error")
-        return None
+        return calls.call_facts(event)
+
+    def record_for(self, state: State, event: Event) -> tuple[str, Any] | None:
+        """Beside a call: its arguments and its result, error, or pending."""
+        return calls.record_for(state, event)
 
     def row_summary(self, event: Event) -> str | None:
         p = event.payload

@@ -555,10 +555,9 @@ class ReplayScreen(Screen[None]):
         self.side.copy_state()
 
     def action_open_transcript(self) -> None:
-        replay = self.side.open_transcript(self.view.subagents)
-        if replay is not None:
-            label = f"{replay.paths.name} · sub-agent of {self.session.label} (Esc returns)"
-            self.app.push_screen(ReplayScreen(replay, label=label, nested=True))
+        opened = self.side.open_transcript(self.view.subagents, self.session.label)
+        if opened is not None:
+            self.app.push_screen(ReplayScreen(opened[0], label=opened[1], nested=True))
 
     def action_open_result(self) -> None:
         self.side.open_result()

@@ -21,6 +21,7 @@ from replay_tui.core.safe_text import mask_secrets
 from replay_tui.core.words import plural
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import Replay
+from replay_tui.formats.langgraph.store import split_thread
 from replay_tui.formats.sessions import CODEX, SESSION_FORMATS
 from replay_tui.questions.condition import StatePath
 from replay_tui.ui.features.run.clipboard import state_to_copy
@@ -30,7 +31,7 @@ from replay_tui.ui.widgets.receipt_pane import ReceiptPane
 from replay_tui.ui.widgets.state_pane import StatePane
 from replay_tui.ui.widgets.watch_pane import WatchPane
 from replay_tui.views.runview import LineView, RunView
-from replay_tui.views.subagents import SubAgents
+from replay_tui.views.subagents import SubAgents, subgraph_runs
 
 #: A view that took longer than this on the UI thread sends the next ones to a worker.
 INLINE_VIEW_SECONDS = 0.03
@@ -74,18 +75,22 @@ class SidePanes(Vertical):
         self.render_view()
         self.post_message(StatusChanged())  # the status says "secrets shown"
 
-    def open_transcript(self, subagents: SubAgents) -> Replay | None:
+    def open_transcript(self, subagents: SubAgents, of: str) -> tuple[Replay, str] | None:
         """``t``: the replay of the sub-agent transcript of the call at the
-        cursor, or None (said why)."""
+        cursor, or of the subgraph the task at the cursor ran (LangGraph),
+        with the label of its screen (``of``: this run's); None (said why)."""
         view = self.line_view
         event = view.event if view is not None else None
+        subgraphs = subgraph_runs(subagents.replay, event)
+        if subgraphs:
+            return self._open_subgraph(subgraphs, of)
         path = subagents.at(event)
         origin = None if path is not None else subagents.origin(event)
         if path is None and origin is None:
             said = (
-                "t opens a sub-agent's transcript (at its Task or spawn_agent call or result) "
-                "or, at a Codex rollout's session_meta, the rollout it was forked from or "
-                "spawned by"
+                "t opens a sub-agent's transcript (at its Task or spawn_agent call or result), "
+                "at a Codex rollout's session_meta the rollout it was forked from or spawned "
+                "by, or a LangGraph subgraph's thread (at a write or checkpoint of its task)"
             )
             self.notify(said, timeout=4)
             return None
@@ -96,7 +101,19 @@ class SidePanes(Vertical):
         except CannotRun as exc:
             self.notify(str(exc), severity="error", markup=False)
             return None
-        return replay
+        return replay, f"{replay.paths.name} · sub-agent of {of} (Esc returns)"
+
+    def _open_subgraph(self, runs: list[str], of: str) -> tuple[Replay, str] | None:
+        """The first of the subgraphs at the cursor (the others named)."""
+        try:
+            replay, _ = open_replay(runs[0], "langgraph", watchdog=False, history=True)
+        except CannotRun as exc:
+            self.notify(str(exc), severity="error", markup=False)
+            return None
+        if len(runs) > 1:
+            others = ", ".join(split_thread(r)[2] or "" for r in runs[1:])
+            self.notify(f"{len(runs)} subgraphs ran here; the others: {others}", timeout=6)
+        return replay, f"{replay.paths.name} · subgraph of {of} (Esc returns)"
 
     def open_result(self) -> None:
         """``o``: the receipt or recorded result at the cursor, whole, on a screen of its own."""
