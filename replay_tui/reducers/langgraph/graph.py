@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from replay_tui.core.errors import CannotRun
 from replay_tui.reducers.langgraph.channels import MISSING, is_internal
 
@@ -89,10 +91,8 @@ _EMPTY = (list, dict, set, frozenset, int, float, str)
 
 def _as_json(value: Any) -> Any:
     if isinstance(value, (set, frozenset)):
-        from replay_tui.reducers.langgraph.channels import _canon
-
-        try:
-            return {"__set__": sorted(_canon(v) for v in value)}
+        try:  # as channels.same compares a set: by each member's canonical JSON
+            return {"__set__": sorted(orjson.dumps(v, option=orjson.OPT_SORT_KEYS) for v in value)}
         except TypeError as exc:
             raise Unusable(f"a set the rules cannot compare ({exc})") from None
     if isinstance(value, dict):
@@ -197,10 +197,11 @@ def load_graph(target: str) -> GraphChannels:
         names = {t.__name__ for t in type(obj).__mro__}
     channels = getattr(obj, "channels", None)
     if not (names & _GRAPHS) or not isinstance(channels, dict):
-        what = "a function (call it in the module: graph = make_graph())" if callable(obj) else ""
+        what = f"an object of type {type(obj).__name__}"
+        if callable(obj):
+            what = "a function (call it in the module: graph = make_graph())"
         raise CannotRun(
-            f"--graph {target}: {what or 'an object of type ' + type(obj).__name__}, not a LangGraph graph "
-            "(a StateGraph or its compiled graph)"
+            f"--graph {target}: {what}, not a LangGraph graph (a StateGraph or its compiled graph)"
         )
     reducers: dict[str, GraphReducer] = {}
     unknown = []
