@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("langgraph.checkpoint.sqlite")
 
@@ -91,3 +93,71 @@ def test_postgres_lists_as_sqlite_does(langgraph_postgres: Any) -> None:
                 assert not row.last_ts and ours[row.thread_id][3]
                 row = replace(row, last_ts="then")
             assert ours[row.thread_id] == _portable(row), row.thread_id
+
+
+_SCHEMA = """
+CREATE TABLE checkpoints (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '',
+    checkpoint_id TEXT NOT NULL, parent_checkpoint_id TEXT, type TEXT, checkpoint BLOB,
+    metadata BLOB, PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id));
+CREATE TABLE writes (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '',
+    checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, task_path TEXT NOT NULL DEFAULT '',
+    idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, value BLOB,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx));
+"""
+
+#: A thread: each checkpoint's parent (an index of an earlier one, or None), and
+#: writes (checkpoint index, channel) stored under them.
+_threads = st.lists(
+    st.tuples(
+        st.lists(st.integers(min_value=-1, max_value=30), min_size=1, max_size=12),
+        st.lists(
+            st.tuples(
+                st.integers(min_value=0, max_value=11),
+                st.sampled_from(["__error__", "__interrupt__", "value", "__resume__"]),
+            ),
+            max_size=4,
+        ),
+        st.lists(st.sampled_from(["inner:1", "other:2"]), max_size=2),
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(threads=_threads)
+def test_any_tree_of_checkpoints_lists_as_a_full_decode(
+    tmp_path_factory: pytest.TempPathFactory, threads: list[Any]
+) -> None:
+    """Checkpoints in any tree (forks from anywhere, several roots), writes of
+    any status under any of them, subgraph namespaces: the listing is what a
+    full decode gives."""
+    import sqlite3
+
+    db = tmp_path_factory.mktemp("tree") / "tree.sqlite"
+    source = sqlite3.connect(FIXTURES / "flow.sqlite")
+    kind, blob = source.execute(
+        "SELECT type, checkpoint FROM checkpoints WHERE thread_id = 'reducers-custom' "
+        "ORDER BY checkpoint_id DESC LIMIT 1"
+    ).fetchone()
+    source.close()
+    conn = sqlite3.connect(db)
+    conn.executescript(_SCHEMA)
+    for t, (parents, writes, spaces) in enumerate(threads):
+        ids = [f"1f000000-0000-6000-8000-{t:04d}{i:08d}" for i in range(len(parents))]
+        for i, parent in enumerate(parents):
+            up = ids[parent % i] if parent >= 0 and i else None
+            meta = f'{{"source": "loop", "step": {i - 1}}}'.encode()
+            for ns in ["", *spaces]:
+                conn.execute(
+                    "INSERT OR IGNORE INTO checkpoints VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (f"t{t}", ns, ids[i], up, kind, blob, meta),
+                )
+        for n, (at, channel) in enumerate(writes):
+            conn.execute(
+                "INSERT INTO writes VALUES (?, '', ?, ?, '', 0, ?, 'json', ?)",
+                (f"t{t}", ids[at % len(ids)], f"task{n}", channel, b'"x"'),
+            )
+    conn.commit()
+    conn.close()
+    assert thread_rows(db) == decoded_thread_rows(db)
