@@ -78,7 +78,7 @@ def cmd_open(args: argparse.Namespace) -> int:
     if args.run is not None and not args.against and not args.follow:
         database = threads_to_pick(args.run)
         if database is not None:
-            return pick_thread_and_open(database, open_app)
+            return pick_thread_and_open(database, args, open_app)
     log = log_to_pick_from(args)
     if log is not None and sys.stdout.isatty() and sys.stdin.isatty():
         return pick_sample_and_open(log, args, open_app)
@@ -96,11 +96,14 @@ def threads_to_pick(run: str) -> Path | str | None:
     return run if run.startswith(("postgresql://", "postgres://")) else Path(run)
 
 
-def pick_thread_and_open(database: Path | str, open_app: Callable[[Any], int]) -> int:
-    """The threads list, a thread opened from it, and the list again when the
-    app quits (on the thread opened), until q in the list."""
+def pick_thread_and_open(
+    database: Path | str, args: argparse.Namespace, open_app: Callable[[Any], int]
+) -> int:
+    """The threads list, a thread opened from it (with the options given:
+    ``--graph``, ``--reducer``...), and the list again when the app quits (on
+    the thread opened), until q in the list."""
     from replay_tui.formats.langgraph.listing import thread_rows
-    from replay_tui.ui.screens.threads import ThreadsApp, app_for_thread
+    from replay_tui.ui.screens.threads import ThreadsApp
 
     if not (sys.stdout.isatty() and sys.stdin.isatty()) and not os.environ.get("TEXTUAL_DRIVER"):
         raise CannotRun("the app needs a terminal; for scripts use 'replay-tui check RUN'")
@@ -109,7 +112,8 @@ def pick_thread_and_open(database: Path | str, open_app: Callable[[Any], int]) -
         chosen = ThreadsApp(database, thread_rows(database), at=chosen).run()
         if chosen is None:
             return 0
-        code = open_app(app_for_thread(chosen))
+        args.run = chosen
+        code = open_app(app_of(args))
         if code != 0:
             return code
 

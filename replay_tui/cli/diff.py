@@ -11,6 +11,7 @@ import orjson
 
 from replay_tui.cli.options import (
     format_option,
+    graph_option,
     sample_option,
     skip_option,
     thread_option,
@@ -59,6 +60,7 @@ def add_parser(sub: Subparsers) -> None:
     timeout_option(parser)
     format_option(parser)
     thread_option(parser)
+    graph_option(parser)
     sample_option(parser)
     parser.set_defaults(func=cmd_diff)
 

@@ -19,6 +19,7 @@ from replay_tui.formats.langgraph.store import thread_run
 from replay_tui.formats.run import FORMATS
 from replay_tui.reducers import DEFAULT, available
 from replay_tui.reducers.calling.guard import DEFAULT_TIMEOUT
+from replay_tui.reducers.langgraph.graph import GRAPH_SPEC
 
 
 class Parser(argparse.ArgumentParser):
@@ -33,6 +34,7 @@ class Parser(argparse.ArgumentParser):
     ) -> tuple[argparse.Namespace, list[str]]:
         parsed, rest = super().parse_known_args(args, namespace)
         with_thread(parsed)
+        with_graph(parsed)
         return parsed, rest
 
 
@@ -51,6 +53,37 @@ def reducer_help() -> str:
 
 def reducer_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reducer", help=reducer_help())
+    graph_option(parser)
+
+
+def graph_option(parser: argparse.ArgumentParser) -> None:
+    """``--graph module:attr``: a LangGraph thread's reducers from the user's graph."""
+    parser.add_argument(
+        "--graph",
+        metavar="MODULE:ATTR",
+        help="a LangGraph thread's channel reducers from your graph (a StateGraph or its "
+        "compiled graph, imported as uvicorn imports module:app, the current directory "
+        "first), not inferred from the thread",
+    )
+
+
+def with_graph(args: argparse.Namespace) -> None:
+    """``--graph`` as the rules every process that opens the run loads
+    (``--reducer``, or diff's ``--rules-a`` / ``--rules-b``)."""
+    graph = getattr(args, "graph", None)
+    if graph is None:
+        return
+    spec = GRAPH_SPEC + graph
+    sides = ("rules_a", "rules_b") if hasattr(args, "rules_a") else ("reducer",)
+    for side in sides:
+        given = getattr(args, side, None)
+        if given is not None and given != spec:
+            flag = "--" + side.replace("_", "-")
+            raise CannotRun(
+                f"--graph and {flag}: give one (--graph is the langgraph rules with "
+                "your graph's reducers)"
+            )
+        setattr(args, side, spec)
 
 
 def timeout_option(parser: argparse.ArgumentParser) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from replay_tui.core.errors import CannotRun
-from replay_tui.core.sources import Covered, Scope, covered
+from replay_tui.core.sources import Covered, Scope, covered, manifest
 from replay_tui.reducers.base import Reducer
 
 ENTRY_POINT_GROUP = "replay_tui.reducers"
@@ -202,9 +202,24 @@ def available() -> dict[str, str]:
     return found
 
 
+def _with_graph(spec: str) -> LoadedReducer:
+    """The ``langgraph`` rules with the reducers of the user's graph
+    (``--graph module:attr``): their digest covers the graph's module too."""
+    from replay_tui.reducers.langgraph.graph import GRAPH_SPEC, load_graph
+    from replay_tui.reducers.langgraph.rules import LangGraphRules
+
+    rules = load_reducer("langgraph")
+    graph = load_graph(spec.removeprefix(GRAPH_SPEC))
+    files = {**_source_of(graph.module).files, **rules.rules_files}
+    digest = hashlib.sha256(manifest(files).encode()).hexdigest()
+    return LoadedReducer(LangGraphRules(graph), spec, Covered(files, digest))
+
+
 def load_reducer(spec: str | None = None) -> LoadedReducer:
     """Resolve ``--reducer`` (see module docstring); raises :class:`CannotRun`."""
     spec = spec or DEFAULT
+    if spec.startswith("langgraph --graph "):
+        return _with_graph(spec)
     if ":" in spec:
         target, _, attr = spec.rpartition(":")
         if target.endswith(".py") or "/" in target or "\\" in target:
@@ -243,6 +258,9 @@ def rules_for_run(spec: str | None, events: Path, fmt: str = "jsonl") -> LoadedR
     reports ``unknown_kind`` as strict replay must. Rules written for another
     source (``source_format``) are never chosen for a ledger by its kind.
     """
+    if spec and spec.startswith("langgraph --graph ") and fmt != "langgraph":
+        graph = spec.removeprefix("langgraph --graph ")
+        raise CannotRun(f"--graph {graph}: {events} is not a LangGraph thread (it is {fmt})")
     if spec:
         return load_reducer(spec)
     if fmt in _FOR_FORMAT:

@@ -7,10 +7,12 @@ of its own."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from replay_tui.formats.langgraph.source import Database, list_namespaces, list_threads, shown
-from replay_tui.formats.langgraph.store import thread_run
-from replay_tui.formats.langgraph.thread import load_thread
+from replay_tui.formats.langgraph import postgres, sqlite
+from replay_tui.formats.langgraph.source import Database, shown
+from replay_tui.formats.langgraph.store import ThreadFacts, thread_run
+from replay_tui.formats.langgraph.thread import checkpoint_payload, metadata_of, tree
 from replay_tui.formats.langgraph.triggers import next_nodes
 
 
@@ -48,57 +50,56 @@ class ThreadRow:
 
 
 def thread_rows(database: Database) -> list[ThreadRow]:
-    """Every thread of ``database`` (root namespace), newest first."""
+    """Every thread of ``database`` (root namespace), newest first.
+
+    What SQL can answer, a few queries for the whole database (counts,
+    namespaces, the tree of a thread that forks); the only checkpoint
+    decoded is each thread's latest, for its step, time and what it will
+    run next, and of the writes under it only their channels are read: an
+    error means failed, an interrupt interrupted. A full decode of every
+    thread gives the same rows, at a cost that grows with the threads'
+    length."""
     name = str(database)  # as RUN arguments name it (a URL with what connects it)
-    rows = []
-    for info in list_threads(database):
-        thread = load_thread(database, info.thread_id)
-        events = list(thread.events())
-        checkpoints = [e["payload"] for e in events if e["kind"] == "checkpoint"]
-        pending = [
-            e["payload"] for e in events if e["kind"] == "write" and e["payload"].get("pending")
-        ]
-        last = checkpoints[-1] if checkpoints else {}
-        channels = {w.get("channel") for w in pending}
-        if "__error__" in channels:
-            status = "failed"
-        elif "__interrupt__" in channels:
-            status = "interrupted"
-        elif last and next_nodes(last):
-            status = "paused"
-        else:
-            status = "done"
-        forks = []
-        for where in checkpoints:
-            for branch in where.get("branches") or []:
-                if branch["first"] in {c["checkpoint_id"] for c in checkpoints}:
-                    continue
-                forks.append(
-                    Fork(
-                        thread_run(name, info.thread_id, tip=branch["tip"]),
-                        where.get("step"),
-                        branch["checkpoints"],
-                    )
-                )
-        rows.append(
-            ThreadRow(
-                thread_run(name, info.thread_id),
-                info.thread_id,
-                info.checkpoints,
-                last.get("step"),
-                str(last.get("ts") or ""),
-                status,
-                forks,
-                [
-                    Fork(thread_run(name, info.thread_id, ns), None, 0, ns)
-                    for ns in (
-                        list_namespaces(database, info.thread_id) if info.namespaces > 1 else []
-                    )
-                    if ns
-                ],
+    facts = (
+        postgres.thread_facts(database)
+        if isinstance(database, str)
+        else sqlite.thread_facts(database)
+    )
+    return [_row(name, f) for f in facts]
+
+
+def _row(name: str, facts: ThreadFacts) -> ThreadRow:
+    thread_id = facts.info.thread_id
+    last: dict[str, Any] = checkpoint_payload(facts.last)[0] if facts.last is not None else {}
+    if "__error__" in facts.pending_channels:
+        status = "failed"
+    elif "__interrupt__" in facts.pending_channels:
+        status = "interrupted"
+    elif last and next_nodes(last):
+        status = "paused"
+    else:
+        status = "done"
+    forks = []
+    branch, parting = tree(list(facts.tree))
+    for where in branch:
+        own = {c.id for c in branch}
+        for part in parting.get(where.id, []):
+            if part["first"] in own:
+                continue
+            step = metadata_of(where.metadata)[0].get("step")
+            forks.append(
+                Fork(thread_run(name, thread_id, tip=part["tip"]), step, part["checkpoints"])
             )
-        )
-    return rows
+    return ThreadRow(
+        thread_run(name, thread_id),
+        thread_id,
+        facts.info.checkpoints,
+        last.get("step"),
+        str(last.get("ts") or ""),
+        status,
+        forks,
+        [Fork(thread_run(name, thread_id, ns), None, 0, ns) for ns in facts.namespaces],
+    )
 
 
 __all__ = ["Fork", "ThreadRow", "shown", "thread_rows"]

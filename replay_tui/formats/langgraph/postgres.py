@@ -22,7 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from replay_tui.core.errors import CannotRun
 from replay_tui.formats.langgraph.decode import decode_typed
-from replay_tui.formats.langgraph.store import CheckpointRow, ThreadInfo, WriteRow
+from replay_tui.formats.langgraph.store import CheckpointRow, ThreadFacts, ThreadInfo, WriteRow
 
 SCHEMES = ("postgresql://", "postgres://")
 INSTALL = "pip install 'replay-tui[postgres]'"
@@ -104,17 +104,88 @@ def why_not_checkpointer(url: str) -> str | None:
     return None
 
 
-def list_threads(url: str) -> list[ThreadInfo]:
-    with connect(url) as conn:
-        rows = conn.execute(
-            "SELECT thread_id, count(*) FILTER (WHERE checkpoint_ns = ''), "
-            "max(checkpoint_id) FILTER (WHERE checkpoint_ns = ''), "
-            "count(DISTINCT checkpoint_ns) FROM checkpoints GROUP BY thread_id"
-        ).fetchall()
-        conn.rollback()
+_THREADS = (
+    "SELECT thread_id, count(*) FILTER (WHERE checkpoint_ns = ''), "
+    "max(checkpoint_id) FILTER (WHERE checkpoint_ns = ''), "
+    "count(DISTINCT checkpoint_ns) FROM checkpoints GROUP BY thread_id"
+)
+#: Each thread's latest checkpoint of the root namespace, whole.
+_LATEST = (
+    "SELECT DISTINCT ON (thread_id) thread_id, checkpoint_id, parent_checkpoint_id, "
+    "checkpoint, metadata FROM checkpoints WHERE checkpoint_ns = '' "
+    "ORDER BY thread_id, checkpoint_id DESC"
+)
+
+
+def _infos(rows: list[Any]) -> list[ThreadInfo]:
     found = [ThreadInfo(str(t), int(n or 0), str(last or ""), int(ns)) for t, n, last, ns in rows]
     found.sort(key=lambda t: (t.last_id, t.thread_id), reverse=True)
     return found
+
+
+def list_threads(url: str) -> list[ThreadInfo]:
+    with connect(url) as conn:
+        rows = conn.execute(_THREADS).fetchall()
+        conn.rollback()
+    return _infos(rows)
+
+
+def thread_facts(url: str) -> list[ThreadFacts]:
+    """Every thread as the picker lists it (:class:`ThreadFacts`), newest
+    first, in one read-only transaction: a few queries for the whole
+    database; the only blobs read are those each latest checkpoint holds."""
+    with connect(url) as conn:
+        infos = _infos(conn.execute(_THREADS).fetchall())
+        latest = conn.execute(_LATEST).fetchall()
+        blobs: dict[str, dict[tuple[str, str], tuple[str, bytes]]] = {}
+        for thread, channel, version, kind, blob in conn.execute(
+            f"SELECT l.thread_id, b.channel, b.version, b.type, b.blob FROM ({_LATEST}) AS l "
+            "CROSS JOIN LATERAL jsonb_each_text(l.checkpoint -> 'channel_versions') AS v "
+            "JOIN checkpoint_blobs AS b ON b.thread_id = l.thread_id "
+            "AND b.checkpoint_ns = '' AND b.channel = v.key AND b.version = v.value"
+        ):
+            blobs.setdefault(str(thread), {})[(str(channel), str(version))] = (
+                str(kind),
+                bytes(blob or b""),
+            )
+        pending: dict[str, set[str]] = {}
+        for thread, channel in conn.execute(
+            f"SELECT DISTINCT w.thread_id, w.channel FROM ({_LATEST}) AS l "
+            "JOIN checkpoint_writes AS w ON w.thread_id = l.thread_id "
+            "AND w.checkpoint_ns = '' AND w.checkpoint_id = l.checkpoint_id"
+        ):
+            pending.setdefault(str(thread), set()).add(str(channel))
+        spaces: dict[str, list[str]] = {}
+        for thread, ns in conn.execute(
+            "SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints WHERE checkpoint_ns != '' "
+            "ORDER BY thread_id, checkpoint_ns"
+        ):
+            spaces.setdefault(str(thread), []).append(str(ns))
+        trees: dict[str, list[CheckpointRow]] = {}
+        for thread, cid, parent, metadata in conn.execute(
+            "SELECT thread_id, checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints "
+            "WHERE checkpoint_ns = '' AND thread_id IN (SELECT thread_id FROM checkpoints "
+            "WHERE checkpoint_ns = '' AND parent_checkpoint_id IS NOT NULL "
+            "GROUP BY thread_id, parent_checkpoint_id HAVING count(*) > 1)"
+        ):
+            meta = metadata if isinstance(metadata, dict) else None
+            row = CheckpointRow(str(cid), None if parent is None else str(parent), None, b"", meta)
+            trees.setdefault(str(thread), []).append(row)
+        conn.rollback()
+    last = {
+        str(thread): _assembled(str(cid), parent, body, metadata, blobs.get(str(thread), {}))
+        for thread, cid, parent, body, metadata in latest
+    }
+    return [
+        ThreadFacts(
+            info,
+            last.get(info.thread_id),
+            frozenset(pending.get(info.thread_id, ())),
+            tuple(spaces.get(info.thread_id, ())),
+            tuple(trees.get(info.thread_id, ())),
+        )
+        for info in infos
+    ]
 
 
 def namespaces(url: str, thread: str) -> list[str]:

@@ -15,9 +15,10 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from replay_tui.core.errors import CannotRun
-from replay_tui.formats.langgraph.store import CheckpointRow, ThreadInfo, WriteRow
+from replay_tui.formats.langgraph.store import CheckpointRow, ThreadFacts, ThreadInfo, WriteRow
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint", "metadata"}
@@ -75,18 +76,88 @@ def why_not_checkpointer(path: Path) -> str | None:
     return None
 
 
+_THREADS = (
+    "SELECT thread_id, SUM(checkpoint_ns = ''), MAX(CASE WHEN checkpoint_ns = '' "
+    "THEN checkpoint_id END), COUNT(DISTINCT checkpoint_ns) FROM checkpoints "
+    "GROUP BY thread_id"
+)
+#: Each thread's latest checkpoint of the root namespace.
+_LATEST = (
+    "SELECT thread_id, MAX(checkpoint_id) AS last FROM checkpoints "
+    "WHERE checkpoint_ns = '' GROUP BY thread_id"
+)
+#: The threads where a checkpoint has several children (root namespace).
+_FORKED = (
+    "SELECT DISTINCT thread_id FROM checkpoints WHERE checkpoint_ns = '' "
+    "AND parent_checkpoint_id IS NOT NULL GROUP BY thread_id, parent_checkpoint_id "
+    "HAVING COUNT(*) > 1"
+)
+
+
+def _infos(rows: list[Any]) -> list[ThreadInfo]:
+    found = [ThreadInfo(str(t), int(n or 0), str(last or ""), int(ns)) for t, n, last, ns in rows]
+    found.sort(key=lambda t: (t.last_id, t.thread_id), reverse=True)
+    return found
+
+
 def list_threads(path: Path) -> list[ThreadInfo]:
     """The threads of the database, by the time of their latest checkpoint
     (newest first)."""
     with connect(path) as conn:
-        rows = conn.execute(
-            "SELECT thread_id, SUM(checkpoint_ns = ''), MAX(CASE WHEN checkpoint_ns = '' "
-            "THEN checkpoint_id END), COUNT(DISTINCT checkpoint_ns) FROM checkpoints "
-            "GROUP BY thread_id"
-        ).fetchall()
-    found = [ThreadInfo(str(t), int(n or 0), str(last or ""), int(ns)) for t, n, last, ns in rows]
-    found.sort(key=lambda t: (t.last_id, t.thread_id), reverse=True)
-    return found
+        return _infos(conn.execute(_THREADS).fetchall())
+
+
+def thread_facts(path: Path) -> list[ThreadFacts]:
+    """Every thread as the picker lists it (:class:`ThreadFacts`), newest
+    first, in one read transaction: a few queries for the whole database,
+    whatever its size; the only values read are each latest checkpoint's."""
+    with connect(path) as conn:
+        conn.execute("BEGIN")
+        infos = _infos(conn.execute(_THREADS).fetchall())
+        kind = "c.type" if "type" in _columns(conn, "checkpoints") else "'msgpack'"
+        last = {
+            str(r[0]): CheckpointRow(
+                str(r[1]), None if r[2] is None else str(r[2]), r[3], bytes(r[4] or b""), r[5]
+            )
+            for r in conn.execute(
+                f"SELECT c.thread_id, c.checkpoint_id, c.parent_checkpoint_id, {kind}, "
+                f"c.checkpoint, c.metadata FROM ({_LATEST}) AS l JOIN checkpoints AS c "
+                "ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' "
+                "AND c.checkpoint_id = l.last"
+            )
+        }
+        pending: dict[str, set[str]] = {}
+        for thread, channel in conn.execute(
+            f"SELECT DISTINCT w.thread_id, w.channel FROM ({_LATEST}) AS l JOIN writes AS w "
+            "ON w.thread_id = l.thread_id AND w.checkpoint_ns = '' AND w.checkpoint_id = l.last"
+        ):
+            pending.setdefault(str(thread), set()).add(str(channel))
+        spaces: dict[str, list[str]] = {}
+        for thread, ns in conn.execute(
+            "SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints WHERE checkpoint_ns != '' "
+            "ORDER BY thread_id, checkpoint_ns"
+        ):
+            spaces.setdefault(str(thread), []).append(str(ns))
+        trees: dict[str, list[CheckpointRow]] = {}
+        for thread, cid, parent, metadata in conn.execute(
+            "SELECT thread_id, checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints "
+            f"WHERE checkpoint_ns = '' AND thread_id IN ({_FORKED})"
+        ):
+            row = CheckpointRow(
+                str(cid), None if parent is None else str(parent), None, b"", metadata
+            )
+            trees.setdefault(str(thread), []).append(row)
+        conn.execute("COMMIT")
+    return [
+        ThreadFacts(
+            info,
+            last.get(info.thread_id),
+            frozenset(pending.get(info.thread_id, ())),
+            tuple(spaces.get(info.thread_id, ())),
+            tuple(trees.get(info.thread_id, ())),
+        )
+        for info in infos
+    ]
 
 
 def namespaces(path: Path, thread: str) -> list[str]:

@@ -71,3 +71,18 @@ def split_thread(arg: str) -> tuple[str, str | None, str | None, str | None]:
         return arg, None, None, None
     fields = dict(parse_qsl("thread=" + tail, keep_blank_values=True))
     return head, fields.get("thread"), fields.get("ns"), fields.get("tip")
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadFacts:
+    """What the picker lists of a thread, as SQL gives it without decoding
+    the thread: its counts, its latest checkpoint (root namespace) still
+    encoded, the channels of the writes stored under that one, its other
+    namespaces, and (only for a thread whose checkpoints fork) every
+    checkpoint's id, parent and metadata, its values left out."""
+
+    info: ThreadInfo
+    last: CheckpointRow | None
+    pending_channels: frozenset[str]
+    namespaces: tuple[str, ...]
+    tree: tuple[CheckpointRow, ...] = ()

@@ -48,7 +48,7 @@ def update_task_ids(checkpoint_id: str, count: int = 16) -> frozenset[str]:
     )
 
 
-def _metadata(raw: bytes | str | dict[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
+def metadata_of(raw: bytes | str | dict[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
     """A checkpoint's metadata: JSON in SQLite (JSONB in PostgreSQL, a dict)."""
     if raw is None:
         return {}, []
@@ -101,25 +101,7 @@ class Thread:
     sha256: str = ""
 
     def __post_init__(self) -> None:
-        by_id = {c.id: c for c in self.checkpoints}
-        children: dict[str | None, list[str]] = {}
-        for c in self.checkpoints:
-            children.setdefault(c.parent, []).append(c.id)
-        if self.checkpoints:
-            # ids are time-ordered (uuid6): the latest checkpoint, unless a fork's is asked
-            tip = self.tip if self.tip in by_id else max(by_id)
-            chain = []
-            seen: set[str] = set()
-            node: CheckpointRow | None = by_id[tip]
-            while node is not None and node.id not in seen:
-                seen.add(node.id)
-                chain.append(node)
-                node = by_id.get(node.parent) if node.parent else None
-            self.branch = chain[::-1]
-            for c in self.branch:
-                below = sorted(children.get(c.id, []))
-                if len(below) > 1:  # every branch from here, the run's too: alike on each
-                    self.forks[c.id] = [_fork(child, children) for child in below]
+        self.branch, self.forks = tree(self.checkpoints, self.tip)
         #: Format 1 keeps no task path: a task that wrote its node's own
         #: trigger channel (the node's name, as its value) is that node.
         self._node_of: dict[str, str] = {}
@@ -194,36 +176,7 @@ class Thread:
         return out
 
     def _checkpoint(self, row: CheckpointRow) -> tuple[dict[str, Any], list[str]]:
-        if row.body is not None:
-            decoded = Decoded(row.body, None, list(row.warnings))
-        else:
-            decoded = decode_typed(row.type or "msgpack", row.checkpoint)
-        metadata, meta_warnings = _metadata(row.metadata)
-        body = decoded.value if isinstance(decoded.value, dict) else {}
-        warnings = [*decoded.warnings, *meta_warnings]
-        unreadable = not isinstance(body.get("channel_values"), dict)
-        if unreadable:
-            warnings.append("this checkpoint's values could not be read: its step is not proved")
-        values = body.get("channel_values")
-        out: dict[str, Any] = {
-            "checkpoint_id": row.id,
-            "parent_id": row.parent,
-            "source": metadata.get("source"),
-            "step": metadata.get("step"),
-            "format": body.get("v"),
-            "values": values if isinstance(values, dict) else {},
-            "versions": body.get("channel_versions") or {},
-            "seen": body.get("versions_seen") or {},
-        }
-        if "ts" in body:
-            out["ts"] = body["ts"]
-        if body.get("updated_channels") is not None:
-            out["updated"] = body["updated_channels"]
-        if body.get("pending_sends"):
-            out["pending_sends"] = body["pending_sends"]
-        out["metadata"] = metadata
-        if unreadable:
-            out["unreadable"] = decoded.value
+        out, warnings = checkpoint_payload(row)
         if row.id in self.forks:
             out["branches"] = self.forks[row.id]
         return out, warnings
@@ -275,6 +228,72 @@ class Thread:
                 chunk = []
         if chunk:
             yield b"\n".join(chunk) + b"\n"
+
+
+def checkpoint_payload(row: CheckpointRow) -> tuple[dict[str, Any], list[str]]:
+    """A checkpoint row decoded as the ``checkpoint`` event's payload (its
+    branches aside), and what decoding it said."""
+    if row.body is not None:
+        decoded = Decoded(row.body, None, list(row.warnings))
+    else:
+        decoded = decode_typed(row.type or "msgpack", row.checkpoint)
+    metadata, meta_warnings = metadata_of(row.metadata)
+    body = decoded.value if isinstance(decoded.value, dict) else {}
+    warnings = [*decoded.warnings, *meta_warnings]
+    unreadable = not isinstance(body.get("channel_values"), dict)
+    if unreadable:
+        warnings.append("this checkpoint's values could not be read: its step is not proved")
+    values = body.get("channel_values")
+    out: dict[str, Any] = {
+        "checkpoint_id": row.id,
+        "parent_id": row.parent,
+        "source": metadata.get("source"),
+        "step": metadata.get("step"),
+        "format": body.get("v"),
+        "values": values if isinstance(values, dict) else {},
+        "versions": body.get("channel_versions") or {},
+        "seen": body.get("versions_seen") or {},
+    }
+    if "ts" in body:
+        out["ts"] = body["ts"]
+    if body.get("updated_channels") is not None:
+        out["updated"] = body["updated_channels"]
+    if body.get("pending_sends"):
+        out["pending_sends"] = body["pending_sends"]
+    out["metadata"] = metadata
+    if unreadable:
+        out["unreadable"] = decoded.value
+    return out, warnings
+
+
+def tree(
+    checkpoints: list[CheckpointRow], tip: str | None = None
+) -> tuple[list[CheckpointRow], dict[str, list[dict[str, Any]]]]:
+    """The branch ending at ``tip`` (None, or one not found: the latest
+    checkpoint), root first, and where branches part on it: checkpoint id ->
+    each branch from it (first checkpoint, newest tip, checkpoints), the
+    branch's own among them."""
+    if not checkpoints:
+        return [], {}
+    by_id = {c.id: c for c in checkpoints}
+    children: dict[str | None, list[str]] = {}
+    for c in checkpoints:
+        children.setdefault(c.parent, []).append(c.id)
+    # ids are time-ordered (uuid6): the latest checkpoint, unless a fork's is asked
+    chain = []
+    seen: set[str] = set()
+    node: CheckpointRow | None = by_id[tip if tip in by_id else max(by_id)]
+    while node is not None and node.id not in seen:
+        seen.add(node.id)
+        chain.append(node)
+        node = by_id.get(node.parent) if node.parent else None
+    branch = chain[::-1]
+    forks = {}
+    for c in branch:
+        below = sorted(children.get(c.id, []))
+        if len(below) > 1:  # every branch from here, the run's too: alike on each
+            forks[c.id] = [_fork(child, children) for child in below]
+    return branch, forks
 
 
 def _v1_pull_task(

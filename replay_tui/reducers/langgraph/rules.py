@@ -48,6 +48,7 @@ from replay_tui.reducers.langgraph.channels import (
     is_internal,
     unmarked,
 )
+from replay_tui.reducers.langgraph.graph import GraphChannels, compare_channels, prove_by_graph
 from replay_tui.state.persistent import thaw
 
 if TYPE_CHECKING:
@@ -79,7 +80,17 @@ class LangGraphRules:
     kinds = KINDS
     source_format = "langgraph"
 
+    def __init__(self, graph: GraphChannels | None = None) -> None:
+        #: ``--graph``: the channels' reducers from the user's graph, not inferred.
+        self.graph = graph
+
     def initial_state(self) -> State:
+        state = self._initial()
+        if self.graph is not None:  # the channels held, and the mismatches warned of
+            state.update({"graph_seen": [], "graph_said": []})
+        return state
+
+    def _initial(self) -> State:
         return {
             "status": "new",
             "thread": None,
@@ -277,6 +288,17 @@ class LangGraphRules:
         state["parted"] = [
             {**b, "from": p.get("checkpoint_id"), "step": step} for b in p.get("branches") or []
         ] or None
+        if self.graph is not None:
+            seen = (
+                set(state["graph_seen"])
+                | set(values)
+                | {c for w in work["writes"] if isinstance(c := w.get("channel"), str)}
+            )
+            seen = {c for c in seen if not is_internal(c, nodes)}
+            state["graph_seen"] = sorted(seen)
+            said = [str(c) for c in state["graph_said"]]
+            done = not state["next"]
+            state["graph_said"] = compare_channels(self.graph, seen, said, done, ctx.warn)
 
     def _prove(
         self,
@@ -376,6 +398,10 @@ class LangGraphRules:
             values = [writes[0]["value"]] + [w["value"] for w in writes[1:]]
         else:
             values = [w["value"] for w in writes]
+        if self.graph is not None and channel in self.graph.reducers:
+            reducer = self.graph.reducers[channel]
+            prove_by_graph(state, channel, reducer, before, values, writes, after, ctx.warn)
+            return
         tried = known["candidates"] if known is not None else list(REDUCERS)
         fits = [name for name in tried if explains(name, before, values, after)]
         if after is MISSING:
