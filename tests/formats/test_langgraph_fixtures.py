@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,44 @@ def sqlite_counts(path: Path) -> dict[str, tuple[int, int]]:
     return {t: (n, writes.get(t, 0)) for t, n in checkpoints.items()}
 
 
+_WRITES = (
+    "SELECT thread_id, checkpoint_ns, checkpoint_id, channel FROM {table} "
+    "ORDER BY thread_id, checkpoint_ns, checkpoint_id"
+)
+
+
+def _writes_by_step(rows: Any) -> dict[str, Counter[tuple[str, int, str]]]:
+    """Per thread, its writes as (namespace without task ids, the checkpoint's
+    place in its namespace, channel): what two runs of a graph share."""
+    out: dict[str, Counter[tuple[str, int, str]]] = {}
+    places: dict[tuple[str, str], list[str]] = {}
+    for thread, ns, checkpoint, channel in rows:
+        seen = places.setdefault((thread, ns), [])
+        if not seen or seen[-1] != checkpoint:
+            seen.append(checkpoint)
+        key = (lg._stable_ns(ns), len(seen) - 1, channel)
+        out.setdefault(thread, Counter())[key] += 1
+    return out
+
+
+def _same_writes(
+    thread: str, ours: Counter[tuple[str, int, str]], fixture: Counter[tuple[str, int, str]]
+) -> None:
+    """The same writes, except in a superstep where a task raised: LangGraph
+    saves each task's writes on a thread of its own, and the run that ends
+    with the error may shut that down before a sibling's are saved (it then
+    logs "cannot schedule new futures after shutdown"), under load now and
+    then. Such a superstep holds the same writes or fewer, never others."""
+    raised = {(ns, place) for ns, place, channel in fixture if channel == "__error__"}
+    raised |= {(ns, place) for ns, place, channel in ours if channel == "__error__"}
+    for ns, place, channel in ours | fixture:
+        got, want = ours[(ns, place, channel)], fixture[(ns, place, channel)]
+        if (ns, place) in raised:
+            assert got <= want, (thread, ns, place, channel, got, want)
+        else:
+            assert got == want, (thread, ns, place, channel, got, want)
+
+
 def test_the_server_starts_and_the_graphs_run_into_it(postgres_url: str) -> None:
     truths = lg.run_into_postgres(postgres_url)
     with psycopg.connect(postgres_url) as conn:
@@ -54,15 +93,17 @@ def test_the_server_starts_and_the_graphs_run_into_it(postgres_url: str) -> None
         pg_checkpoints = dict(
             conn.execute("SELECT thread_id, count(*) FROM checkpoints GROUP BY 1").fetchall()
         )
-        pg_writes = dict(
-            conn.execute("SELECT thread_id, count(*) FROM checkpoint_writes GROUP BY 1").fetchall()
-        )
-    # every thread of every fixture database, with as many checkpoints and writes
+        pg_writes = _writes_by_step(conn.execute(_WRITES.format(table="checkpoint_writes")))
+    # every thread of every fixture database, with as many checkpoints and the same writes
     for name in lg.DATABASES:
         assert set(truths[name]) == set(committed(name)["threads"])
-        for thread, (checkpoints, writes) in sqlite_counts(FIXTURES / f"{name}.sqlite").items():
-            assert (pg_checkpoints[thread], pg_writes.get(thread, 0)) == (checkpoints, writes), (
-                thread
+        path = FIXTURES / f"{name}.sqlite"
+        with contextlib.closing(sqlite3.connect(f"file:{path}?immutable=1", uri=True)) as db:
+            fixture_writes = _writes_by_step(db.execute(_WRITES.format(table="writes")))
+        for thread, (checkpoints, _) in sqlite_counts(path).items():
+            assert pg_checkpoints[thread] == checkpoints, thread
+            _same_writes(
+                thread, pg_writes.get(thread, Counter()), fixture_writes.get(thread, Counter())
             )
 
 
