@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -36,6 +37,7 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.core.links import split_link
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.supervision import supervised
+from replay_tui.formats.langgraph.postgres import redact
 from replay_tui.formats.sniff import run_sources
 from replay_tui.reducers import pricing
 from replay_tui.reducers.calling.guard import EventChanged, RulesStuck
@@ -118,6 +120,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_URL = re.compile(r"postgres(?:ql)?://\S+")
+
+
+def _said(exc: BaseException) -> str:
+    """An error as its one line: controls escaped, and any PostgreSQL URL in
+    it without its password, whichever message carried it."""
+    return escape_controls(_URL.sub(lambda m: redact(m.group()), str(exc)))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     keep_big_blocks_mapped()
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -128,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(args_list)
     except CannotRun as exc:
-        sys.stderr.write(f"replay-tui: {escape_controls(str(exc))}\n")
+        sys.stderr.write(f"replay-tui: {_said(exc)}\n")
         return 2
     handler: Callable[[argparse.Namespace], int] = args.func
     if getattr(args, "supervise", False) and args.reducer and args.rules_timeout > 0:
@@ -145,10 +156,10 @@ def _dispatch(handler: Callable[[argparse.Namespace], int], args: argparse.Names
         pricing.use(None if prices is None else pricing.load_price_file(prices))
         return handler(args)
     except CannotRun as exc:
-        sys.stderr.write(f"replay-tui: {escape_controls(str(exc))}\n")
+        sys.stderr.write(f"replay-tui: {_said(exc)}\n")
         return 2
     except (RulesStuck, EventChanged) as exc:  # in rules called outside a replay step
-        sys.stderr.write(f"replay-tui: rules: {escape_controls(str(exc))}\n")
+        sys.stderr.write(f"replay-tui: rules: {_said(exc)}\n")
         return 2
     except KeyboardInterrupt:
         return 130
@@ -161,7 +172,7 @@ def _dispatch(handler: Callable[[argparse.Namespace], int], args: argparse.Names
         if os.environ.get("REPLAY_TUI_DEBUG"):
             raise
         sys.stderr.write(
-            f"replay-tui: internal error: {type(exc).__name__}: {escape_controls(str(exc))} "
+            f"replay-tui: internal error: {type(exc).__name__}: {_said(exc)} "
             "(set REPLAY_TUI_DEBUG=1 for the traceback)\n"
         )
         return 2

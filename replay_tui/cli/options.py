@@ -15,6 +15,8 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.core.links import split_link
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.formats.inspect.log import looks_like_log
+from replay_tui.formats.langgraph.postgres import is_url, shown_run
+from replay_tui.formats.langgraph.sqlite import is_sqlite
 from replay_tui.formats.langgraph.store import thread_run
 from replay_tui.formats.run import FORMATS
 from replay_tui.reducers import DEFAULT, available
@@ -207,6 +209,11 @@ def _with_sample(run: str, sample: str, fmt: str) -> str:
     assert path is not None
     if "#" in path and not Path(path).exists():
         return run  # names its own sample (LOG#ID:EPOCH): that one
+    if is_url(path) or (fmt != "inspect" and Path(path).is_file() and is_sqlite(Path(path))):
+        raise CannotRun(
+            f"{shown_run(path)}: a LangGraph checkpointer database, whose runs are its threads, "
+            "not samples: name one with --thread ID (or DB#thread=ID)"
+        )
     if not Path(path).is_file() or not (fmt == "inspect" or looks_like_log(Path(path))):
         raise CannotRun(f"{path}: --sample names a sample of an Inspect log, and this is none")
     return f"{path}#{sample}" + ("" if seq is None else f"@{seq}")

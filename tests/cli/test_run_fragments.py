@@ -90,7 +90,12 @@ def test_thread_and_sample_options_go_to_their_own_source(
     assert "an Inspect AI log, whose runs are its samples, not threads" in err
     assert "--sample ID[:EPOCH]" in err
     err = _one_line_exit_2(capsys, "check", str(DB), "--sample", "single:2")
-    assert "--sample names a sample of an Inspect log, and this is none" in err
+    assert "a LangGraph checkpointer database, whose runs are its threads, not samples" in err
+    assert "--thread ID" in err
+    # a URL's password is never said, whichever message names the URL
+    url = "postgresql://reader:s3cret-pw@127.0.0.1:1/agents"
+    err = _one_line_exit_2(capsys, "check", url, "--sample", "single:2")
+    assert "s3cret-pw" not in err and "postgresql://reader:***@127.0.0.1:1/agents" in err
     err = _one_line_exit_2(
         capsys, "check", str(DB), "--thread", "agent-weather", "--sample", "single:2"
     )
