@@ -22,7 +22,15 @@ from urllib.parse import urlsplit, urlunsplit
 
 from replay_tui.core.errors import CannotRun
 from replay_tui.formats.langgraph.decode import decode_typed
-from replay_tui.formats.langgraph.store import CheckpointRow, ThreadFacts, ThreadInfo, WriteRow
+from replay_tui.formats.langgraph.store import (
+    SUBGRAPH_NAMESPACES,
+    CheckpointRow,
+    ThreadFacts,
+    ThreadInfo,
+    WriteRow,
+    by_thread,
+    facts_by_thread,
+)
 
 SCHEMES = ("postgresql://", "postgres://")
 INSTALL = "pip install 'replay-tui[postgres]'"
@@ -148,19 +156,14 @@ def thread_facts(url: str) -> list[ThreadFacts]:
                 str(kind),
                 bytes(blob or b""),
             )
-        pending: dict[str, set[str]] = {}
-        for thread, channel in conn.execute(
-            f"SELECT DISTINCT w.thread_id, w.channel FROM ({_LATEST}) AS l "
-            "JOIN checkpoint_writes AS w ON w.thread_id = l.thread_id "
-            "AND w.checkpoint_ns = '' AND w.checkpoint_id = l.checkpoint_id"
-        ):
-            pending.setdefault(str(thread), set()).add(str(channel))
-        spaces: dict[str, list[str]] = {}
-        for thread, ns in conn.execute(
-            "SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints WHERE checkpoint_ns != '' "
-            "ORDER BY thread_id, checkpoint_ns"
-        ):
-            spaces.setdefault(str(thread), []).append(str(ns))
+        pending = by_thread(
+            conn.execute(
+                f"SELECT DISTINCT w.thread_id, w.channel FROM ({_LATEST}) AS l "
+                "JOIN checkpoint_writes AS w ON w.thread_id = l.thread_id "
+                "AND w.checkpoint_ns = '' AND w.checkpoint_id = l.checkpoint_id"
+            )
+        )
+        spaces = by_thread(conn.execute(SUBGRAPH_NAMESPACES))
         trees: dict[str, list[CheckpointRow]] = {}
         for thread, cid, parent, metadata in conn.execute(
             "SELECT thread_id, checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints "
@@ -176,16 +179,7 @@ def thread_facts(url: str) -> list[ThreadFacts]:
         str(thread): _assembled(str(cid), parent, body, metadata, blobs.get(str(thread), {}))
         for thread, cid, parent, body, metadata in latest
     }
-    return [
-        ThreadFacts(
-            info,
-            last.get(info.thread_id),
-            frozenset(pending.get(info.thread_id, ())),
-            tuple(spaces.get(info.thread_id, ())),
-            tuple(trees.get(info.thread_id, ())),
-        )
-        for info in infos
-    ]
+    return facts_by_thread(infos, last, pending, spaces, trees)
 
 
 def namespaces(url: str, thread: str) -> list[str]:

@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from replay_tui.core.errors import CannotRun
-from replay_tui.formats.langgraph.store import CheckpointRow, ThreadFacts, ThreadInfo, WriteRow
+from replay_tui.formats.langgraph.store import (
+    SUBGRAPH_NAMESPACES,
+    CheckpointRow,
+    ThreadFacts,
+    ThreadInfo,
+    WriteRow,
+    by_thread,
+    facts_by_thread,
+)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _CHECKPOINT_COLUMNS = {"thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint", "metadata"}
@@ -126,18 +134,13 @@ def thread_facts(path: Path) -> list[ThreadFacts]:
                 "AND c.checkpoint_id = l.last"
             )
         }
-        pending: dict[str, set[str]] = {}
-        for thread, channel in conn.execute(
-            f"SELECT DISTINCT w.thread_id, w.channel FROM ({_LATEST}) AS l JOIN writes AS w "
-            "ON w.thread_id = l.thread_id AND w.checkpoint_ns = '' AND w.checkpoint_id = l.last"
-        ):
-            pending.setdefault(str(thread), set()).add(str(channel))
-        spaces: dict[str, list[str]] = {}
-        for thread, ns in conn.execute(
-            "SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints WHERE checkpoint_ns != '' "
-            "ORDER BY thread_id, checkpoint_ns"
-        ):
-            spaces.setdefault(str(thread), []).append(str(ns))
+        pending = by_thread(
+            conn.execute(
+                f"SELECT DISTINCT w.thread_id, w.channel FROM ({_LATEST}) AS l JOIN writes AS w "
+                "ON w.thread_id = l.thread_id AND w.checkpoint_ns = '' AND w.checkpoint_id = l.last"
+            )
+        )
+        spaces = by_thread(conn.execute(SUBGRAPH_NAMESPACES))
         trees: dict[str, list[CheckpointRow]] = {}
         for thread, cid, parent, metadata in conn.execute(
             "SELECT thread_id, checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints "
@@ -148,16 +151,7 @@ def thread_facts(path: Path) -> list[ThreadFacts]:
             )
             trees.setdefault(str(thread), []).append(row)
         conn.execute("COMMIT")
-    return [
-        ThreadFacts(
-            info,
-            last.get(info.thread_id),
-            frozenset(pending.get(info.thread_id, ())),
-            tuple(spaces.get(info.thread_id, ())),
-            tuple(trees.get(info.thread_id, ())),
-        )
-        for info in infos
-    ]
+    return facts_by_thread(infos, last, pending, spaces, trees)
 
 
 def namespaces(path: Path, thread: str) -> list[str]:

@@ -4,6 +4,7 @@ and how a thread is named in a RUN argument (``DB#thread=ID&ns=NS``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
@@ -86,3 +87,38 @@ class ThreadFacts:
     pending_channels: frozenset[str]
     namespaces: tuple[str, ...]
     tree: tuple[CheckpointRow, ...] = ()
+
+
+#: Every thread's subgraph namespaces: the same SQL for SQLite and PostgreSQL.
+SUBGRAPH_NAMESPACES = (
+    "SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints WHERE checkpoint_ns != '' "
+    "ORDER BY thread_id, checkpoint_ns"
+)
+
+
+def by_thread(rows: Iterable[tuple[Any, Any]]) -> dict[str, list[Any]]:
+    """``(thread, value)`` rows as each thread's values, in their order."""
+    out: dict[str, list[Any]] = {}
+    for thread, value in rows:
+        out.setdefault(str(thread), []).append(value)
+    return out
+
+
+def facts_by_thread(
+    infos: Iterable[ThreadInfo],
+    last: Mapping[str, CheckpointRow],
+    pending: Mapping[str, list[Any]],
+    spaces: Mapping[str, list[Any]],
+    trees: Mapping[str, list[CheckpointRow]],
+) -> list[ThreadFacts]:
+    """Each thread's facts from what a store's listing queries gave, by thread."""
+    return [
+        ThreadFacts(
+            info,
+            last.get(info.thread_id),
+            frozenset(map(str, pending.get(info.thread_id, ()))),
+            tuple(map(str, spaces.get(info.thread_id, ()))),
+            tuple(trees.get(info.thread_id, ())),
+        )
+        for info in infos
+    ]
