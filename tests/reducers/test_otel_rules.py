@@ -19,9 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay_tui.formats.budget import Budget
 from replay_tui.formats.envelope import Event
-from replay_tui.formats.receipts import ReceiptStore
 from replay_tui.reducers import _FOR_FORMAT, load_reducer, rules_for_run
 from replay_tui.reducers.base import Context, State
 from replay_tui.reducers.otel_genai import REDUCER
@@ -31,32 +29,20 @@ from replay_tui.state.drafts import Journal
 from replay_tui.state.history import apply_changes
 from replay_tui.state.persistent import freeze, thaw
 from tests.conftest import ROOT
-from tests.helpers.otel_records import file_events, load_file, records, to_events
+from tests.helpers.otel_corpus import (
+    CORPUS,
+    MULTI_TRACE,
+    TRACES,
+    TRUTHS,
+    events_of,
+    interleaved,
+    name_of,
+    new_ctx,
+    one_long_trace,
+    renumbered,
+)
+from tests.helpers.otel_records import load_file, records, to_events
 from tests.helpers.otel_truth import compare
-
-CORPUS = ROOT / "tests" / "fixtures" / "otel-traces"
-TRUTHS = sorted(CORPUS.rglob("*.truth.json"))
-TRACES = [t.with_name(t.name.replace(".truth.json", ".json")) for t in TRUTHS]
-#: Files with several traces: the orders where traces interleave differ.
-MULTI_TRACE = [p for p in TRACES if p.stem == "S3"] + [
-    CORPUS / "hand" / "three_trace_conversation.json",
-    CORPUS / "hand" / "two_span_cycle.json",
-]
-_EVENTS: dict[Path, list[Event]] = {}
-
-
-def _name(path: Path) -> str:
-    return str(path.relative_to(CORPUS).with_suffix(""))
-
-
-def events_of(path: Path) -> list[Event]:
-    if path not in _EVENTS:
-        _EVENTS[path] = file_events(path)
-    return _EVENTS[path]
-
-
-def new_ctx() -> Context:
-    return Context(Budget(), ReceiptStore(ROOT, enabled=False))
 
 
 def run(
@@ -80,7 +66,7 @@ def test_the_corpus_is_here_unchanged_in_shape() -> None:
     assert all(p.is_file() for p in TRACES)
 
 
-@pytest.mark.parametrize("path", TRACES, ids=_name)
+@pytest.mark.parametrize("path", TRACES, ids=name_of)
 def test_truth_file_matches(path: Path) -> None:
     truth = orjson.loads(path.with_name(path.stem + ".truth.json").read_bytes())
     state, _ = run(events_of(path))
@@ -122,12 +108,7 @@ def _store(events: list[Event]) -> dict[str, Any]:
     return store  # type: ignore[no-any-return]
 
 
-def _renumbered(events: list[Event]) -> list[Event]:
-    recs = [(e.kind, e.payload, e.ts) for e in events]
-    return to_events(recs)
-
-
-@pytest.mark.parametrize("path", TRACES, ids=_name)
+@pytest.mark.parametrize("path", TRACES, ids=name_of)
 def test_same_final_state_in_any_order(path: Path) -> None:
     """The state is a function of the set of records (design.md §0): reverse
     order (ends before starts) and shuffles end in the very same state."""
@@ -137,36 +118,21 @@ def test_same_final_state_in_any_order(path: Path) -> None:
     orders = [list(reversed(events))] + [rng.sample(events, len(events)) for _ in range(2)]
     store = _store(events)
     for order in orders:
-        assert _final(run(_renumbered(order))[0]) == want
-        assert _store(_renumbered(order)) == store  # what the rules read, too
+        assert _final(run(renumbered(order))[0]) == want
+        assert _store(renumbered(order)) == store  # what the rules read, too
 
 
-def _interleaved(events: list[Event], rnd: random.Random) -> list[Event]:
-    """The records of each trace in their order, the traces interleaved at random."""
-    by_trace: dict[str, list[Event]] = {}
-    for e in events:
-        by_trace.setdefault(e.payload["trace_id"], []).append(e)
-    queues = [list(reversed(q)) for q in by_trace.values()]
-    out: list[Event] = []
-    while queues:
-        q = rnd.choice(queues)
-        out.append(q.pop())
-        if not q:
-            queues.remove(q)
-    return out
-
-
-@pytest.mark.parametrize("path", MULTI_TRACE, ids=_name)
+@pytest.mark.parametrize("path", MULTI_TRACE, ids=name_of)
 @given(rnd=st.randoms(use_true_random=False))
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_traces_interleaved_give_the_same_state(path: Path, rnd: random.Random) -> None:
     events = events_of(path)
     want = _final(run(events)[0])
-    assert _final(run(_renumbered(_interleaved(events, rnd)))[0]) == want
+    assert _final(run(renumbered(interleaved(events, rnd)))[0]) == want
 
 
 # -- the state: JSON, checkpoints, drafts ---------------------------------------------
-@pytest.mark.parametrize("path", TRACES, ids=_name)
+@pytest.mark.parametrize("path", TRACES, ids=name_of)
 def test_state_is_json_and_a_copy_without_its_memo_is_refused(path: Path) -> None:
     """Every intermediate state is JSON; a copy of one past the first record
     (a checkpoint read back, with no memo) is refused loudly, never gone on
@@ -190,7 +156,7 @@ def test_state_is_json_and_a_copy_without_its_memo_is_refused(path: Path) -> Non
 
 
 @pytest.mark.parametrize(
-    "path", [p for p in TRACES if p.parent.name in ("hand", "samples", "kagent")], ids=_name
+    "path", [p for p in TRACES if p.parent.name in ("hand", "samples", "kagent")], ids=name_of
 )
 def test_rules_take_drafts_as_the_app_gives_them(path: Path) -> None:
     """In the app the events change one draft, kept across them; each
@@ -342,7 +308,7 @@ def test_the_rules_are_found_by_name_and_by_format() -> None:
     assert REDUCER.source_format == "otel"
 
 
-@pytest.mark.parametrize("path", TRACES, ids=_name)
+@pytest.mark.parametrize("path", TRACES, ids=name_of)
 def test_the_ordered_turns_kept_as_traces_change_are_the_sorted_ones(path: Path) -> None:
     """After every record, the turns, totals and session key kept in order
     as each trace changes (otel_genai/order.py) equal those sorted from every trace
@@ -367,24 +333,6 @@ def test_the_ordered_turns_kept_as_traces_change_are_the_sorted_ones(path: Path)
 
 
 # -- a record derives its own turn: the oracle is every trace derived afresh ------------
-def _one_long_trace(path: Path, times: int) -> list[Event]:
-    """``path``'s spans ``times`` over as ONE trace (span ids made unique,
-    each repetition a minute later): a long agent run's single trace."""
-    recs: list[Any] = []
-    for rep in range(times):
-        for kind, payload, ts in records(load_file(path)):
-            p = copy.deepcopy(payload)
-            p["trace_id"] = "ab" * 16
-            for key in ("span_id", "parent_id"):
-                if p.get(key):
-                    p[key] = f"{rep:04x}{p[key][4:]}"
-            for key in ("start_ns", "end_ns", "time_ns"):
-                if p.get(key):
-                    p[key] += rep * 60_000_000_000
-            recs.append((kind, p, ts))
-    return to_events(recs)
-
-
 def _derived_as_afresh(events: list[Event]) -> tuple[int, int]:
     """Apply ``events``; after each, every trace's derived turns, session hits
     and warnings equal those of deriving it afresh. How many records that
@@ -432,18 +380,18 @@ def _derived_as_afresh(events: list[Event]) -> tuple[int, int]:
     return followed, refused
 
 
-@pytest.mark.parametrize("path", TRACES, ids=_name)
+@pytest.mark.parametrize("path", TRACES, ids=name_of)
 def test_a_record_derived_by_its_change_equals_the_trace_derived_afresh(path: Path) -> None:
     events = events_of(path)
     rng = random.Random(path.stem)
     for order in (events, list(reversed(events)), rng.sample(events, len(events))):
-        _derived_as_afresh(_renumbered(order))
+        _derived_as_afresh(renumbered(order))
 
 
 def test_one_long_trace_is_derived_a_turn_at_a_time() -> None:
     """The case the change is for: one trace of many spans, where deriving
     it whole after each record made 2,000 spans take 160 s."""
-    events = _one_long_trace(CORPUS / "adk_py" / "v2_event_only" / "S2.json", 12)
+    events = one_long_trace(CORPUS / "adk_py" / "v2_event_only" / "S2.json", 12)
     followed, refused = _derived_as_afresh(events)
     assert refused == 0 and followed > 200  # nearly every record: its own turn only
 
@@ -453,8 +401,8 @@ def test_one_long_trace_is_derived_a_turn_at_a_time() -> None:
 def test_one_long_trace_in_any_order_is_derived_as_afresh(rnd: random.Random) -> None:
     """Children before parents, ends before starts, logs before their span:
     each falls back to the whole trace, or follows, and equals it afresh."""
-    events = _one_long_trace(CORPUS / "hand" / "openai_v2_logs_span_id.json", 4)
-    _derived_as_afresh(_renumbered(rnd.sample(events, len(events))))
+    events = one_long_trace(CORPUS / "hand" / "openai_v2_logs_span_id.json", 4)
+    _derived_as_afresh(renumbered(rnd.sample(events, len(events))))
 
 
 # -- only the traces changed last keep their derivation ---------------------------------
@@ -469,7 +417,7 @@ def _every_prefix(events: list[Event]) -> list[tuple[bytes, list[str]]]:
     return out
 
 
-@pytest.mark.parametrize("path", MULTI_TRACE, ids=_name)
+@pytest.mark.parametrize("path", MULTI_TRACE, ids=name_of)
 @given(rnd=st.randoms(use_true_random=False))
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_a_trace_whose_derivation_was_let_go_gives_the_same_states(
@@ -484,7 +432,7 @@ def test_a_trace_whose_derivation_was_let_go_gives_the_same_states(
 
     from replay_tui.reducers.otel_genai import rules as otel_rules
 
-    events = _renumbered(_interleaved(events_of(path), rnd))
+    events = renumbered(interleaved(events_of(path), rnd))
     want = _every_prefix(events)
     with mock.patch.object(otel_rules, "KEEP_DERIVED", 1):
         got = _every_prefix(events)
