@@ -54,8 +54,17 @@ class ForwardPass(RulesStep):
         count = 0
         with self._lock:
             self._advancing = True
+        # No one reads a state until the pass ends: the rules may leave work
+        # that gives no warning until then (with a store, each state is read).
+        settle = self.history is None and self.observer is None and self.rules_call.settles
+        self.ctx.settle_later = settle
         try:
-            count = self._advance(progress, cancelled, every, limit)
+            try:
+                count = self._advance(progress, cancelled, every, limit)
+            finally:
+                if settle:
+                    self._settle_rules()
+                    self.ctx.settle_later = False
             journal = self._journal
             if journal is not None and self.history is not None:
                 # the last state is the one shown first: frozen now, not
@@ -65,6 +74,27 @@ class ForwardPass(RulesStep):
             with self._lock:
                 self._advancing = False
         return count
+
+    def _settle_rules(self) -> bool:
+        """Let the rules finish the live state (``Context.settle_later``):
+        before a checkpoint of it, and at the end of the pass. False if they
+        raised: the run then stops where a pass that reads every state would
+        (never a crash)."""
+        state = self._state
+        if state is None or self.error is not None:
+            return True
+        settle_later = self.ctx.settle_later
+        self.ctx.settle_later = True
+        try:
+            self.rules_call.settle(state, self.ctx)
+            return True
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a bug in the rules
+            self._fail_where_raised(None, exc)
+            return False
+        finally:
+            self.ctx.settle_later = settle_later and self.error is None
 
     def _advance(
         self,
@@ -355,14 +385,18 @@ class ForwardPass(RulesStep):
         with self._lock:
             self._state = state
             self.valid = seq
+            why = None
             try:
-                self.checkpoints.keep(seq, state)
-                return True
+                if not self.ctx.settle_later or self._settle_rules():
+                    self.checkpoints.keep(seq, state)
+                    return True
             except TypeError as exc:
-                self._crcs.extend(map(zlib.crc32, lines[: done + 1]))
-                self._consumed = index + done + 1
-                self._fail_not_json(str(exc))
-                return False
+                why = str(exc)
+            self._crcs.extend(map(zlib.crc32, lines[: done + 1]))
+            self._consumed = index + done + 1
+            if why is not None:
+                self._fail_not_json(why)
+            return False
 
     def _settle_chunk(
         self, index: int, lines: list[bytes], done: int, state: State | None, regular: Regular
@@ -450,7 +484,8 @@ class ForwardPass(RulesStep):
             self.valid = item.seq
             if self.checkpoints.due(self.valid):
                 try:
-                    self.checkpoints.keep(self.valid, new)
+                    if not self.ctx.settle_later or self._settle_rules():
+                        self.checkpoints.keep(self.valid, new)
                 except TypeError as exc:
                     self._fail_not_json(str(exc))
         self._rule_warnings(item)

@@ -49,7 +49,9 @@ class RulesStep(ReplayCore):
     def _rules_raised(self, item: Event, exc: BaseException, saved_ts: float | None) -> None:
         """Applying ``item`` raised ``exc``: wait for its receipt (while
         following), or stop there with the error it makes."""
-        if isinstance(exc, ReceiptPending):
+        if self.ctx.settle_later and not isinstance(exc, ReceiptPending):
+            self._fail_where_raised(item, exc)
+        elif isinstance(exc, ReceiptPending):
             # not an error while following: wait for the file, then retry
             self.pending = Pending(item.line - 1, exc.call_id, item.seq)
             self._checker.last_seq = item.seq - 1
@@ -145,6 +147,44 @@ class RulesStep(ReplayCore):
             for message in self.ctx.warnings:
                 self._warn("rule_warning", message, item.seq, item.line)
             self.ctx.warnings.clear()
+
+    def _fail_where_raised(self, item: Event | None, exc: BaseException) -> None:
+        """The rules raised ``exc`` at ``item`` (None: settling at the end)
+        while they left work for later (``Context.settle_later``): it may be
+        an earlier event's. Stop where building every state at once raises,
+        as a pass that reads every state would (a bug in the rules: rare, so
+        the valid prefix is replayed again to find it)."""
+        self.ctx.settle_later = False
+        ctx = self._side_context()
+        state = strict_json.loads_written(self.checkpoints.nearest(0)[1])
+        events = (self._event_for_apply(i) for i in range(self.valid))
+        for event in [*events, *([item] if item is not None else [])]:
+            if self.is_ignored(event):
+                continue
+            try:
+                state = self.apply_rules(state, event, ctx)
+            except BaseException as found:  # the event a pass at once stops at
+                if isinstance(found, KeyboardInterrupt):
+                    raise
+                self._unsay_after(event.seq - 1)
+                self._rules_raised(event, found, None)
+                return
+        if item is not None:  # not raised at once: it is this event's, as far as can be told
+            self._rules_raised(item, exc, None)
+        else:
+            message = f"the rules raised {type(exc).__name__}: {exc}"
+            self._fail(ReplayError("reducer_error", message))
+
+    def _unsay_after(self, valid: int) -> None:
+        """The valid prefix is ``valid`` events: what was said of later ones is taken back."""
+        self.valid = valid
+        later = [w for w in self.warnings if w.seq is not None and w.seq > valid]
+        for w in later:
+            self.warning_count -= 1
+            self.warning_codes[w.code] -= 1
+            if not self.warning_codes[w.code]:
+                del self.warning_codes[w.code]
+        self.warnings = [w for w in self.warnings if w.seq is None or w.seq <= valid]
 
     def _fail_not_json(self, why: str) -> None:
         """Find the first event after which the state stopped being JSON."""

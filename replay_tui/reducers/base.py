@@ -62,6 +62,10 @@ class Context:
         #: When a list: each receipt the rules read, as (call_id, sha256), for
         #: ``diff`` (two runs' events are the same only with the same receipts).
         self.receipt_log: list[tuple[str, str]] | None = None
+        #: The engine reads no state until it calls the rules' ``settle(state,
+        #: ctx)`` (``check``'s pass): rules that have one may leave work that
+        #: gives no warning until then. Off, each state is complete.
+        self.settle_later = False
 
     def warn(self, message: str) -> None:
         """Say something odd but legal about the event being applied: a check

@@ -80,6 +80,18 @@ class RulesCaller:
             raise EventChanged(_event_change(before, after))
         return new
 
+    @property
+    def settles(self) -> bool:
+        """Built-in rules with a ``settle``: given ``ctx.settle_later``, their
+        ``apply`` may leave work (that gives no warning) until ``settle``."""
+        return not self.guarded and callable(getattr(self.reducer, "settle", None))
+
+    def settle(self, state: State, ctx: Context) -> None:
+        """Let the rules finish ``state`` (see :attr:`settles`)."""
+        settle = getattr(self.reducer, "settle", None) if not self.guarded else None
+        if callable(settle):
+            settle(state, ctx)
+
     def apply_line(self, state: State, event: Event, ctx: Context, raw: bytes) -> State:
         """:meth:`apply` of an event read from ``raw``, a compact line
         (``strict_json.dumps(event.fields) == raw``): for watched rules the line

@@ -73,7 +73,14 @@ from replay_tui.reducers.otel_genai.spans import (
     new_trace,
 )
 from replay_tui.reducers.otel_genai.tools import Call, Reuse
-from replay_tui.reducers.otel_genai.turns import Touched, TraceResult, derive_trace, token_counts
+from replay_tui.reducers.otel_genai.turns import (
+    Touched,
+    TraceResult,
+    derive_trace,
+    has_pending,
+    settle_trace,
+    token_counts,
+)
 from replay_tui.reducers.otel_genai.words import msg_words, short
 from replay_tui.reducers.sessions.rules import one_line
 from replay_tui.state.drafts import DictDraft
@@ -116,6 +123,8 @@ class _Cache:
     #: made again only when one of them changes, not at every record.
     stray: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     written_loose: list[dict[str, Any]] = field(default_factory=list)
+    #: The trace whose open turns are left to build (``ctx.settle_later``).
+    pending: str | None = None
 
     def reuse_of(self, tid: str) -> Reuse:
         """What trace ``tid``'s last derivation built, kept for the
@@ -128,7 +137,9 @@ class _Cache:
             reuse = Reuse()
         self.reuse[tid] = reuse  # the last changed last
         if len(self.reuse) > KEEP_DERIVED:
-            del self.reuse[next(iter(self.reuse))]
+            # never the trace with turns left to build: they are built from it
+            oldest = next(t for t in self.reuse if t != self.pending)
+            del self.reuse[oldest]
         return reuse
 
     def strays_changed(self, dirty: set[str]) -> bool:
@@ -160,10 +171,12 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _derive(cache: _Cache, dirty: set[str], touched: Touched | None = None) -> list[str]:
+def _derive(
+    cache: _Cache, dirty: set[str], touched: Touched | None = None, defer: bool = False
+) -> list[str]:
     """Derive the dirty traces again; the warnings they newly give. With
     ``touched`` (the record that changed the one dirty trace), its trace may
-    be derived by that change only."""
+    be derived by that change only, and with ``defer`` its open turns later."""
     store = cache.store
     routed, cache.loose = route_traceless(store) if store.get("", {}).get("logs") else ({}, [])
     said: list[str] = []
@@ -173,7 +186,11 @@ def _derive(cache: _Cache, dirty: set[str], touched: Touched | None = None) -> l
         old = cache.results.get(tid)
         trace = store[tid] if tid else {"spans": store[tid]["spans"], "logs": []}
         reuse = cache.reuse_of(tid)
-        new = derive_trace(tid, trace, routed.get(tid, []), reuse, touched)
+        new = derive_trace(tid, trace, routed.get(tid, []), reuse, touched, defer)
+        if has_pending(reuse):
+            cache.pending = tid
+        elif cache.pending == tid:
+            cache.pending = None
         seen = set(old.warnings) if old is not None else set()
         for w in new.warnings:
             if w not in seen:
@@ -324,6 +341,9 @@ class OtelGenAIRules:
         cache = self._cache(state, ctx)
         p = event.payload
         tid = _text(p.get("trace_id"))
+        defer = ctx.settle_later
+        if cache.pending is not None and (cache.pending != tid or not defer):
+            self._settle(state, cache)
         sid = _text(p.get("span_id"))
         trace = cache.store.get(tid) or new_trace()
         dirty: set[str] = set()
@@ -345,10 +365,25 @@ class OtelGenAIRules:
             dirty = set(cache.store)  # logs with no trace id may move with any span
             touched = None
         if dirty:
-            for warning in _derive(cache, dirty, touched):
+            for warning in _derive(cache, dirty, touched, defer and touched is not None):
                 ctx.warn(warning)
             self._write_turns(state, cache, dirty)
         return state
+
+    def settle(self, state: State, ctx: Context) -> None:
+        """Write the turns ``apply`` left to build (``ctx.settle_later``)."""
+        cache = ctx.memo(state).get(_MEMO_KEY)
+        if isinstance(cache, _Cache):
+            self._settle(state, cache)
+
+    def _settle(self, state: State, cache: _Cache) -> None:
+        tid, cache.pending = cache.pending, None
+        if tid is None or tid not in cache.reuse:
+            return
+        result = settle_trace(tid, cache.reuse[tid])
+        if result is not None:
+            cache.results[tid] = result
+            self._write_turns(state, cache, {tid})
 
     def _span_record(
         self, state: State, event: Event, ctx: Context, trace: dict[str, Any], sid: str
@@ -422,6 +457,7 @@ class OtelGenAIRules:
         """Each turn's model calls, in the order of ``state["turns"]``, from
         the memo ``ctx`` keeps for ``state`` (what ``usage`` puts to models)."""
         cache = self._cache(state, ctx)
+        self._settle(state, cache)
         turns, _ = cache.order.joined(0)
         return [turn.calls for turn in turns]
 

@@ -160,6 +160,9 @@ class _Tree:
     #: What it gave last, and the turns the record being followed took out and put in.
     result: TraceResult | None = None
     change: tuple[list[Turn], list[Turn]] = ([], [])
+    #: Groups whose turn is not built again yet (``defer``), each with the
+    #: turn the last result holds for it.
+    pending: dict[str, Turn | None] = field(default_factory=dict)
 
 
 def derive_trace(
@@ -168,28 +171,56 @@ def derive_trace(
     extra_logs: list[dict[str, Any]],
     reuse: Reuse | None = None,
     touched: Touched | None = None,
+    defer: bool = False,
 ) -> TraceResult:
     """The turns of one trace: a pure function of its store. ``reuse`` only
     saves building again what did not change: given the record that changed
     the store (``touched``), only the turn it is in is derived again when the
     forest's shape cannot have changed otherwise (:func:`_follow`); else the
-    whole trace is."""
+    whole trace is.
+
+    With ``defer``, a turn whose anchor span has not ended is not built
+    again yet (its result keeps the turn as it was) until :func:`settle_trace`:
+    such a turn can give no warning (each needs its anchor ended), so the
+    warnings are those of deriving it now, at the same record."""
     reuse = reuse if reuse is not None else Reuse()
     last = reuse.derived
     if isinstance(last, _Tree) and touched is not None and not extra_logs:
         last.change = ([], [])
-        if _follow(tid, trace, last, touched):
-            before = last.result
-            result = _result(last, before)
-            result.since, result.change = before, last.change
-            if before is not None:
-                before.since = None  # one link back, never a chain of every result
-            last.result = result
-            return result
+        if _follow(tid, trace, last, touched, defer):
+            return _next_result(last)
     tree = _derive_all(tid, trace, extra_logs, reuse)
     reuse.derived = tree
     tree.result = _result(tree)
     return tree.result
+
+
+def has_pending(reuse: Reuse) -> bool:
+    """Whether a turn of the trace is left to build (``defer``)."""
+    last = reuse.derived
+    return isinstance(last, _Tree) and bool(last.pending)
+
+
+def settle_trace(tid: str, reuse: Reuse) -> TraceResult | None:
+    """Build the turns ``defer`` left; the trace's new result (None: none was left)."""
+    last = reuse.derived
+    if not isinstance(last, _Tree) or not last.pending:
+        return None
+    last.change = ([], [])
+    for group in list(last.pending):
+        _turn_again(tid, last, group)
+    return _next_result(last)
+
+
+def _next_result(tree: _Tree) -> TraceResult:
+    """The tree's result after a change it followed (``tree.change``)."""
+    before = tree.result
+    result = _result(tree, before)
+    result.since, result.change = before, tree.change
+    if before is not None:
+        before.since = None  # one link back, never a chain of every result
+    tree.result = result
+    return result
 
 
 def _result(tree: _Tree, before: TraceResult | None = None) -> TraceResult:
@@ -258,7 +289,9 @@ def _place(fact: Fact, sid: str) -> tuple[Any, Any, str]:
     return fact["start"], fact["copy"], sid
 
 
-def _follow(tid: str, trace: Mapping[str, Any], tree: _Tree, touched: Touched) -> bool:
+def _follow(
+    tid: str, trace: Mapping[str, Any], tree: _Tree, touched: Touched, defer: bool = False
+) -> bool:
     """Derive the change ``touched`` made by its turn only, if the forest's
     shape, kinds and the routing of logs cannot have changed; False: the
     trace must be derived whole. (Exactness: tests/reducers/test_otel_rules.py
@@ -276,16 +309,16 @@ def _follow(tid: str, trace: Mapping[str, Any], tree: _Tree, touched: Touched) -
         at = bisect.bisect_left(had, log["copy"], key=lambda lg: lg["copy"])
         tree.logs[target] = [*had[:at], log, *had[at:]]  # a new list: views compare them
         grown = (had, log) if at == len(had) else None
-        return _again(tid, tree, entries, target, grown)
+        return _again(tid, tree, entries, target, grown, defer)
     if sid in tree.facts:
         if fact != tree.facts[sid]:
             return False  # an earlier copy's start: the span is another
-        return _again(tid, tree, entries, sid)
+        return _again(tid, tree, entries, sid, None, defer)
     if fact is None:
         return True  # records of a span not started: nothing derived reads them
     if kind != "span_start" or tree.loose or sid in tree.waiting:
         return False
-    return _grow(tid, tree, entries, sid, fact)
+    return _grow(tid, tree, entries, sid, fact, defer)
 
 
 def _again(
@@ -294,24 +327,39 @@ def _again(
     entries: Mapping[str, Any],
     sid: str,
     grown: tuple[list[dict[str, Any]], dict[str, Any]] | None = None,
+    defer: bool = False,
 ) -> bool:
     """Span ``sid``'s view changed (by a log after its others: ``grown``):
     its turn is derived again."""
     _alias(tree.reuse)
     tree.views[sid] = tree.reuse.view(sid, entries[sid], tree.logs.get(sid, []), grown)
-    _turn_again(tid, tree, tree.owner[sid])
+    _turn_again(tid, tree, tree.owner[sid], defer)
     return True
 
 
-def _turn_again(tid: str, tree: _Tree, group: str) -> None:
-    had = tree.turns.pop(group, None)
+def _turn_again(tid: str, tree: _Tree, group: str, defer: bool = False) -> None:
+    """Build ``group``'s turn again (with ``defer``, later if its anchor is open)."""
+    if defer and not tree.views[group].ended:
+        if group not in tree.pending:
+            tree.pending[group] = tree.turns.get(group)
+        return
+    if group in tree.pending:
+        had = tree.pending.pop(group)
+        tree.turns.pop(group, None)
+    else:
+        had = tree.turns.pop(group, None)
     tree.said.pop(group, None)
     turn, said = _group_turn(tid, group, tree.groups[group], tree)
     if turn is not None:
         tree.turns[group] = turn
     if said:
         tree.said[group] = said
-    tree.change = ([had] if had is not None else [], [turn] if turn is not None else [])
+    gone, added = tree.change
+    if had is not None:
+        gone = [*gone, had]
+    if turn is not None:
+        added = [*added, turn]
+    tree.change = (gone, added)
 
 
 def _alias(reuse: Reuse) -> None:
@@ -319,7 +367,9 @@ def _alias(reuse: Reuse) -> None:
     reuse.old_views, reuse.old_calls, reuse.old_tools = reuse.views, reuse.calls, reuse.tools
 
 
-def _grow(tid: str, tree: _Tree, entries: Mapping[str, Any], sid: str, fact: Fact) -> bool:
+def _grow(
+    tid: str, tree: _Tree, entries: Mapping[str, Any], sid: str, fact: Fact, defer: bool = False
+) -> bool:
     """A new span no other span names as its parent: a leaf (or a root).
     False if it changes its parent's kind (the forest is derived whole)."""
     pid = fact["parent"]
@@ -348,7 +398,7 @@ def _grow(tid: str, tree: _Tree, entries: Mapping[str, Any], sid: str, fact: Fac
         group = tree.owner[up] if up is not None else sid
     tree.owner[sid] = group
     tree.groups[group] = _group_members(tree, group)
-    _turn_again(tid, tree, group)
+    _turn_again(tid, tree, group, defer)
     for i, value in enumerate(fact.get("session") or ()):
         hit = (fact["start"], fact["copy"], value, sid)
         now = tree.session[i]

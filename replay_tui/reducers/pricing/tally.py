@@ -36,7 +36,9 @@ def cost_state(turns: bool = True) -> dict[str, Any]:
 
 def micro(cost: Decimal) -> int:
     """``cost`` USD in whole micro-dollars (half to even)."""
-    return int(cost.scaleb(6).quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
+    # (not ``quantize``: it raises past the context's 28 digits, and a
+    # trace may count more tokens than that)
+    return int(cost.scaleb(6).to_integral_value(rounding=ROUND_HALF_EVEN))
 
 
 def usd(micros: int) -> float:
