@@ -147,6 +147,10 @@ def _gemini_ledger(paths: RunPaths) -> Ledger:
     return Ledger(paths.events, mapping=GeminiLines(paths.events))
 
 
+#: A checkpoint spacing no run reaches.
+_NEVER = 1 << 62
+
+
 class ReplayCore:
     """What a replay holds, and the primitives its parts share (see the module)."""
 
@@ -309,9 +313,14 @@ class ReplayCore:
                 freeze(initial), every_patches=12 * spacing, every_events=24 * spacing
             )
         # a replay that will not seek keeps few (each after as many events as
-        # before it): only --partial after an error rebuilds, replaying at most half
+        # before it): only --partial after an error rebuilds, replaying at most
+        # half; rules whose memo holds history are rebuilt from the first
+        # event, so only the initial state is kept for them
         self.checkpoints = JsonCheckpoints(
-            initial, every=every, budget_bytes=budget, growth=None if history else 1
+            initial,
+            every=_NEVER if self.from_start else every,
+            budget_bytes=budget,
+            growth=None if history else 1,
         )
 
     def close(self) -> None:

@@ -365,9 +365,12 @@ class OtelGenAIRules:
             dirty = set(cache.store)  # logs with no trace id may move with any span
             touched = None
         if dirty:
+            before = [cache.results.get(t) for t in dirty]
             for warning in _derive(cache, dirty, touched, defer and touched is not None):
                 ctx.warn(warning)
-            self._write_turns(state, cache, dirty)
+            same = all(cache.results.get(t) is b for t, b in zip(dirty, before, strict=True))
+            if not same or cache.loose != cache.written_loose:
+                self._write_turns(state, cache, dirty)
         return state
 
     def settle(self, state: State, ctx: Context) -> None:

@@ -257,28 +257,31 @@ def new_trace() -> TraceStore:
 def _entry(trace: TraceStore, sid: str) -> dict[str, Any]:
     entry: dict[str, Any] | None = trace["spans"].get(sid)
     if entry is None:
+        # tuples, made again when they grow: most stay empty or hold one
+        # item, and an empty tuple costs nothing (the store holds every span)
         entry = trace["spans"][sid] = {
-            "copies": [],
-            "ended": [],
-            "failed": [],
-            "events": [],
+            "copies": (),
+            "ended": (),
+            "failed": (),
+            "events": (),
             "fact": None,
         }
     return entry
 
 
-def _add_sorted(items: list[Any], value: Any) -> bool:
-    """Insert ``value`` into the sorted list ``items``; False if it was there."""
+def _add_sorted(entry: dict[str, Any], key: str, value: Any) -> bool:
+    """Put ``value`` into the sorted tuple ``entry[key]``; False if it was there."""
+    items = entry[key]
     at = bisect.bisect_left(items, value)
     if at < len(items) and items[at] == value:
         return False
-    items.insert(at, value)
+    entry[key] = (*items[:at], value, *items[at:])
     return True
 
 
 def add_copy(entry: dict[str, Any], copy: int) -> tuple[bool, bool]:
     """Note a copy of the span: (new to the entry, and it makes a second copy)."""
-    new = _add_sorted(entry["copies"], copy)
+    new = _add_sorted(entry, "copies", copy)
     return new, new and len(entry["copies"]) == 2
 
 
@@ -300,9 +303,9 @@ def add_end(trace: TraceStore, sid: str, p: Mapping[str, Any]) -> Applied:
     entry = _entry(trace, sid)
     copy = _copy(p)
     changed, twice = add_copy(entry, copy)
-    changed = _add_sorted(entry["ended"], copy) or changed
+    changed = _add_sorted(entry, "ended", copy) or changed
     if _status(p.get("status")) == "ERROR":
-        changed = _add_sorted(entry["failed"], copy) or changed
+        changed = _add_sorted(entry, "failed", copy) or changed
     return entry, changed, twice
 
 
@@ -315,7 +318,10 @@ def add_event(trace: TraceStore, sid: str, p: Mapping[str, Any]) -> Applied:
         keys = [(e["copy"], e["index"]) for e in entry["events"]]
         at = bisect.bisect_left(keys, (copy, fact["index"]))
         if at == len(keys) or keys[at] != (copy, fact["index"]):
-            entry["events"].insert(at, fact)
+            if entry["events"]:
+                entry["events"].insert(at, fact)  # a list once it has one
+            else:
+                entry["events"] = [fact]
             changed = True
     return entry, changed, twice
 

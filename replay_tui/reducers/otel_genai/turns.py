@@ -213,9 +213,19 @@ def settle_trace(tid: str, reuse: Reuse) -> TraceResult | None:
 
 
 def _next_result(tree: _Tree) -> TraceResult:
-    """The tree's result after a change it followed (``tree.change``)."""
+    """The tree's result after a change it followed (``tree.change``): the
+    very result before it if the change left every turn as it was (a turn
+    left to build: ``defer``)."""
     before = tree.result
     result = _result(tree, before)
+    if (
+        before is not None
+        and tree.change == ([], [])
+        and result.session == before.session
+        and result.warnings == before.warnings
+        and result.unattributed == before.unattributed
+    ):
+        return before
     result.since, result.change = before, tree.change
     if before is not None:
         before.since = None  # one link back, never a chain of every result
