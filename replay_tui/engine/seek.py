@@ -129,19 +129,6 @@ class Seeking(ReplayCore):
             state = self.apply_rules(state, event, ctx)
             yield index + 1, state
 
-    def checkpoint_keys(self) -> list[int]:
-        if self.history is not None:
-            return self.history.checkpoints()
-        return self.checkpoints.keys()
-
-    def checkpoint_bytes(self, n: int) -> bytes:
-        """Canonical JSON of the state after ``n`` events (a checkpoint or rebuilt)."""
-        if self.history is not None:
-            return canonical.dumps(self.history.state_at(n))
-        data = self.checkpoints.get(n)
-        state = strict_json.loads_written(data) if data is not None else self.state_at(n)
-        return canonical.dumps(state)
-
     def final_summary(self) -> tuple[str, str]:
         """(summary word, sha256 of the canonical state) after the valid prefix,
         without copying the state (a long run's state is large)."""

@@ -89,10 +89,6 @@ class History:
         with self._lock:
             self._near = (n, state)
 
-    def checkpoints(self) -> list[int]:
-        with self._lock:
-            return list(self._keys)
-
     def changes(self, n: int) -> list[Change]:
         """What event ``n`` changed (1-based)."""
         return self.patches.changes(n)
