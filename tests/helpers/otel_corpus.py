@@ -8,10 +8,13 @@ import random
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from replay_tui.formats.budget import Budget
 from replay_tui.formats.envelope import Event
 from replay_tui.formats.receipts import ReceiptStore
 from replay_tui.reducers.base import Context
+from replay_tui.reducers.otel_genai import REDUCER
 from tests.conftest import ROOT
 from tests.helpers.otel_records import file_events, load_file, records, to_events
 
@@ -76,3 +79,15 @@ def one_long_trace(path: Path, times: int) -> list[Event]:
                     p[key] += rep * 60_000_000_000
             recs.append((kind, p, ts))
     return to_events(recs)
+
+
+def every_prefix(events: list[Event]) -> list[tuple[bytes, list[str]]]:
+    """The state after every prefix (sorted JSON), and the warnings at each record."""
+    ctx = new_ctx()
+    state = REDUCER.initial_state()
+    out = []
+    for event in events:
+        ctx.warnings = []
+        state = REDUCER.apply(state, event, ctx)
+        out.append((orjson.dumps(state, option=orjson.OPT_SORT_KEYS), list(ctx.warnings)))
+    return out

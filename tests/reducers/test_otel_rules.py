@@ -35,6 +35,7 @@ from tests.helpers.otel_corpus import (
     TRACES,
     TRUTHS,
     events_of,
+    every_prefix,
     interleaved,
     name_of,
     new_ctx,
@@ -406,17 +407,6 @@ def test_one_long_trace_in_any_order_is_derived_as_afresh(rnd: random.Random) ->
 
 
 # -- only the traces changed last keep their derivation ---------------------------------
-def _every_prefix(events: list[Event]) -> list[tuple[bytes, list[str]]]:
-    ctx = new_ctx()
-    state = REDUCER.initial_state()
-    out = []
-    for event in events:
-        ctx.warnings = []
-        state = REDUCER.apply(state, event, ctx)
-        out.append((orjson.dumps(state, option=orjson.OPT_SORT_KEYS), list(ctx.warnings)))
-    return out
-
-
 @pytest.mark.parametrize("path", MULTI_TRACE, ids=name_of)
 @given(rnd=st.randoms(use_true_random=False))
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -433,9 +423,9 @@ def test_a_trace_whose_derivation_was_let_go_gives_the_same_states(
     from replay_tui.reducers.otel_genai import rules as otel_rules
 
     events = renumbered(interleaved(events_of(path), rnd))
-    want = _every_prefix(events)
+    want = every_prefix(events)
     with mock.patch.object(otel_rules, "KEEP_DERIVED", 1):
-        got = _every_prefix(events)
+        got = every_prefix(events)
     assert got == want
 
 

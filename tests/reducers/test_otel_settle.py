@@ -28,6 +28,7 @@ from tests.helpers.otel_corpus import (
     MULTI_TRACE,
     TRACES,
     events_of,
+    every_prefix,
     interleaved,
     name_of,
     new_ctx,
@@ -35,23 +36,9 @@ from tests.helpers.otel_corpus import (
     renumbered,
 )
 
-Prefix = tuple[bytes, list[str]]
-
 
 def _json(state: State) -> bytes:
     return orjson.dumps(state, option=orjson.OPT_SORT_KEYS)
-
-
-def _eager(events: list[Event]) -> list[Prefix]:
-    """The state after every prefix, and the warnings at each record."""
-    ctx = new_ctx()
-    state = REDUCER.initial_state()
-    out = []
-    for event in events:
-        ctx.warnings = []
-        state = REDUCER.apply(state, event, ctx)
-        out.append((_json(state), list(ctx.warnings)))
-    return out
 
 
 def _settled_at(events: list[Event], points: set[int]) -> tuple[dict[int, bytes], list[list[str]]]:
@@ -82,7 +69,7 @@ def _orders(events: list[Event], rnd: random.Random) -> list[list[Event]]:
 
 
 def _same(events: list[Event], rnd: random.Random) -> None:
-    want = _eager(events)
+    want = every_prefix(events)
     points = {i for i in range(len(events)) if rnd.random() < 0.2}
     states, said = _settled_at(events, points)
     assert said == [w for _, w in want]
