@@ -95,7 +95,7 @@ def gather_runs(args: list[str]) -> Gathered:
                 raise CannotRun(
                     f"{arg}: a folder of runs takes no @SEQ: link one run in it (RUN@SEQ)"
                 )
-            got.runs.extend(samples_of(arg))
+            got.runs.extend(samples_of(arg) or [arg])  # opening a log of no sample says so
             continue
         if has_ledger(path):
             got.runs.append(arg)
@@ -106,7 +106,12 @@ def gather_runs(args: list[str]) -> Gathered:
             if stored:
                 runs, skipped = stored, []  # a home's own files are no runs, nor news
         if runs:
-            got.runs.extend(run for p in runs for run in runs_in_file(str(p)))
+            for found in runs:
+                held = runs_in_file(str(found))
+                if held:
+                    got.runs.extend(held)
+                else:  # a log of no sample, a database of no thread: nothing to check
+                    got.skipped.append(Skipped(str(found), _holds_none(str(found))))
             got.skipped.extend(skipped)
         else:
             got.runs.append(arg)  # to be said to be no run folder
@@ -117,14 +122,14 @@ def gather_runs(args: list[str]) -> Gathered:
 def runs_in_file(run: str) -> list[str]:
     """A file found in a folder as the runs it holds: each thread of a
     LangGraph database (as given alone), each sample of an Inspect log, or
-    itself."""
+    itself; none for a database of no thread or a log of no sample."""
     threads = database_threads(run)
-    return threads if threads else samples_of(run)
+    return threads if threads is not None else samples_of(run)
 
 
 def samples_of(run: str) -> list[str]:
     """An Inspect log named without a sample as each of its samples
-    (``LOG#ID:EPOCH``); any other run as given."""
+    (``LOG#ID:EPOCH``: none if it holds none); any other run as given."""
     path = Path(run)
     if not path.is_file() or not looks_like_log(path):
         return [run]
@@ -133,9 +138,23 @@ def samples_of(run: str) -> list[str]:
     except CannotRun:
         return [run]  # opening it says why
     try:
-        return [f"{run}#{ref.key}" for ref in log.samples] or [run]
+        return [f"{run}#{ref.key}" for ref in log.samples]
     finally:
         log.close()
+
+
+def _holds_none(run: str) -> str:
+    """Why a file :func:`runs_in_file` found no run in is skipped."""
+    if database_threads(run) is not None:
+        return "a LangGraph checkpointer's database with 0 threads"
+    log = InspectLog(Path(run))
+    try:
+        status = log.header().get("status")
+    finally:
+        log.close()
+    return "an Inspect log with no sample in it" + (
+        f" (status {status})" if isinstance(status, str) else ""
+    )
 
 
 def no_runs_in(folder: str, skipped: list[Skipped]) -> str:

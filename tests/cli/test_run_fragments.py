@@ -132,3 +132,20 @@ def test_a_folder_checks_each_thread_and_each_sample_of_its_files(
         "calculator.eval#single:1",
         "calculator.eval#single:2",
     ]
+
+
+def test_a_log_of_no_sample_in_a_folder_is_skipped_saying_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An eval that stopped before its first sample is no run that cannot
+    be checked: it is skipped, with its status; named alone, it says so, exit 2."""
+    log = orjson.loads((LOG.parent.parent / "upstream" / "log_read_sample.json").read_bytes())
+    empty = tmp_path / "empty.json"
+    empty.write_bytes(orjson.dumps(log | {"samples": [], "status": "error"}))
+    (tmp_path / LOG.name).write_bytes(LOG.read_bytes())
+    code, out, err = run_cli(capsys, "check", str(tmp_path), "--jobs", "1")
+    assert code == 0, (out, err)
+    assert f"{empty}: skipped: an Inspect log with no sample in it (status error)" in out
+    assert "4 runs: 4 verified, 0 failed, 0 could not be checked; 1 skipped" in out
+    err = _one_line_exit_2(capsys, "check", str(empty))
+    assert "an Inspect log with no sample in it (status error)" in err
