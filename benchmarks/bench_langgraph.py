@@ -29,6 +29,21 @@ sys.path.insert(0, str(ROOT))
 from bench_scale import PY, run  # noqa: E402
 
 
+def databases(work: Path, supersteps: int, threads: int) -> tuple[Path, Path]:
+    """(one thread of ``supersteps``, ``threads`` threads of a few), made in
+    ``work`` by the maker of the fixtures if not there yet."""
+    # the maker of the fixtures (tests/fixtures/langgraph/make_langgraph.py)
+    make_langgraph = importlib.import_module("tests.fixtures.langgraph.make_langgraph")
+    work.mkdir(parents=True, exist_ok=True)
+    long = work / f"long-{supersteps}.sqlite"
+    many = work / f"many-{threads}.sqlite"
+    if not long.exists():
+        make_langgraph.make_long_thread(long, supersteps)
+    if not many.exists():
+        make_langgraph.make_many_threads(many, threads)
+    return long, many
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--supersteps", type=int, default=10_000)
@@ -38,17 +53,8 @@ def main() -> None:
     args = parser.parse_args()
     from replay_tui.formats.langgraph.thread import load_thread
 
-    # the maker of the fixtures (tests/fixtures/langgraph/make_langgraph.py)
-    make_langgraph = importlib.import_module("tests.fixtures.langgraph.make_langgraph")
-
     work = args.workdir
-    work.mkdir(parents=True, exist_ok=True)
-    long = work / f"long-{args.supersteps}.sqlite"
-    many = work / f"many-{args.threads}.sqlite"
-    if not long.exists():
-        make_langgraph.make_long_thread(long, args.supersteps)
-    if not many.exists():
-        make_langgraph.make_many_threads(many, args.threads)
+    long, many = databases(work, args.supersteps, args.threads)
     ledger = work / f"long-{args.supersteps}-ledger"
     if not (ledger / "events.jsonl").exists():
         ledger.mkdir(exist_ok=True)

@@ -17,7 +17,6 @@ before); the two must be equal.
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 import time
 from collections.abc import Callable
@@ -25,7 +24,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
+
+from bench_langgraph import databases  # noqa: E402
 
 
 def best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
@@ -47,15 +49,7 @@ def main() -> None:
     from replay_tui.formats.langgraph.listing import thread_rows
     from tests.helpers.langgraph_listing import decoded_thread_rows
 
-    make_langgraph = importlib.import_module("tests.fixtures.langgraph.make_langgraph")
-    work = args.workdir
-    work.mkdir(parents=True, exist_ok=True)
-    many = work / f"many-{args.threads}.sqlite"
-    long = work / f"long-{args.supersteps}.sqlite"
-    if not many.exists():
-        make_langgraph.make_many_threads(many, args.threads)
-    if not long.exists():
-        make_langgraph.make_long_thread(long, args.supersteps)
+    long, many = databases(args.workdir, args.supersteps, args.threads)
     print(f"{'database':<28} {'threads':>7} {'listing':>9} {'full decode':>12} {'ratio':>7}")
     for db in (many, long):
         fast, rows = best(lambda db=db: thread_rows(db), args.repeat)
