@@ -17,8 +17,7 @@ from pathlib import Path
 
 from rich.text import Text
 from textual import events, on, work
-from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.app import ComposeResult
 from textual.widgets import DataTable, Input, Static
 from textual.widgets.data_table import ColumnKey, RowKey
 from textual.worker import get_current_worker
@@ -36,6 +35,7 @@ from replay_tui.formats.session_stores.listing import (
 )
 from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.launch import make_app
+from replay_tui.ui.screens.filtered_list import FilteredListApp
 
 #: The columns, in order: (key, title, cells; the last two's fit the screen).
 COLUMNS = (
@@ -119,23 +119,11 @@ def row_cells(
     ]
 
 
-class SessionsApp(App[Path | None]):
+class SessionsApp(FilteredListApp[Path | None]):
     """The sessions of a :class:`Listing` to pick from; its result is the
     path picked (None: quit)."""
 
     TITLE = "replay-tui sessions"
-    CSS = """
-    #where { height: 1; background: $panel; color: $text; }
-    #sessions { height: 1fr; }
-    #filter { display: none; }
-    #filter.-shown { display: block; }
-    #help { height: 1; background: $panel; color: $text-muted; }
-    """
-    BINDINGS = [
-        Binding("q", "quit", "quit"),
-        Binding("slash", "filter", "filter"),
-        Binding("escape", "clear_filter", "clear the filter", show=False),
-    ]
 
     def __init__(
         self,
@@ -145,7 +133,7 @@ class SessionsApp(App[Path | None]):
         known: dict[Path, StoredSession] | None = None,
         filter_text: str = "",
     ) -> None:
-        super().__init__()
+        super().__init__(filter_text)
         self.listing = listing
         #: Sessions described before (the list shown again after one was
         #: opened): one whose size and mtime are as they were is not read again.
@@ -156,7 +144,6 @@ class SessionsApp(App[Path | None]):
         self._at = at
         #: Records counted in earlier runs, for files unchanged since.
         self.counts = RecordCounts()
-        self.filter_text = filter_text
         self.done = 0
         self._columns: list[ColumnKey] = []
         self._widths = widths(0)
@@ -168,10 +155,6 @@ class SessionsApp(App[Path | None]):
         yield Input(placeholder="filter: project, prompt, path, source", id="filter")
         yield Static(HELP, id="help")
 
-    @property
-    def table(self) -> DataTable[Text]:
-        return self.query_one("#sessions", DataTable)
-
     def _as_known(self, session: StoredSession) -> StoredSession:
         seen = self.known.get(session.path)
         if seen is not None and (seen.size, seen.mtime) == (session.size, session.mtime):
@@ -180,10 +163,7 @@ class SessionsApp(App[Path | None]):
 
     def on_mount(self) -> None:
         self._widths = widths(self.size.width)
-        if self.filter_text:
-            field = self.query_one("#filter", Input)
-            field.value = self.filter_text
-            field.add_class("-shown")
+        self._show_filter()
         self._show()
         if self._at is not None:
             keys = [str(i) for i, s in enumerate(self.sessions) if s.path == self._at]
@@ -299,27 +279,6 @@ class SessionsApp(App[Path | None]):
         key = event.row_key.value
         if key is not None:
             self.exit(self.sessions[int(key)].path)
-
-    def action_filter(self) -> None:
-        field = self.query_one("#filter", Input)
-        field.add_class("-shown")
-        field.focus()
-
-    def action_clear_filter(self) -> None:
-        field = self.query_one("#filter", Input)
-        field.remove_class("-shown")
-        if field.value:
-            field.value = ""  # Changed: shown again without a filter
-        self.table.focus()
-
-    @on(Input.Changed, "#filter")
-    def _filter(self, event: Input.Changed) -> None:
-        self.filter_text = event.value.strip()
-        self._show()
-
-    @on(Input.Submitted, "#filter")
-    def _filtered(self) -> None:
-        self.table.focus()
 
 
 def pick_session(

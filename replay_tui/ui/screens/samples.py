@@ -9,12 +9,12 @@ from pathlib import Path
 
 from rich.text import Text
 from textual import on
-from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.app import ComposeResult
 from textual.widgets import DataTable, Input, Static
 
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
+from replay_tui.ui.screens.filtered_list import FilteredListApp
 from replay_tui.views.inspect_samples import SampleRow, log_totals, sample_rows
 
 HELP = "  Enter open (q there comes back here)   / filter   Esc clear the filter   q quit"
@@ -33,28 +33,15 @@ def row_cells(row: SampleRow) -> list[Text]:
     ]
 
 
-class SamplesApp(App[str | None]):
+class SamplesApp(FilteredListApp[str | None]):
     """The samples of one log; its result is the ``ID:EPOCH`` picked (None: quit)."""
 
     TITLE = "replay-tui"
-    CSS = """
-    #where { height: 1; background: $panel; color: $text; }
-    #samples { height: 1fr; }
-    #filter { display: none; }
-    #filter.-shown { display: block; }
-    #help { height: 1; background: $panel; color: $text-muted; }
-    """
-    BINDINGS = [
-        Binding("q", "quit", "quit"),
-        Binding("slash", "filter", "filter"),
-        Binding("escape", "clear_filter", "clear the filter", show=False),
-    ]
 
     def __init__(self, path: Path, *, at: str | None = None, filter_text: str = "") -> None:
-        super().__init__()
+        super().__init__(filter_text)
         self.path = path
         self.rows = sample_rows(path)
-        self.filter_text = filter_text
         self._at = at
 
     def compose(self) -> ComposeResult:
@@ -63,16 +50,9 @@ class SamplesApp(App[str | None]):
         yield Input(placeholder="filter: id, score, error", id="filter")
         yield Static(HELP, id="help")
 
-    @property
-    def table(self) -> DataTable[Text]:
-        return self.query_one("#samples", DataTable)
-
     def on_mount(self) -> None:
         self.sub_title = self.path.name
-        if self.filter_text:
-            field = self.query_one("#filter", Input)
-            field.value = self.filter_text
-            field.add_class("-shown")
+        self._show_filter()
         self._show()
         if self._at is not None and self._at in self.table.rows:
             self.table.move_cursor(row=self.table.get_row_index(self._at))
@@ -106,27 +86,6 @@ class SamplesApp(App[str | None]):
     def _open(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:
             self.exit(event.row_key.value)
-
-    def action_filter(self) -> None:
-        field = self.query_one("#filter", Input)
-        field.add_class("-shown")
-        field.focus()
-
-    def action_clear_filter(self) -> None:
-        field = self.query_one("#filter", Input)
-        field.remove_class("-shown")
-        if field.value:
-            field.value = ""
-        self.table.focus()
-
-    @on(Input.Changed, "#filter")
-    def _filter(self, event: Input.Changed) -> None:
-        self.filter_text = event.value.strip()
-        self._show()
-
-    @on(Input.Submitted, "#filter")
-    def _filtered(self) -> None:
-        self.table.focus()
 
 
 def pick_sample(
