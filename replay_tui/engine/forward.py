@@ -83,18 +83,14 @@ class ForwardPass(RulesStep):
         state = self._state
         if state is None or self.error is not None:
             return True
-        settle_later = self.ctx.settle_later
-        self.ctx.settle_later = True
         try:
             self.rules_call.settle(state, self.ctx)
             return True
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # a bug in the rules
-            self._fail_where_raised(None, exc)
+            self._fail_where_raised(None, exc)  # (it turns settle_later off)
             return False
-        finally:
-            self.ctx.settle_later = settle_later and self.error is None
 
     def _advance(
         self,

@@ -297,7 +297,7 @@ def summarize_out(msgs: list[Msg]) -> Summary | None:
 
 
 #: What recorders write for arguments or results when content is off.
-_EMPTY: tuple[Any, ...] = (None, {}, [], "", "{}", "[]")
+NOT_CAPTURED: tuple[Any, ...] = (None, {}, [], "", "{}", "[]")
 
 
 def _uncaptured(msgs: list[Msg]) -> list[Msg]:
@@ -310,7 +310,7 @@ def _uncaptured(msgs: list[Msg]) -> list[Msg]:
         for part in msg.get("parts", []):
             part = dict(part)
             for key in ("arguments", "response"):
-                if key in part and (part[key] in _EMPTY or is_placeholder(part[key])):
+                if key in part and (part[key] in NOT_CAPTURED or is_placeholder(part[key])):
                     part[key] = None
             parts.append(part)
         out.append({**msg, "parts": parts})

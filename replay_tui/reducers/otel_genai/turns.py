@@ -22,7 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from replay_tui.reducers.otel_genai.messages import first
+from replay_tui.reducers.otel_genai.answers import answer_texts, not_captured
+from replay_tui.reducers.otel_genai.messages import Summary, first
 from replay_tui.reducers.otel_genai.spans import (
     AGENT,
     AGENTIC,
@@ -46,7 +47,6 @@ from replay_tui.reducers.otel_genai.tools import (
     span_tools,
 )
 
-Summary = dict[str, Any]
 #: Per :data:`SESSION_SOURCES`: (start, copy, value, span id) of the earliest span offering it.
 SessionHit = tuple[int, int, Any, str]
 
@@ -537,7 +537,7 @@ def _build_turn(
     tools = fill_from_parts(
         span_tools(mem, kind, info, views, tree.reuse), calls, warnings if av.ended else None
     )
-    user_text, final_text, inter = _texts(calls, a_in, a_out)
+    user_text, final_text, inter = answer_texts(calls, a_in, a_out)
     agents: set[str] = set()
     for k in mem:
         own = info[k].own_agent
@@ -548,7 +548,7 @@ def _build_turn(
     summaries = [a_in, a_out, *(s for c in calls for s in (c.inp, c.out))]
     said = any(s is not None and s.get("captured", True) for s in summaries)
     if calls and not said:
-        _not_captured(tools)
+        not_captured(tools)
     content = said or any(t.args is not None or t.result is not None for t in tools)
     failed = av.failed or (av.ended and av.fact.get("error_type") is not None)
     turn = Turn(
@@ -570,52 +570,6 @@ def _build_turn(
     )
     turn.make_public()
     return turn
-
-
-def _texts(
-    calls: list[Call], a_in: Summary | None, a_out: Summary | None
-) -> tuple[str | None, str | None, list[str]]:
-    """user_text, final_text and intermediate_texts (design.md §4.6)."""
-    own = [c for c in calls if not c.delegated] or calls
-    if a_in is not None:
-        user_text = a_in["user"] or a_in["text"]
-    else:
-        fc = next((c for c in calls if c.inp is not None), None)
-        user_text = fc.inp["user"] if fc is not None and fc.inp is not None else None
-    speaking = [c for c in own if c.out is not None and c.out["text"]]
-    final_call = max(speaking, key=lambda c: (c.end, c.start)) if speaking else None
-    inter: list[str]
-    if a_out is not None:
-        final_text = a_out["text"]
-        inter = [c.out["text"] for c in speaking if c.out is not None]
-        if inter and _same_words(inter[-1], final_text):
-            # the agent's answer is its last model call's words (Strands adds a
-            # newline to it): one answer, in the model's own words
-            final_text = inter.pop()
-    else:
-        final_text = final_call.out["text"] if final_call and final_call.out else None
-        inter = [c.out["text"] for c in speaking if c is not final_call and c.out is not None]
-    return user_text, final_text, inter
-
-
-#: What recorders write for a tool's arguments or result when content is off.
-_EMPTY: tuple[Any, ...] = ({}, [], "", "{}", "[]")
-
-
-def _not_captured(tools: list[ToolCall]) -> None:
-    """In a turn whose model calls kept no words (content off), the ``{}``
-    a recorder writes for a tool's arguments or result means "not
-    captured" (null), not "no arguments"."""
-    for tool in tools:
-        if tool.args in _EMPTY:
-            tool.args = None
-        if tool.result in _EMPTY:
-            tool.result = None
-
-
-def _same_words(a: str | None, b: str | None) -> bool:
-    """Texts as a user reads them: whitespace at the ends makes no other answer."""
-    return a is not None and b is not None and a.strip() == b.strip()
 
 
 def _session_hits(facts: Mapping[str, Fact]) -> list[SessionHit | None]:
