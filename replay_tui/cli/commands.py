@@ -37,6 +37,7 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.core.links import split_link
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.supervision import supervised
+from replay_tui.formats import line_core
 from replay_tui.formats.langgraph.postgres import redact
 from replay_tui.formats.sniff import run_sources
 from replay_tui.reducers import pricing
@@ -113,7 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"replay-tui {__version__}")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"replay-tui {__version__} (line core: {line_core.describe()})",
+    )
     sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}")
     for add_parser in ADD_PARSERS:
         add_parser(sub)

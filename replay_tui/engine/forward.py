@@ -12,15 +12,17 @@ per event).
 from __future__ import annotations
 
 import gc
+import threading
 import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Self
 
 from replay_tui.core.errors import ReplayError
 from replay_tui.engine.rules_step import NotAState, RulesStep, not_a_state
-from replay_tui.formats.chunks import Regular, regular_events
-from replay_tui.formats.envelope import Event, LineError, parse_line, ts_seconds
+from replay_tui.formats.chunks import Regular, proven_events, regular_events
+from replay_tui.formats.envelope import MAX_DEPTH, Event, LineError, parse_line, ts_seconds
 from replay_tui.formats.ledger import BIG_LINE, GZIP_MAGIC
+from replay_tui.formats.line_core import NATIVE, NativeCore
 from replay_tui.formats.receipts import ReceiptStore
 from replay_tui.reducers.base import State
 from replay_tui.state import canonical
@@ -36,6 +38,12 @@ class ForwardPass(RulesStep):
     if TYPE_CHECKING:
 
         def stop_following(self) -> None: ...  # from Following
+
+    @property
+    def line_core(self) -> str:
+        """Which path proves this history's lines: ``native`` (the compiled
+        line core, for envelope ledgers when it is found) or ``python``."""
+        return "native" if NATIVE is not None and self._parse is parse_line else "python"
 
     def advance(
         self,
@@ -147,6 +155,9 @@ class ForwardPass(RulesStep):
         gc.disable()
         try:
             if self._parse is parse_line and index > 0 and not self.skip:
+                if NATIVE is not None:
+                    self._consume_proven(index, lines, NATIVE)
+                    return
                 spans = self.ledger.line_offsets(index, len(lines))
                 regular = regular_events(
                     lines,
@@ -167,6 +178,72 @@ class ForwardPass(RulesStep):
         finally:
             if collecting:
                 gc.enable()
+
+    def _consume_proven(self, index: int, lines: list[bytes], core: NativeCore) -> None:
+        """Lines ``index``..: the runs of regular lines the native core
+        proves applied at once, each line it does not prove judged alone,
+        then the next run."""
+        buf = b"\n".join(lines) + b"\n"
+        checker = self._checker
+        big = BIG_LINE if self.clock is not None else 0  # the app keeps big lines apart
+        compact_needed = self.guarded
+        at = byte = 0
+        n = len(lines)
+        while at < n and self._ready():
+            proof = core.prove(
+                buf,
+                byte,
+                first_seq=checker.last_seq + 1,
+                run_id=checker.run_id,
+                kinds=self._chunk_kinds,
+                max_depth=MAX_DEPTH - 1,
+                max_lines=n - at,
+                max_len=big,
+            )
+            if proof.lines:
+                run = lines[at : at + proof.lines]
+                reading = self._read_receipts_ahead(buf, proof.pins, core)
+                regular = proven_events(
+                    run,
+                    index + at + 1,
+                    self.ledger.line_offsets(index + at, proof.lines),
+                    first_seq=checker.last_seq + 1,
+                    run_id=checker.run_id,
+                    timed=proof.times,
+                    earlier=proof.backs,
+                    last_ts=checker.last_ts,
+                    compact_needed=compact_needed,
+                )
+                if reading is not None:
+                    reading.join()
+                if regular is None:  # orjson reads them otherwise: a line at a time
+                    for offset, raw in enumerate(run, index + at):
+                        if not self._ready():
+                            return
+                        self._consume_line(offset, raw)
+                else:
+                    self._apply_regular(index + at, run, regular)
+                at += proof.lines
+                byte = proof.end
+            if at < n and self._ready():
+                self._consume_line(index + at, lines[at])
+                byte += len(lines[at]) + 1
+                at += 1
+
+    def _read_receipts_ahead(
+        self, buf: bytes, pins: list[int], core: NativeCore
+    ) -> threading.Thread | None:
+        """Read the receipts the proven lines pin on another thread (the
+        native reader lets go of the interpreter's lock) while their events
+        are made; not while following (a receipt may be being written)."""
+        if not pins or self.ctx.following or not self.receipts.enabled:
+            return None
+        cids = [buf[start:end].decode() for start, end in zip(pins[::2], pins[1::2], strict=True)]
+        reading = threading.Thread(
+            target=self.receipts.read_ahead, args=(cids, core.read_files), daemon=True
+        )
+        reading.start()
+        return reading
 
     def _ready(self) -> bool:
         return self.error is None and self.pending is None
@@ -323,8 +400,18 @@ class ForwardPass(RulesStep):
         done = 0
         watching = False
         saved_ts = checker.last_ts  # the last ts before the chunk
+        backs = iter(regular.backs)
+        back = next(backs, -1)
         try:
             for item, cid, raw in zip(events, regular.call_ids, lines, strict=True):
+                if done == back:
+                    self._warn(
+                        "ts_backwards",
+                        f"ts {item.ts} is earlier than the event before",
+                        item.seq,
+                        item.line,
+                    )
+                    back = next(backs, -1)
                 if calls is not None:
                     calls.note(item.line - 1, item)
                 if clock is not None:

@@ -32,6 +32,7 @@ REPORT_FIELDS = (
     "state_sha256",
     "events_sha256",
     "reader_version",
+    "line_core",
     "rules",
     "rules_sha256",
     "rules_files",
@@ -59,6 +60,8 @@ def build_report(replay: Replay, *, partial: bool = False) -> dict[str, Any]:
             "state_sha256": digest,
             "events_sha256": replay.ledger.sha256(),
             "reader_version": READER_VERSION,
+            # which path proved the lines: the answers are the same on both
+            "line_core": replay.line_core,
             "rules": {"name": replay.reducer.name, "version": replay.reducer.version},
             "rules_sha256": replay.rules.rules_sha256,
             "rules_files": replay.rules.rules_files,

@@ -18,8 +18,13 @@ lines good faster, by the same rules (spec sections 2-3):
   (a non-empty string), ``kind`` one the rules know, ``v`` 1 where given,
   ``payload`` an object, no ``parent_seq`` (the per-line checks judge it);
 - ``ts`` on every line or none, all ``YYYY-MM-DDTHH:MM:SS[.f]Z`` of one
-  length (so text order is time order) on real days, never going back;
+  length (so text order is time order) on real days; one going back stays
+  on this path, a warning at its event (:attr:`Regular.backs`);
 - call ids of the form the spec allows.
+
+The native line core (:mod:`replay_tui.formats.line_core`) proves the same
+of the bytes themselves; :func:`proven_events` then makes the events of
+the lines it proved.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from itertools import repeat
-from operator import itemgetter, le, methodcaller
+from operator import itemgetter, methodcaller
 from typing import Any
 
 import orjson
@@ -45,6 +50,8 @@ _CALL_ID = methodcaller("get", "call_id", _MISSING)
 _CALL_ID_OR_NONE = methodcaller("get", "call_id")
 _HAS_V = methodcaller("__contains__", "v")
 _HAS_PARENT = methodcaller("__contains__", "parent_seq")
+_GET_PAYLOAD = itemgetter("payload")
+_GET_TS = itemgetter("ts")
 _DAY = itemgetter(slice(0, 10))
 _COUNT = bytes.count
 #: ``ts`` lines, each followed by ``\n``: UTC, hours, minutes and seconds in
@@ -61,7 +68,7 @@ _CALL_IDS = re.compile(r"(?:[A-Za-z0-9_:-][A-Za-z0-9._:-]{0,127}\n)*", re.ASCII)
 class Regular:
     """A chunk's events, and what the checks of the next chunk start from."""
 
-    __slots__ = ("call_ids", "compact", "events", "last_ts", "times")
+    __slots__ = ("backs", "call_ids", "compact", "events", "last_ts", "times")
 
     def __init__(
         self,
@@ -70,6 +77,7 @@ class Regular:
         times: list[str] | None,
         last_ts: float | None,
         compact: bool,
+        backs: list[int],
     ) -> None:
         self.events = events
         #: Each event's ``payload["call_id"]`` (a valid call id), or None.
@@ -81,6 +89,9 @@ class Regular:
         self.last_ts = last_ts
         #: Every line is ``orjson.dumps`` of its event's fields, byte for byte.
         self.compact = compact
+        #: Indexes of the events whose ``ts`` is earlier than the one before
+        #: (the last before the chunk for the first): a ``ts_backwards`` each.
+        self.backs = backs
 
 
 def regular_events(
@@ -137,11 +148,13 @@ def regular_events(
         return None  # a payload left out (or not an object): read line by line
     times: list[Any] | None = list(map(_TS, objs))
     assert times is not None
+    backs: list[int] = []
     if times.count(_MISSING) == n:
         times = None
-    elif not _regular_times(times, last_ts):
+    elif not _regular_times(times):
         return None
     else:
+        backs = _went_back(times, last_ts, [i for i in range(1, n) if times[i] < times[i - 1]])
         last_ts = ts_seconds(times[-1])
     call_ids: list[Any] = list(map(_CALL_ID, payloads))
     if call_ids.count(_MISSING) == n:
@@ -166,21 +179,70 @@ def regular_events(
             offsets,
         )
     )
-    return Regular(events, call_ids, times, last_ts, trusted == COMPACT)
+    return Regular(events, call_ids, times, last_ts, trusted == COMPACT, backs)
 
 
-def _regular_times(times: list[Any], last_ts: float | None) -> bool:
-    """Every ``ts`` given, of one form and length, real, and not going back."""
+def _regular_times(times: list[Any]) -> bool:
+    """Every ``ts`` given, of one form and length, and real."""
     if set(map(type, times)) != {str} or len(set(map(len, times))) != 1:
         return False
     if not _UTC_TIMES.fullmatch("\n".join(times) + "\n"):
         return False
-    if -1 in map(day_seconds, set(map(_DAY, times))):
-        return False
-    if not all(map(le, times, times[1:])):
-        return False  # one goes back: the per-line reading warns of it
-    if last_ts is not None:
-        first = ts_seconds(times[0])
-        if first is None or first < last_ts:
-            return False
-    return True
+    return -1 not in map(day_seconds, set(map(_DAY, times)))
+
+
+def _went_back(times: list[str], last_ts: float | None, earlier: list[int]) -> list[int]:
+    """The events whose time is earlier than the one before, as the line
+    checks judge it (in seconds): of ``earlier`` (indexes whose text is
+    before the text of the one before, so perhaps earlier: equal seconds
+    are not), and the first against ``last_ts``."""
+    backs = [i for i in earlier if ts_seconds(times[i]) < ts_seconds(times[i - 1])]  # type: ignore[operator]
+    if last_ts is not None and ts_seconds(times[0]) < last_ts:  # type: ignore[operator]
+        backs.insert(0, 0)
+    return backs
+
+
+def proven_events(
+    lines: list[bytes],
+    first_line: int,
+    offsets: Iterable[int],
+    *,
+    first_seq: int,
+    run_id: str | None,
+    timed: bool,
+    earlier: list[int],
+    last_ts: float | None,
+    compact_needed: bool,
+) -> Regular | None:
+    """The events of ``lines``, which the native line core proved regular
+    (seqs from ``first_seq``; each with a ``ts`` if ``timed``; ``earlier``:
+    the indexes whose ``ts`` text is before the one before's); None if
+    orjson reads them otherwise (then they are judged a line at a time)."""
+    n = len(lines)
+    try:
+        objs = list(map(orjson.loads, lines))
+    except orjson.JSONDecodeError:
+        return None
+    payloads = list(map(_GET_PAYLOAD, objs))
+    times = list(map(_GET_TS, objs)) if timed else None
+    backs: list[int] = []
+    if times is not None:
+        backs = _went_back(times, last_ts, earlier)
+        last_ts = ts_seconds(times[-1])
+    events = list(
+        map(
+            Event,
+            objs,
+            range(first_seq, first_seq + n),
+            repeat(run_id if run_id is not None else objs[0]["run_id"]),
+            map(_KIND, objs),
+            payloads,
+            times if times is not None else repeat(None),
+            repeat(None),
+            repeat(1),
+            range(first_line, first_line + n),
+            offsets,
+        )
+    )
+    compact = compact_needed and trust_chunk(lines, objs) == COMPACT
+    return Regular(events, list(map(_CALL_ID_OR_NONE, payloads)), times, last_ts, compact, backs)

@@ -17,6 +17,7 @@ import stat
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,8 @@ class ReceiptStore:
         self._lock = threading.Lock()  # the app reads while a worker validates
         self._dir_fd: int | None = None
         self._old_fds: list[int] = []
+        #: Receipt bytes read ahead of their events (:meth:`read_ahead`).
+        self._ahead: dict[str, bytes] = {}
 
     @staticmethod
     def name_of(call_id: str) -> str:
@@ -121,6 +124,30 @@ class ReceiptStore:
             with contextlib.suppress(OSError):
                 os.close(fd)
 
+    def read_ahead(
+        self,
+        call_ids: list[str],
+        read_files: Callable[[int, list[str], int], list[bytes | None] | None],
+    ) -> None:
+        """Read the receipts of ``call_ids`` (valid call ids) at once with
+        ``read_files`` (the native line core's: the files of a folder, never
+        through a symlink, None for one it cannot read so), for :meth:`read`
+        to take. What the last call read and no one took is dropped."""
+        if not self.enabled:
+            return
+        try:
+            dir_fd = self._open_dir()
+        except OSError:
+            return  # each read says why
+        got = read_files(dir_fd, [f"{cid}.json" for cid in call_ids], MAX_RECEIPT_BYTES)
+        ahead = (
+            {}
+            if got is None
+            else {c: r for c, r in zip(call_ids, got, strict=True) if r is not None}
+        )
+        with self._lock:
+            self._ahead = ahead
+
     def read(self, call_id: str) -> Receipt | ReceiptProblem:
         """The receipt's bytes for ``call_id``, or why they cannot be read (cached)."""
         with self._lock:
@@ -128,7 +155,8 @@ class ReceiptStore:
             if hit is not None:
                 self._cache.move_to_end(call_id)
                 return hit
-        result = self._read(call_id)
+            raw = self._ahead.pop(call_id, None)
+        result = self._read(call_id) if raw is None else self._receipt_of(call_id, raw)
         if isinstance(result, ReceiptProblem) and result.absent:
             return result  # not cached: it may be written any moment
         if isinstance(result, Receipt) and result.size > _CACHE_RECEIPT_LIMIT:
@@ -143,6 +171,7 @@ class ReceiptStore:
         """Drop a cached answer (a pending receipt may have arrived)."""
         with self._lock:
             self._cache.pop(call_id, None)
+            self._ahead.pop(call_id, None)
             if self._dir_fd is not None:  # receipts/ may have been (re)created
                 self._old_fds.append(self._dir_fd)  # closed at close(): a reader may use it
                 self._dir_fd = None
@@ -203,6 +232,11 @@ class ReceiptStore:
             return missing(f"could not be read: {exc.strerror}")
         finally:
             os.close(fd)
+        return self._receipt_of(call_id, raw)
+
+    def _receipt_of(self, call_id: str, raw: bytes) -> Receipt:
+        """The receipt whose file holds ``raw``."""
+        name = self.name_of(call_id)
         digest = hashlib.sha256(raw).hexdigest()
         try:
             data = strict_json.loads(raw)

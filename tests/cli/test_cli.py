@@ -43,6 +43,7 @@ def test_demo_check_json_matches_the_article() -> None:
             "state_sha256",
             "events_sha256",
             "reader_version",
+            "line_core",
             "rules",
             "rules_sha256",
             "rules_files",

@@ -1,0 +1,216 @@
+"""The line core: which path proves chunks of ledger lines regular.
+
+Two paths give the same answers (``tests/engine/test_line_core.py`` proves
+it on generated and damaged ledgers):
+
+- **native**: a small library in Rust (``native/`` in the source tree, no
+  dependency) that reads a chunk's bytes once and proves the longest run of
+  regular lines, with no Python object made. It is called through ctypes,
+  which lets go of the interpreter's lock for the call.
+- **python**: :func:`replay_tui.formats.chunks.regular_events`, a few calls
+  that each walk the chunk in C. Always there.
+
+The native library is optional and found by itself: ``REPLAY_TUI_LINE_CORE``
+names its file, or it is looked for beside this package (an install that
+built it) and in the source tree's ``native/target/release/`` (after
+``cargo build --release --manifest-path native/Cargo.toml``). Without it,
+or with ``REPLAY_TUI_LINE_CORE=python``, the Python path is taken.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from array import array
+from pathlib import Path
+
+_ENV = "REPLAY_TUI_LINE_CORE"
+_INTERFACE = 1
+_FILE = {"darwin": "libreplay_tui_line_core.dylib", "win32": "replay_tui_line_core.dll"}.get(
+    sys.platform, "libreplay_tui_line_core.so"
+)
+_PACKAGE = Path(__file__).resolve().parent.parent
+#: How to build it, said where the Python path is taken.
+BUILD_HINT = "cargo build --release --manifest-path native/Cargo.toml"
+
+
+class Proof:
+    """What the native core proved of lines from a byte offset."""
+
+    __slots__ = ("backs", "end", "lines", "pins", "times", "why")
+
+    def __init__(
+        self, lines: int, end: int, times: bool, backs: list[int], why: int, pins: list[int]
+    ) -> None:
+        #: How many lines, from the offset, are regular.
+        self.lines = lines
+        #: The byte offset where they end (the next line's start).
+        self.end = end
+        #: Each has a ``ts`` (else none has).
+        self.times = times
+        #: Indexes (from the first) whose ``ts`` text is earlier than the line before's.
+        self.backs = backs
+        #: Why the line after them is not proven (a code, for tests).
+        self.why = why
+        #: Where the call ids of the lines that pin a receipt are: start, end, ...
+        self.pins = pins
+
+
+class NativeCore:
+    """The native library, loaded."""
+
+    name = "native"
+
+    def __init__(self, path: Path) -> None:
+        lib = ctypes.CDLL(str(path))  # CDLL: the interpreter's lock is let go for each call
+        if lib.rtlc_version() != _INTERFACE:
+            raise OSError(f"{path} is interface {lib.rtlc_version()}, not {_INTERFACE}")
+        prove = lib.rtlc_prove
+        prove.restype = ctypes.c_int64
+        prove.argtypes = [
+            ctypes.c_char_p,  # buf
+            ctypes.c_size_t,  # len
+            ctypes.c_size_t,  # start
+            ctypes.c_int64,  # first_seq
+            ctypes.c_char_p,  # run_id
+            ctypes.c_ssize_t,  # run_id_len (< 0: not known)
+            ctypes.c_char_p,  # kinds, each followed by \n
+            ctypes.c_size_t,  # kinds_len
+            ctypes.c_size_t,  # max_depth
+            ctypes.c_size_t,  # max_lines
+            ctypes.c_size_t,  # max_len (0: none)
+            ctypes.c_void_p,  # backs (u32 * max_lines)
+            ctypes.c_void_p,  # pins (i64 * 2 * max_lines)
+            ctypes.c_void_p,  # out (i64 * 7)
+        ]
+        self._prove = prove
+        read = lib.rtlc_read_files
+        read.restype = ctypes.c_void_p
+        read.argtypes = [
+            ctypes.c_int,  # dir_fd
+            ctypes.c_char_p,  # names, each followed by \n
+            ctypes.c_size_t,  # names_len
+            ctypes.c_uint64,  # max_size
+            ctypes.c_void_p,  # meta (i64 * 2 a name)
+        ]
+        self._read = read
+        for name, restype in (
+            ("rtlc_files_data", ctypes.c_void_p),
+            ("rtlc_files_len", ctypes.c_size_t),
+        ):
+            fn = getattr(lib, name)
+            fn.restype = restype
+            fn.argtypes = [ctypes.c_void_p]
+        self._files_data = lib.rtlc_files_data
+        self._files_len = lib.rtlc_files_len
+        self._free = lib.rtlc_free_files
+        self._free.restype = None
+        self._free.argtypes = [ctypes.c_void_p]
+        self.path = path
+        self._kinds: dict[frozenset[str], bytes] = {}
+
+    def prove(
+        self,
+        buf: bytes,
+        start: int,
+        *,
+        first_seq: int,
+        run_id: str | None,
+        kinds: frozenset[str],
+        max_depth: int,
+        max_lines: int,
+        max_len: int = 0,
+    ) -> Proof:
+        """The regular lines of ``buf`` (lines each ending in ``\\n``) from
+        byte ``start``: see ``native/src/lib.rs``."""
+        blob = self._kinds.get(kinds)
+        if blob is None:
+            blob = self._kinds[kinds] = b"".join(k.encode() + b"\n" for k in sorted(kinds))
+        run = run_id.encode() if run_id is not None else b""
+        room = max(max_lines, 1)
+        backs = array("I", bytes(4 * room))
+        pins = array("q", bytes(16 * room))
+        out = array("q", bytes(8 * 7))
+        proven = self._prove(
+            buf,
+            len(buf),
+            start,
+            first_seq,
+            run,
+            len(run) if run_id is not None else -1,
+            blob,
+            len(blob),
+            max_depth,
+            max_lines,
+            max_len,
+            backs.buffer_info()[0],
+            pins.buffer_info()[0],
+            out.buffer_info()[0],
+        )
+        return Proof(
+            int(proven),
+            out[1],
+            out[2] == 1,
+            backs[: out[3]].tolist(),
+            out[4],
+            pins[: 2 * out[6]].tolist(),
+        )
+
+    def read_files(self, dir_fd: int, names: list[str], max_size: int) -> list[bytes | None] | None:
+        """The bytes of each regular file ``names`` in the folder open as
+        ``dir_fd`` (never through a symlink, at most ``max_size`` bytes), or
+        None for one that cannot be read so (its reader then says why); None
+        where files cannot be read natively here."""
+        if not names:
+            return []
+        blob = "".join(name + "\n" for name in names).encode()
+        meta = array("q", bytes(16 * len(names)))
+        files = self._read(dir_fd, blob, len(blob), max_size, meta.buffer_info()[0])
+        if not files:
+            return None
+        try:
+            data = ctypes.string_at(self._files_data(files), self._files_len(files))
+        finally:
+            self._free(files)
+        return [
+            data[at : at + size] if size >= 0 else None
+            for size, at in zip(meta[::2], meta[1::2], strict=True)
+        ]
+
+
+def _find() -> tuple[NativeCore | None, str | None]:
+    """The native core if there is one to take, and why a named one is not taken."""
+    wanted = os.environ.get(_ENV, "")
+    if wanted == "python":
+        return None, None
+    if wanted and wanted != "native":
+        places = [Path(wanted)]
+    else:
+        places = [
+            place / _FILE
+            for place in (_PACKAGE / "formats", _PACKAGE.parent / "native" / "target" / "release")
+        ]
+    problem = None
+    for path in places:
+        if path.is_file():
+            try:
+                return NativeCore(path), None
+            except OSError as exc:  # another platform's build, or an old one
+                problem = f"{path} does not load: {exc}"
+    if wanted:
+        return None, problem or f"{_ENV}={wanted}: no line core library there ({BUILD_HINT})"
+    return None, None
+
+
+#: The native core, or None: the Python path.
+NATIVE, PROBLEM = _find()
+
+
+def describe() -> str:
+    """Which path proves lines, for ``--version`` and ``check --json``."""
+    if NATIVE is not None:
+        return f"native ({NATIVE.path})"
+    if PROBLEM is not None:
+        return f"python ({PROBLEM})"
+    return "python"
