@@ -6,7 +6,8 @@ gaps, other runs, unknown kinds, ``parent_seq``, each ``ts`` form and
 mistake, bad call ids, repeated keys, integers past 64 bits, spaces,
 non-objects, blank lines, bad UTF-8) and rules that warn, fail, and
 return non-states; the chunked pass and the pass with chunks refused must
-give the same verdict, warnings, valid prefix and state at every prefix.
+give the same verdict, warnings, valid prefix and state at every prefix,
+and so must the native line core where it is built.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from replay_tui.engine.open import open_replay
 from replay_tui.engine.report import build_report
 from replay_tui.formats.chunks import regular_events
 from replay_tui.formats.envelope import Event, SequenceChecker, parse_line
+from replay_tui.formats.line_core import NATIVE
 from replay_tui.state import canonical
 
 RULES = """
@@ -151,6 +153,7 @@ def _judge(run: Path, rules: Path, every: int) -> tuple[Any, ...]:
         replay.advance(every=every)
         replay.finish()
         report = build_report(replay, partial=True)
+        report.pop("line_core")  # which path: the rest must be the same
         for n in range(replay.valid + 1):
             states.append(canonical.digest(replay.state_at(n)))
         warnings = [(w.code, w.message, w.seq, w.line) for w in replay.warnings]
@@ -182,10 +185,14 @@ def test_chunks_judge_every_ledger_as_lines_do(
 
     with pytest.MonkeyPatch.context() as patch:  # undone after each example
         patch.setattr(forward, "FIRST_PROGRESS", 1)  # chunks from the second line
+        patch.setattr(forward, "NATIVE", None)
         patch.setattr(forward, "regular_events", seen)
         chunked = _judge(run, rules, every)
         patch.setattr(forward, "regular_events", lambda *a, **k: None)
         assert chunked == _judge(run, rules, every)
+        if NATIVE is not None:  # the native line core's runs, each other line alone
+            patch.setattr(forward, "NATIVE", NATIVE)
+            assert chunked == _judge(run, rules, every)
     _TAKEN.extend(taken)
 
 
@@ -229,7 +236,7 @@ def test_a_chunk_taken_whole_is_what_each_line_gives(lines: list[bytes]) -> None
         alone = parse_line(raw, i + 2, offsets[i])
         assert isinstance(alone, Event)
         assert checker.check(alone) is None and not checker.findings
-        assert not checker.ts_went_back(alone)
+        assert checker.ts_went_back(alone) == (i in regular.backs)  # a warning, on this path
         for name in ("fields", "seq", "run_id", "kind", "payload", "ts", "ts_s", "parent_seq", "v"):
             assert getattr(event, name) == getattr(alone, name), name
         assert (event.line, event.offset) == (alone.line, alone.offset)
