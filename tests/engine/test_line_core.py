@@ -10,6 +10,8 @@ the same warnings, and the same state at every prefix.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -281,3 +283,29 @@ def test_a_time_going_back_stays_on_the_fast_path(tmp_path: Path) -> None:
     backs = [w.seq for w in replay.warnings if w.code == "ts_backwards"]
     assert backs == list(range(121, len(lines) + 1, 60))
     assert sum(proved) == len(lines) - 64
+
+
+def _version(core: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "replay_tui", "--version"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "REPLAY_TUI_LINE_CORE": core},
+        timeout=60,
+    )
+
+
+def test_version_says_which_path(tmp_path: Path) -> None:
+    """A fresh clone with no Rust toolchain takes the Python path, and says so
+    (with how to build the other); a library named that does not load is named."""
+    said = _version("python")
+    assert said.returncode == 0 and said.stdout.strip().endswith("(line core: python)")
+    missing = tmp_path / "libnothing.so"
+    said = _version(str(missing))
+    assert f"line core: python (REPLAY_TUI_LINE_CORE={missing}: no line core library there" in (
+        said.stdout
+    )
+    assert line_core.BUILD_HINT in said.stdout
+    if NATIVE is not None:
+        said = _version("native")
+        assert f"(line core: native ({NATIVE.path}))" in said.stdout
