@@ -46,6 +46,11 @@ class JsonCheckpoints:
         """Is a checkpoint due after ``n`` events?"""
         return n >= self._next
 
+    @property
+    def next_due(self) -> int:
+        """The first count of events after which a checkpoint is due."""
+        return self._next
+
     def keep(self, n: int, state: State) -> None:
         """Keep the state after ``n`` events; ``TypeError`` if it is not JSON.
 
