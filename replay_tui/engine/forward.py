@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import gc
 import threading
-from bisect import bisect_left
 import zlib
+from bisect import bisect_left
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Self
 

@@ -42,50 +42,88 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-#: A dict or list with more items than this is hashed an item at a time.
+#: A dict or list with more items than this is hashed a few items at a time.
 STREAM_ITEMS = 1024
+#: Items of a streamed dict or list written by one :func:`dumps` (their
+#: bytes are orjson's either way; one call for many is 3x faster on a
+#: million-event state's call table, and memory stays bounded).
+GROUP_ITEMS = 256
 
 
-def digest(value: Any, *, stream_past: int = STREAM_ITEMS) -> str:
+def digest(value: Any, *, stream_past: int = STREAM_ITEMS, group: int = GROUP_ITEMS) -> str:
     """sha256 of the canonical JSON of ``value``, never holding all of it.
 
     The bytes hashed are those :func:`dumps` writes, but the top two levels
-    and any dict or list of more than ``stream_past`` items are written an
-    item at a time: at a million events the final state is 40 MB of JSON,
-    and holding it at once was ``check``'s peak memory.
+    and any dict or list of more than ``stream_past`` items are written
+    ``group`` items at a time: at a million events the final state is 40 MB
+    of JSON, and holding it at once was ``check``'s peak memory.
     Raises ``TypeError`` where :func:`dumps` does.
     """
     h = hashlib.sha256()
-    _feed(h.update, value, stream_past, 0)
+    _feed(h.update, value, stream_past, 0, max(1, group))
     return h.hexdigest()
 
 
-def _feed(put: Callable[[bytes], object], value: Any, past: int, depth: int) -> None:
+def _streamed(value: Any, past: int, whole: bool) -> bool:
+    """Is ``value`` a dict or list written an item (or group) at a time?"""
     t = type(value)
+    if t is BigDict or t is BigList or isinstance(value, dict | list | tuple):
+        return bool(value) and (len(value) > past or not whole)
+    return False
+
+
+def _feed(put: Callable[[bytes], object], value: Any, past: int, depth: int, group: int) -> None:
     whole = depth >= 2
-    if (t is BigDict or isinstance(value, dict)) and value and (len(value) > past or not whole):
+    if not _streamed(value, past, whole):
+        put(dumps(value))
+        return
+    kids_whole = depth + 1 >= 2
+    if type(value) is BigDict or isinstance(value, dict):
         keys = list(value)
         if not all(type(k) is str for k in keys):
             raise TypeError("Dict key must be str")
         keys.sort()  # code point order: orjson sorts by UTF-8 bytes, the same order
         sep = b"{"
-        for k in keys:
+        at, n = 0, len(keys)
+        while at < n:
+            end = at
+            while (
+                kids_whole
+                and end < n
+                and end - at < group
+                and not _streamed(value[keys[end]], past, True)
+            ):
+                end += 1
             put(sep)
-            put(orjson.dumps(k))
+            sep = b","
+            if end > at:  # items written whole: one dumps of them (sorted again, the same)
+                put(dumps({k: value[k] for k in keys[at:end]})[1:-1])
+                at = end
+                continue
+            put(orjson.dumps(keys[at]))
             put(b":")
-            _feed(put, value[k], past, depth + 1)
-            sep = b","
+            _feed(put, value[keys[at]], past, depth + 1, group)
+            at += 1
         put(b"}")
-    elif (
-        (t is BigList or isinstance(value, list | tuple))
-        and value
-        and (len(value) > past or not whole)
-    ):
-        sep = b"["
-        for item in value:
+        return
+    sep = b"["
+    batch: list[Any] = []
+    for item in value:
+        if kids_whole and not _streamed(item, past, True):
+            batch.append(item)
+            if len(batch) < group:
+                continue
+        if batch:
             put(sep)
-            _feed(put, item, past, depth + 1)
             sep = b","
-        put(b"]")
-    else:
-        put(dumps(value))
+            put(dumps(batch)[1:-1])
+            batch = []
+            if kids_whole and not _streamed(item, past, True):
+                continue  # the item that filled the batch was written in it
+        put(sep)
+        sep = b","
+        _feed(put, item, past, depth + 1, group)
+    if batch:
+        put(sep)
+        put(dumps(batch)[1:-1])
+    put(b"]")

@@ -29,11 +29,14 @@ VALUES = st.recursive(
 
 
 @settings(max_examples=300, deadline=None)
-@given(VALUES, st.booleans())
-def test_streamed_digest_is_the_digest_of_the_bytes(value: Any, frozen: bool) -> None:
+@given(VALUES, st.booleans(), st.integers(0, 3), st.integers(1, 4))
+def test_streamed_digest_is_the_digest_of_the_bytes(
+    value: Any, frozen: bool, past: int, group: int
+) -> None:
     value = freeze(value) if frozen else value
     want = hashlib.sha256(canonical.dumps(value)).hexdigest()
-    assert canonical.digest(value, stream_past=0) == want  # every dict and list streamed
+    assert canonical.digest(value, stream_past=0, group=1) == want  # an item at a time
+    assert canonical.digest(value, stream_past=past, group=group) == want  # a few at a time
     assert canonical.digest(value) == want
 
 
