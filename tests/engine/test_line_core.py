@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay_tui.engine import forward
+from replay_tui.engine import regular_runs
 from replay_tui.engine.replay import Replay
 from replay_tui.engine.report import build_report
 from replay_tui.formats import line_core
@@ -188,12 +188,12 @@ def _damaged(lines: list[bytes], picks: list[tuple[int, int, int]]) -> list[byte
 
 
 def _replay(run: Path, native: Any, *, history: bool) -> Replay:
-    saved = forward.NATIVE
-    forward.NATIVE = native
+    saved = regular_runs.NATIVE
+    regular_runs.NATIVE = native
     try:
         return Replay(locate_run(run), RULES, checkpoint_every=7, history=history).verify()
     finally:
-        forward.NATIVE = saved
+        regular_runs.NATIVE = saved
 
 
 def _answers(replay: Replay, prefixes: bool) -> dict[str, Any]:

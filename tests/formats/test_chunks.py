@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay_tui.engine import forward
+from replay_tui.engine import forward, regular_runs
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.report import build_report
 from replay_tui.formats.chunks import regular_events
@@ -185,13 +185,13 @@ def test_chunks_judge_every_ledger_as_lines_do(
 
     with pytest.MonkeyPatch.context() as patch:  # undone after each example
         patch.setattr(forward, "FIRST_PROGRESS", 1)  # chunks from the second line
-        patch.setattr(forward, "NATIVE", None)
-        patch.setattr(forward, "regular_events", seen)
+        patch.setattr(regular_runs, "NATIVE", None)
+        patch.setattr(regular_runs, "regular_events", seen)
         chunked = _judge(run, rules, every)
-        patch.setattr(forward, "regular_events", lambda *a, **k: None)
+        patch.setattr(regular_runs, "regular_events", lambda *a, **k: None)
         assert chunked == _judge(run, rules, every)
         if NATIVE is not None:  # the native line core's runs, each other line alone
-            patch.setattr(forward, "NATIVE", NATIVE)
+            patch.setattr(regular_runs, "NATIVE", NATIVE)
             assert chunked == _judge(run, rules, every)
     _TAKEN.extend(taken)
 

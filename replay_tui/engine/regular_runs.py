@@ -1,0 +1,295 @@
+"""The forward pass's fast path: runs of regular lines, checked at once.
+
+Nearly every line of a real ledger is regular (:mod:`replay_tui.formats.chunks`
+says what that means). A run of them is proved at once, by the native line
+core (:mod:`replay_tui.formats.line_core`: the longest run from a byte
+offset, each line it does not prove then judged alone) or by
+:func:`~replay_tui.formats.chunks.regular_events` (a whole chunk, or none of
+it); its events are made and applied by :meth:`RegularRuns._apply_regular`,
+per event only the rules and what they need. They read the replay's own
+attributes directly; keep it that way (no helper objects, no extra calls
+per event).
+"""
+
+from __future__ import annotations
+
+import threading
+import zlib
+from bisect import bisect_left
+from typing import TYPE_CHECKING
+
+from replay_tui.engine.rules_step import NotAState, RulesStep, not_a_state
+from replay_tui.formats.chunks import Regular, proven_events, regular_events
+from replay_tui.formats.envelope import MAX_DEPTH, parse_line, ts_seconds
+from replay_tui.formats.ledger import BIG_LINE
+from replay_tui.formats.line_core import NATIVE, NativeCore, Proof
+from replay_tui.reducers.base import State
+
+#: Lines the native core proved are made events and applied this many at a time.
+PROVEN_GROUP = 512
+
+
+class RegularRuns(RulesStep):
+    """Runs of regular lines: proved at once, applied with the least per event."""
+
+    if TYPE_CHECKING:
+
+        def _consume_line(self, index: int, raw: bytes) -> None: ...  # from ForwardPass
+
+        def _ready(self) -> bool: ...  # from ForwardPass
+
+    @property
+    def line_core(self) -> str:
+        """Which path proves this history's lines: ``native`` (the compiled
+        line core, for envelope ledgers when it is found) or ``python``."""
+        return "native" if NATIVE is not None and self._parse is parse_line else "python"
+
+    def _consume_regular(self, index: int, lines: list[bytes]) -> bool:
+        """Lines ``index``.. (envelope lines, past the first): by the native
+        core's runs (True), or at once if :func:`regular_events` proves the
+        whole chunk (True); else False, and nothing is done."""
+        if NATIVE is not None:
+            self._consume_proven(index, lines, NATIVE)
+            return True
+        spans = self.ledger.line_offsets(index, len(lines))
+        regular = regular_events(
+            lines,
+            index + 1,
+            spans,
+            last_seq=self._checker.last_seq,
+            run_id=self._checker.run_id,
+            last_ts=self._checker.last_ts,
+            kinds=self._chunk_kinds,
+        )
+        if regular is None or (self.clock is not None and max(map(len, lines)) >= BIG_LINE):
+            return False
+        self._apply_regular(index, lines, regular)
+        return True
+
+    def _consume_proven(self, index: int, lines: list[bytes], core: NativeCore) -> None:
+        """Lines ``index``..: the runs of regular lines the native core
+        proves applied at once, each line it does not prove judged alone,
+        then the next run."""
+        buf = b"\n".join(lines) + b"\n"
+        checker = self._checker
+        big = BIG_LINE if self.clock is not None else 0  # the app keeps big lines apart
+        at = byte = 0
+        n = len(lines)
+        while at < n and self._ready():
+            proof = core.prove(
+                buf,
+                byte,
+                first_seq=checker.last_seq + 1,
+                run_id=checker.run_id,
+                kinds=self._chunk_kinds,
+                max_depth=MAX_DEPTH - 1,
+                max_lines=n - at,
+                max_len=big,
+            )
+            if proof.lines:
+                self._apply_proven(index + at, lines[at : at + proof.lines], proof, buf, core)
+                at += proof.lines
+                byte = proof.end
+            if at < n and self._ready():
+                self._consume_line(index + at, lines[at])
+                byte += len(lines[at]) + 1
+                at += 1
+
+    def _apply_proven(
+        self, index: int, lines: list[bytes], proof: Proof, buf: bytes, core: NativeCore
+    ) -> None:
+        """Apply lines ``index``.. that the native core proved regular, a
+        few hundred at a time: each group's events are made and applied
+        while they are still in the processor's cache (a whole chunk's,
+        made first, were read again from memory: 30% slower)."""
+        checker = self._checker
+        reading = self._read_receipts_ahead(buf, proof.pins, core)
+        backs = proof.backs
+        for sub in range(0, len(lines), PROVEN_GROUP):
+            group = lines[sub : sub + PROVEN_GROUP]
+            lo, hi = bisect_left(backs, sub + 1), bisect_left(backs, sub + len(group))
+            regular = proven_events(
+                group,
+                index + sub + 1,
+                self.ledger.line_offsets(index + sub, len(group)),
+                first_seq=checker.last_seq + 1,
+                run_id=checker.run_id,
+                timed=proof.times,
+                earlier=[b - sub for b in backs[lo:hi]],  # the first: against the last ts
+                last_ts=checker.last_ts,
+                compact_needed=self.guarded,
+            )
+            if reading is not None:
+                reading.join()
+                reading = None
+            if regular is None:  # orjson reads them otherwise: a line at a time
+                for at, raw in enumerate(group, index + sub):
+                    if not self._ready():
+                        return
+                    self._consume_line(at, raw)
+            else:
+                self._apply_regular(index + sub, group, regular)
+            if not self._ready():
+                return
+
+    def _read_receipts_ahead(
+        self, buf: bytes, pins: list[int], core: NativeCore
+    ) -> threading.Thread | None:
+        """Read the receipts the proven lines pin on another thread (the
+        native reader lets go of the interpreter's lock) while their events
+        are made; not while following (a receipt may be being written)."""
+        if not pins or self.ctx.following or not self.receipts.enabled:
+            return None
+        cids = [buf[start:end].decode() for start, end in zip(pins[::2], pins[1::2], strict=True)]
+        reading = threading.Thread(
+            target=self.receipts.read_ahead, args=(cids, core.read_files), daemon=True
+        )
+        reading.start()
+        return reading
+
+    def _apply_regular(self, index: int, lines: list[bytes], regular: Regular) -> None:
+        """Apply a chunk :func:`regular_events` proved regular: per event only
+        the rules and what they need (the call ids seen, the indexes the app
+        keeps); ``valid`` and the state published once, at the end."""
+        checker = self._checker
+        events = regular.events
+        ctx = self.ctx
+        ctx.warnings.clear()
+        history = self.history
+        calls = self.calls
+        clock = self.clock
+        observer = self.observer
+        calls_seen = self.calls_seen
+        # built-in rules are called as they are (RulesCaller.apply would only pass it on)
+        apply = self.rules_call.reducer.apply if not self.guarded else self.rules_call.apply
+        # watched rules: a compact line is the event's bytes before the call
+        by_line = self.guarded and regular.compact
+        apply_line = self.rules_call.apply_line
+        checkpoints = self.checkpoints
+        due = checkpoints.next_due
+        seconds = (
+            list(map(ts_seconds, regular.times)) if clock is not None and regular.times else None
+        )
+        state = None
+        if history is None:
+            state = self._state if self._state is not None else self._live_state()
+        if self.run_id is None:
+            self.run_id = events[0].run_id
+        done = 0
+        watching = False
+        saved_ts = checker.last_ts  # the last ts before the chunk
+        backs = iter(regular.backs)
+        back = next(backs, -1)
+        try:
+            for item, cid, raw in zip(events, regular.call_ids, lines, strict=True):
+                if done == back:
+                    self._warn(
+                        "ts_backwards",
+                        f"ts {item.ts} is earlier than the event before",
+                        item.seq,
+                        item.line,
+                    )
+                    back = next(backs, -1)
+                if calls is not None:
+                    calls.note(item.line - 1, item)
+                if clock is not None:
+                    clock.note(item.line - 1, seconds[done] if seconds is not None else saved_ts)
+                if cid is not None:
+                    if "receipt_sha256" in item.payload:
+                        calls_seen[cid] = item.line - 1
+                    else:
+                        calls_seen.setdefault(cid, -1)
+                if history is not None:
+                    self._next_in_history(item)
+                else:
+                    new = (
+                        apply_line(state, item, ctx, raw)  # type: ignore[arg-type]
+                        if by_line
+                        else apply(state, item, ctx)  # type: ignore[arg-type]
+                    )
+                    if type(new) is not dict and not isinstance(new, dict):
+                        raise NotAState(not_a_state(new))
+                    state = new
+                    if item.seq >= due:
+                        if not self._keep_checkpoint(item.seq, index, lines, done, state):
+                            return
+                        due = checkpoints.next_due
+                    if ctx.warnings:
+                        self._rule_warnings(item)
+                    if observer is not None:
+                        self.valid = item.seq
+                        watching = True
+                        observer(item.seq, state, item.kind)  # what it raises is its own
+                        watching = False
+                done += 1
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            if watching:
+                self._settle_chunk(index, lines, done + 1, state, regular)
+                raise
+            item = events[done]
+            self._settle_chunk(index, lines, done, state, regular)
+            saved_ts = checker.last_ts
+            checker.last_seq = item.seq
+            if item.ts is not None:
+                checker.last_ts = item.ts_s
+            self._rules_raised(item, exc, saved_ts)
+            return
+        self._settle_chunk(index, lines, done, state, regular)
+
+    def _keep_checkpoint(
+        self, seq: int, index: int, lines: list[bytes], done: int, state: State
+    ) -> bool:
+        """A checkpoint after ``seq``, event ``done`` of the chunk from line
+        ``index``; False (and the error found) if the state is not JSON."""
+        with self._lock:
+            self._state = state
+            self.valid = seq
+            why = None
+            try:
+                if not self.ctx.settle_later or self._settle_rules():
+                    self.checkpoints.keep(seq, state)
+                    return True
+            except TypeError as exc:
+                why = str(exc)
+            self._crcs.extend(map(zlib.crc32, lines[: done + 1]))
+            self._consumed = index + done + 1
+            if why is not None:
+                self._fail_not_json(why)
+            return False
+
+    def _settle_chunk(
+        self, index: int, lines: list[bytes], done: int, state: State | None, regular: Regular
+    ) -> None:
+        """The first ``done`` events of a regular chunk are valid: say so, and
+        where the line checks go on from."""
+        self._crcs.extend(map(zlib.crc32, lines[:done]))
+        self._consumed = index + done
+        if not done:
+            return
+        last = regular.events[done - 1]
+        self._checker.last_seq = last.seq
+        if regular.times is not None:
+            self._checker.last_ts = last.ts_s
+        if self.history is None:
+            with self._lock:
+                self._state = state
+                self.valid = last.seq
+
+    def _settle_rules(self) -> bool:
+        """Let the rules finish the live state (``Context.settle_later``):
+        before a checkpoint of it, and at the end of the pass. False if they
+        raised: the run then stops where a pass that reads every state would
+        (never a crash)."""
+        state = self._state
+        if state is None or self.error is not None:
+            return True
+        try:
+            self.rules_call.settle(state, self.ctx)
+            return True
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a bug in the rules
+            self._fail_where_raised(None, exc)  # (it turns settle_later off)
+            return False
