@@ -511,12 +511,13 @@ fn digits_value(b: &[u8]) -> Option<i64> {
 /// line) of a `ts` earlier than the line before's were written to `backs`
 /// (room for `max_lines`), why the next line is not proven, the `ts`
 /// length, and how many lines pin a receipt (`payload.receipt_sha256`
-/// beside a `payload.call_id`): for each, the byte range of its call id in
-/// `pins` (room for `2 * max_lines`). Returns the lines proven.
+/// beside a `payload.call_id`): for each, its index (from `start`'s line)
+/// and the byte range of its call id in `pins` (room for `3 * max_lines`).
+/// Returns the lines proven.
 ///
 /// # Safety
 /// The pointers must be valid for the lengths given: `backs` for
-/// `max_lines` u32, `pins` for `2 * max_lines` i64, `out` for seven i64.
+/// `max_lines` u32, `pins` for `3 * max_lines` i64, `out` for seven i64.
 #[no_mangle]
 pub unsafe extern "C" fn rtlc_prove(
     buf: *const u8,
@@ -539,7 +540,7 @@ pub unsafe extern "C" fn rtlc_prove(
     let known: Vec<&[u8]> = kinds.split(|c| *c == b'\n').filter(|k| !k.is_empty()).collect();
     let backs = slice::from_raw_parts_mut(backs, max_lines);
     let out = slice::from_raw_parts_mut(out, OUT_SLOTS);
-    let pins = slice::from_raw_parts_mut(pins, 2 * max_lines);
+    let pins = slice::from_raw_parts_mut(pins, 3 * max_lines);
     let mut n_pins = 0usize;
     let given_run: Option<&[u8]> = if run_id_len < 0 {
         None
@@ -640,8 +641,9 @@ pub unsafe extern "C" fn rtlc_prove(
             previous_ts = t;
         }
         if let (true, Some((s, e))) = (facts.pinned, facts.call_id) {
-            pins[2 * n_pins] = (at + s) as i64;
-            pins[2 * n_pins + 1] = (at + e) as i64;
+            pins[3 * n_pins] = proven as i64;
+            pins[3 * n_pins + 1] = (at + s) as i64;
+            pins[3 * n_pins + 2] = (at + e) as i64;
             n_pins += 1;
         }
         proven += 1;
@@ -794,5 +796,5 @@ pub unsafe extern "C" fn rtlc_free_files(files: *mut Files) {
 /// The library's interface version: the Python side refuses another.
 #[no_mangle]
 pub extern "C" fn rtlc_version() -> i64 {
-    1
+    2
 }

@@ -26,7 +26,7 @@ from array import array
 from pathlib import Path
 
 _ENV = "REPLAY_TUI_LINE_CORE"
-_INTERFACE = 1
+_INTERFACE = 2
 _FILE = {"darwin": "libreplay_tui_line_core.dylib", "win32": "replay_tui_line_core.dll"}.get(
     sys.platform, "libreplay_tui_line_core.so"
 )
@@ -53,7 +53,8 @@ class Proof:
         self.backs = backs
         #: Why the line after them is not proven (a code, for tests).
         self.why = why
-        #: Where the call ids of the lines that pin a receipt are: start, end, ...
+        #: The lines that pin a receipt, each as its index (from the first)
+        #: and where its call id is in the bytes: index, start, end, ...
         self.pins = pins
 
 
@@ -81,7 +82,7 @@ class NativeCore:
             ctypes.c_size_t,  # max_lines
             ctypes.c_size_t,  # max_len (0: none)
             ctypes.c_void_p,  # backs (u32 * max_lines)
-            ctypes.c_void_p,  # pins (i64 * 2 * max_lines)
+            ctypes.c_void_p,  # pins (i64 * 3 * max_lines)
             ctypes.c_void_p,  # out (i64 * 7)
         ]
         self._prove = prove
@@ -130,7 +131,7 @@ class NativeCore:
         run = run_id.encode() if run_id is not None else b""
         room = max(max_lines, 1)
         backs = array("I", bytes(4 * room))
-        pins = array("q", bytes(16 * room))
+        pins = array("q", bytes(24 * room))
         out = array("q", bytes(8 * 7))
         proven = self._prove(
             buf,
@@ -154,7 +155,7 @@ class NativeCore:
             out[2] == 1,
             backs[: out[3]].tolist(),
             out[4],
-            pins[: 2 * out[6]].tolist(),
+            pins[: 3 * out[6]].tolist(),
         )
 
     def read_files(self, dir_fd: int, names: list[str], max_size: int) -> list[bytes | None] | None:

@@ -132,7 +132,7 @@ class ReceiptStore:
         """Read the receipts of ``call_ids`` (valid call ids) at once with
         ``read_files`` (the native line core's: the files of a folder, never
         through a symlink, None for one it cannot read so), for :meth:`read`
-        to take. What the last call read and no one took is dropped."""
+        to take (a file it cannot read so is read then, and says why)."""
         if not self.enabled:
             return
         try:
@@ -140,13 +140,17 @@ class ReceiptStore:
         except OSError:
             return  # each read says why
         got = read_files(dir_fd, [f"{cid}.json" for cid in call_ids], MAX_RECEIPT_BYTES)
-        ahead = (
-            {}
-            if got is None
-            else {c: r for c, r in zip(call_ids, got, strict=True) if r is not None}
-        )
+        if got is None:
+            return
         with self._lock:
-            self._ahead = ahead
+            for cid, raw in zip(call_ids, got, strict=True):
+                if raw is not None:
+                    self._ahead[cid] = raw
+
+    def drop_ahead(self) -> None:
+        """Forget what was read ahead and not taken (rules that read no receipt)."""
+        with self._lock:
+            self._ahead.clear()
 
     def read(self, call_id: str) -> Receipt | ReceiptProblem:
         """The receipt's bytes for ``call_id``, or why they cannot be read (cached)."""

@@ -309,3 +309,66 @@ def test_version_says_which_path(tmp_path: Path) -> None:
     if NATIVE is not None:
         said = _version("native")
         assert f"(line core: native ({NATIVE.path}))" in said.stdout
+
+
+def _receipt_damages(folder: Path, name: str, how: str) -> None:
+    path = folder / name
+    if how == "gone":
+        path.unlink()
+    elif how == "symlink":
+        (folder / "elsewhere.json").write_bytes(path.read_bytes())
+        path.unlink()
+        path.symlink_to(folder / "elsewhere.json")
+    elif how == "folder":
+        path.unlink()
+        path.mkdir()
+    elif how == "fifo":
+        path.unlink()
+        os.mkfifo(path)
+    elif how == "tampered":
+        path.write_bytes(path.read_bytes().replace(b"}", b', "x": 1}', 1))
+    elif how == "not json":
+        path.write_bytes(b'{"call_id": ')
+    elif how == "a list":
+        path.write_bytes(b"[]")
+    elif how == "key twice":
+        path.write_bytes(b'{"call_id": "a", "call_id": "b"}')
+    elif how == "empty":
+        path.write_bytes(b"")
+
+
+@needs_native
+@pytest.mark.parametrize(
+    "how",
+    ["gone", "symlink", "folder", "fifo", "tampered", "not json", "a list", "key twice", "empty"],
+)
+def test_receipts_read_ahead_say_what_each_read_says(how: str, tmp_path: Path) -> None:
+    """The native core reads the receipts of the lines it proves ahead of
+    the rules; a receipt it cannot read so (or that is bad) gives the same
+    error, at the same seq, as on the Python path."""
+    run = tmp_path / "run"
+    write_agent_run(run, 400, seed=9)
+    pinned = [
+        obj
+        for obj in map(orjson.loads, (run / "events.jsonl").read_bytes().splitlines())
+        if obj["seq"] > 200 and "receipt_sha256" in obj["payload"]
+    ][0]
+    _receipt_damages(run / "receipts", f"{pinned['payload']['call_id']}.json", how)
+    assert NATIVE is not None
+    asked: list[str] = []
+    read_files = NATIVE.read_files
+
+    def reading(dir_fd: int, names: list[str], most: int) -> Any:
+        asked.extend(names)
+        return read_files(dir_fd, names, most)
+
+    NATIVE.read_files = reading  # type: ignore[method-assign]
+    try:
+        native = _answers(_replay(run, NATIVE, history=False), False)
+    finally:
+        del NATIVE.read_files
+    assert f"{pinned['payload']['call_id']}.json" in asked  # read ahead, natively
+    python = _answers(_replay(run, None, history=False), False)
+    assert native == python
+    error = native["report"]["error"]
+    assert error is not None and error["seq"] == pinned["seq"], error
