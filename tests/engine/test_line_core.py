@@ -348,11 +348,11 @@ def test_receipts_read_ahead_say_what_each_read_says(how: str, tmp_path: Path) -
     error, at the same seq, as on the Python path."""
     run = tmp_path / "run"
     write_agent_run(run, 400, seed=9)
-    pinned = [
+    pinned = next(
         obj
         for obj in map(orjson.loads, (run / "events.jsonl").read_bytes().splitlines())
         if obj["seq"] > 200 and "receipt_sha256" in obj["payload"]
-    ][0]
+    )
     _receipt_damages(run / "receipts", f"{pinned['payload']['call_id']}.json", how)
     assert NATIVE is not None
     asked: list[str] = []
