@@ -127,8 +127,8 @@ class ForwardPass(RegularRuns):
         collecting = gc.isenabled()
         gc.disable()
         try:
-            envelope = self._parse is parse_line and index > 0 and not self.skip
-            if envelope and self._consume_regular(index, lines):
+            if self._parse is parse_line and index > 0 and not self.skip:
+                self._consume_regular(index, lines)
                 return
             for at, raw in enumerate(lines, index):
                 if not self._ready():

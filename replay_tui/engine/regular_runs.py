@@ -25,7 +25,9 @@ from replay_tui.formats.ledger import BIG_LINE
 from replay_tui.formats.line_core import NATIVE, NativeCore, Proof
 from replay_tui.reducers.base import State
 
-#: Lines the native core proved are made events and applied this many at a time.
+#: Regular lines are made events and applied this many at a time: they are
+#: still in the processor's cache when applied (a whole chunk's, made first,
+#: were read again from memory: a third of ``check``).
 PROVEN_GROUP = 512
 
 
@@ -44,27 +46,38 @@ class RegularRuns(RulesStep):
         line core, for envelope ledgers when it is found) or ``python``."""
         return "native" if NATIVE is not None and self._parse is parse_line else "python"
 
-    def _consume_regular(self, index: int, lines: list[bytes]) -> bool:
+    def _consume_regular(self, index: int, lines: list[bytes]) -> None:
         """Lines ``index``.. (envelope lines, past the first): by the native
-        core's runs (True), or at once if :func:`regular_events` proves the
-        whole chunk (True); else False, and nothing is done."""
+        core's runs, each line it does not prove judged alone; or a group
+        (:data:`PROVEN_GROUP` lines) at a time, each at once if
+        :func:`regular_events` proves it whole, else a line at a time."""
         if NATIVE is not None:
             self._consume_proven(index, lines, NATIVE)
-            return True
-        spans = self.ledger.line_offsets(index, len(lines))
-        regular = regular_events(
-            lines,
-            index + 1,
-            spans,
-            last_seq=self._checker.last_seq,
-            run_id=self._checker.run_id,
-            last_ts=self._checker.last_ts,
-            kinds=self._chunk_kinds,
-        )
-        if regular is None or (self.clock is not None and max(map(len, lines)) >= BIG_LINE):
-            return False
-        self._apply_regular(index, lines, regular)
-        return True
+            return
+        checker = self._checker
+        for sub in range(0, len(lines), PROVEN_GROUP):
+            if not self._ready():
+                return
+            group = lines[sub : sub + PROVEN_GROUP]
+            regular = regular_events(
+                group,
+                index + sub + 1,
+                self.ledger.line_offsets(index + sub, len(group)),
+                last_seq=checker.last_seq,
+                run_id=checker.run_id,
+                last_ts=checker.last_ts,
+                kinds=self._chunk_kinds,
+            )
+            if regular is not None and (
+                self.clock is None
+                or max(map(len, group)) < BIG_LINE  # the app keeps big lines apart
+            ):
+                self._apply_regular(index + sub, group, regular)
+                continue
+            for at, raw in enumerate(group, index + sub):
+                if not self._ready():
+                    return
+                self._consume_line(at, raw)
 
     def _consume_proven(self, index: int, lines: list[bytes], core: NativeCore) -> None:
         """Lines ``index``..: the runs of regular lines the native core
