@@ -4,9 +4,10 @@ Nearly every line of a real ledger is regular (:mod:`replay_tui.formats.chunks`
 says what that means). A run of them is proved at once, by the native line
 core (:mod:`replay_tui.formats.line_core`: the longest run from a byte
 offset, each line it does not prove then judged alone) or by
-:func:`~replay_tui.formats.chunks.regular_events` (a whole chunk, or none of
-it); its events are made and applied by :meth:`RegularRuns._apply_regular`,
-per event only the rules and what they need. They read the replay's own
+:func:`~replay_tui.formats.chunks.regular_events` (a group of
+:data:`PROVEN_GROUP` lines, or none of it); its events are made and applied
+by :meth:`RegularRuns._apply_regular` a group at a time, per event only the
+rules and what they need. They read the replay's own
 attributes directly; keep it that way (no helper objects, no extra calls
 per event).
 """
