@@ -170,6 +170,18 @@ impl<'a> Line<'a> {
         }
     }
 
+    /// One digit or more (none: not JSON).
+    fn digits(&mut self) -> Step<()> {
+        let b = self.b;
+        if !b.get(self.i).map_or(false, |c| is_digit(*c)) {
+            return Err(Why::Json);
+        }
+        while self.i < b.len() && is_digit(b[self.i]) {
+            self.i += 1;
+        }
+        Ok(())
+    }
+
     /// A number; whether it is an integer (no fraction, no exponent).
     fn number(&mut self) -> Step<bool> {
         let b = self.b;
@@ -178,25 +190,16 @@ impl<'a> Line<'a> {
         if negative {
             self.i += 1;
         }
-        match b.get(self.i) {
-            Some(b'0') => self.i += 1,
-            Some(c) if is_digit(*c) => {
-                while self.i < b.len() && is_digit(b[self.i]) {
-                    self.i += 1;
-                }
-            }
-            _ => return Err(Why::Json),
+        if b.get(self.i) == Some(&b'0') {
+            self.i += 1;
+        } else {
+            self.digits()?;
         }
         let int_end = self.i;
         let mut float = false;
         if b.get(self.i) == Some(&b'.') {
             self.i += 1;
-            if !b.get(self.i).map_or(false, |c| is_digit(*c)) {
-                return Err(Why::Json);
-            }
-            while self.i < b.len() && is_digit(b[self.i]) {
-                self.i += 1;
-            }
+            self.digits()?;
             float = true;
         }
         if matches!(b.get(self.i), Some(b'e') | Some(b'E')) {
@@ -204,12 +207,7 @@ impl<'a> Line<'a> {
             if matches!(b.get(self.i), Some(b'+') | Some(b'-')) {
                 self.i += 1;
             }
-            if !b.get(self.i).map_or(false, |c| is_digit(*c)) {
-                return Err(Why::Json);
-            }
-            while self.i < b.len() && is_digit(b[self.i]) {
-                self.i += 1;
-            }
+            self.digits()?;
             float = true;
         }
         if float {
