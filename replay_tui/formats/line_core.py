@@ -201,7 +201,7 @@ def _find() -> tuple[NativeCore | None, str | None]:
                 problem = f"{path} does not load: {exc}"
     if wanted:
         return None, problem or f"{_ENV}={wanted}: no line core library there ({BUILD_HINT})"
-    return None, None
+    return None, problem  # one that was built but does not load is said too
 
 
 #: The native core, or None: the Python path.
