@@ -66,7 +66,10 @@ price database and the user's file) was added, no verdict, seq or exit moved;
 then those entries' ``rules_sha256`` and ``rules_files`` alone, when the
 pricing package priced models with audio or image rates by its quick path
 too and wrote a fraction of a cent with two significant digits (no state,
-verdict or cost moved); every other entry byte for byte the same.
+verdict or cost moved); then every entry's new ``line_core`` field (which
+path proved the lines: written on the Python path, the native one's
+``"native"`` read as it), every other byte the same; every other entry
+byte for byte the same.
 Regenerate them, from the repo root, only on purpose (a deliberate change of
 output):
 
