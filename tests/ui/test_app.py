@@ -7,6 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from replay_tui.formats.line_core import NATIVE
 from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.screens.help import HelpScreen
@@ -207,6 +208,7 @@ async def test_help_and_quit() -> None:
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         assert "Go to a seq (0: the initial" in screen_text(app)
+        assert f"Lines proved {'by the native' if NATIVE else 'in Python'}" in screen_text(app)
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
         await pilot.press("q")

@@ -10,6 +10,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from replay_tui.formats import line_core
+
 
 class HelpScreen(ModalScreen[None]):
     """``?``: every key and what it does."""
@@ -18,9 +20,11 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,q,question_mark", "dismiss(None)", "Close"),
     ]
 
-    def __init__(self, rows: list[tuple[str, str]]) -> None:
+    def __init__(self, rows: list[tuple[str, str]], line_core: str | None = None) -> None:
         super().__init__()
         self.rows = rows
+        #: Which path proved this history's lines (``native`` or ``python``).
+        self.line_core = line_core
 
     def on_mount(self) -> None:
         self.query_one("#help-body").focus()
@@ -34,6 +38,8 @@ class HelpScreen(ModalScreen[None]):
         # scrolls when the terminal is short (80x24): arrows, PgUp/PgDn, Home/End, wheel
         with VerticalScroll(classes="dialog help", id="help-body"):
             yield Label(Text("replay-tui keys", style="bold"))
+            if self.line_core is not None:
+                yield Label(Text(self._line_core_words(), style="dim"))
             yield Static(table)
             yield Label(
                 Text(
@@ -41,3 +47,12 @@ class HelpScreen(ModalScreen[None]):
                     style="dim",
                 )
             )
+
+    def _line_core_words(self) -> str:
+        if self.line_core == "native":
+            return "Lines proved by the native line core."
+        if line_core.NATIVE is None:
+            return (
+                f"Lines proved in Python; the native line core is built by {line_core.BUILD_HINT}."
+            )
+        return "Lines proved in Python (the native line core reads envelope ledgers only)."

@@ -570,4 +570,4 @@ class ReplayScreen(Screen[None]):
         self.app.exit()
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen(help_rows()))
+        self.app.push_screen(HelpScreen(help_rows(), self.replay.line_core))
