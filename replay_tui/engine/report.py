@@ -180,9 +180,16 @@ def load_report(path: Path) -> dict[str, Any]:
     return data
 
 
+#: Fields that say how a report was made, not what the run is: two reports
+#: of the same run and rules differ in nothing else, so ``compare`` skips them.
+HOW_MADE = frozenset({"line_core"})
+
+
 def compare_reports(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any, Any]]:
-    """Fields that differ, in the spec's order, then any unknown fields."""
-    keys = list(REPORT_FIELDS) + sorted((set(a) | set(b)) - set(REPORT_FIELDS))
+    """Fields that differ, in the spec's order, then any unknown fields
+    (not those that only say how each was made: :data:`HOW_MADE`)."""
+    keys = [k for k in REPORT_FIELDS if k not in HOW_MADE]
+    keys += sorted((set(a) | set(b)) - set(REPORT_FIELDS))
     return [(k, a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k)]
 
 

@@ -191,6 +191,15 @@ def test_compare_same_different_and_migration(tmp_path: Path) -> None:
     assert cli("check", str(DEMO), "--out", str(b)).returncode == 0
     same = cli("compare", str(a), str(b))
     assert same.returncode == 0 and same.stdout.startswith("same")
+    # made on the two line cores (two machines): still the same run
+    python = cli("check", str(DEMO), "--json", env={"REPLAY_TUI_LINE_CORE": "python"})
+    (tmp_path / "python.json").write_text(python.stdout)
+    made = orjson.loads(python.stdout)
+    assert made["line_core"] == "python"
+    made["line_core"] = "native"
+    (tmp_path / "other-core.json").write_bytes(orjson.dumps(made))
+    same = cli("compare", str(tmp_path / "python.json"), str(tmp_path / "other-core.json"))
+    assert same.returncode == 0 and same.stdout.startswith("same"), same.stdout
     other = orjson.loads(b.read_bytes())
     other.update(state="failed", rules_sha256="0" * 64)
     b.write_bytes(orjson.dumps(other))
