@@ -130,13 +130,17 @@ class ForwardPass(RegularRuns):
             if self._parse is parse_line and index > 0 and not self.skip:
                 self._consume_regular(index, lines)
                 return
-            for at, raw in enumerate(lines, index):
-                if not self._ready():
-                    break
-                self._consume_line(at, raw)
+            self._consume_each(index, lines)
         finally:
             if collecting:
                 gc.enable()
+
+    def _consume_each(self, index: int, lines: list[bytes]) -> None:
+        """Lines ``index``.., each judged alone, until the pass stops or waits."""
+        for at, raw in enumerate(lines, index):
+            if not self._ready():
+                return
+            self._consume_line(at, raw)
 
     def _ready(self) -> bool:
         return self.error is None and self.pending is None

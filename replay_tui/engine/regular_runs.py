@@ -39,6 +39,8 @@ class RegularRuns(RulesStep):
 
         def _consume_line(self, index: int, raw: bytes) -> None: ...  # from ForwardPass
 
+        def _consume_each(self, index: int, lines: list[bytes]) -> None: ...  # from ForwardPass
+
         def _ready(self) -> bool: ...  # from ForwardPass
 
     @property
@@ -74,11 +76,8 @@ class RegularRuns(RulesStep):
                 or max(map(len, group)) < BIG_LINE  # the app keeps big lines apart
             ):
                 self._apply_regular(index + sub, group, regular)
-                continue
-            for at, raw in enumerate(group, index + sub):
-                if not self._ready():
-                    return
-                self._consume_line(at, raw)
+            else:
+                self._consume_each(index + sub, group)
 
     def _consume_proven(self, index: int, lines: list[bytes], core: NativeCore) -> None:
         """Lines ``index``..: the runs of regular lines the native core
@@ -137,10 +136,7 @@ class RegularRuns(RulesStep):
             if piece is not None:
                 piece.wait()  # this group's receipts are read
             if regular is None:  # orjson reads them otherwise: a line at a time
-                for at, raw in enumerate(group, index + sub):
-                    if not self._ready():
-                        return
-                    self._consume_line(at, raw)
+                self._consume_each(index + sub, group)
             else:
                 self._apply_regular(index + sub, group, regular)
             if not self._ready():

@@ -164,22 +164,37 @@ def regular_events(
         if set(map(type, given)) != {str} or not _CALL_IDS.fullmatch("\n".join(given) + "\n"):
             return None
         call_ids = list(map(_CALL_ID_OR_NONE, payloads))
-    events = list(
+    events = _events(objs, seqs, run_ids, kind_of, payloads, times, versions, first_line, offsets)
+    return Regular(events, call_ids, times, last_ts, trusted == COMPACT, backs)
+
+
+def _events(
+    objs: list[dict[str, Any]],
+    seqs: Iterable[int],
+    run_ids: Iterable[str],
+    kinds: Iterable[str],
+    payloads: list[Any],
+    times: list[Any] | None,
+    versions: Iterable[int],
+    first_line: int,
+    offsets: Iterable[int],
+) -> list[Event]:
+    """The chunk's events, made in one ``map`` (no parent: a regular line has none)."""
+    return list(
         map(
             Event,
             objs,
             seqs,
             run_ids,
-            kind_of,
+            kinds,
             payloads,
             times if times is not None else repeat(None),
             repeat(None),
             versions,
-            range(first_line, first_line + n),
+            range(first_line, first_line + len(objs)),
             offsets,
         )
     )
-    return Regular(events, call_ids, times, last_ts, trusted == COMPACT, backs)
 
 
 def _regular_times(times: list[Any]) -> bool:
@@ -229,20 +244,16 @@ def proven_events(
     if times is not None:
         backs = _went_back(times, last_ts, earlier)
         last_ts = ts_seconds(times[-1])
-    events = list(
-        map(
-            Event,
-            objs,
-            range(first_seq, first_seq + n),
-            repeat(run_id if run_id is not None else objs[0]["run_id"]),
-            map(_KIND, objs),
-            payloads,
-            times if times is not None else repeat(None),
-            repeat(None),
-            repeat(1),
-            range(first_line, first_line + n),
-            offsets,
-        )
+    events = _events(
+        objs,
+        range(first_seq, first_seq + n),
+        repeat(run_id if run_id is not None else objs[0]["run_id"]),
+        map(_KIND, objs),
+        payloads,
+        times,
+        repeat(1),
+        first_line,
+        offsets,
     )
     compact = compact_needed and trust_chunk(lines, objs) == COMPACT
     return Regular(events, list(map(_CALL_ID_OR_NONE, payloads)), times, last_ts, compact, backs)

@@ -22,11 +22,12 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import threading
 from array import array
 from pathlib import Path
 
 _ENV = "REPLAY_TUI_LINE_CORE"
-_INTERFACE = 2
+_INTERFACE = 3
 _FILE = {"darwin": "libreplay_tui_line_core.dylib", "win32": "replay_tui_line_core.dll"}.get(
     sys.platform, "libreplay_tui_line_core.so"
 )
@@ -83,7 +84,7 @@ class NativeCore:
             ctypes.c_size_t,  # max_len (0: none)
             ctypes.c_void_p,  # backs (u32 * max_lines)
             ctypes.c_void_p,  # pins (i64 * 3 * max_lines)
-            ctypes.c_void_p,  # out (i64 * 7)
+            ctypes.c_void_p,  # out (i64 * 6)
         ]
         self._prove = prove
         read = lib.rtlc_read_files
@@ -110,6 +111,7 @@ class NativeCore:
         self._free.argtypes = [ctypes.c_void_p]
         self.path = path
         self._kinds: dict[frozenset[str], bytes] = {}
+        self._scratch = threading.local()
 
     def prove(
         self,
@@ -129,10 +131,7 @@ class NativeCore:
         if blob is None:
             blob = self._kinds[kinds] = b"".join(k.encode() + b"\n" for k in sorted(kinds))
         run = run_id.encode() if run_id is not None else b""
-        room = max(max_lines, 1)
-        backs = array("I", bytes(4 * room))
-        pins = array("q", bytes(24 * room))
-        out = array("q", bytes(8 * 7))
+        backs, pins, out = self._room(max_lines)
         proven = self._prove(
             buf,
             len(buf),
@@ -155,8 +154,26 @@ class NativeCore:
             out[2] == 1,
             backs[: out[3]].tolist(),
             out[4],
-            pins[: 3 * out[6]].tolist(),
+            pins[: 3 * out[5]].tolist(),
         )
+
+    def _room(self, lines: int) -> tuple[array[int], array[int], array[int]]:
+        """This thread's arrays for what :meth:`prove` writes, room for
+        ``lines`` lines: kept, since a chunk with many lines the core does
+        not prove asks once after each (a new chunk-sized pair each time
+        was quadratic in them)."""
+        room: tuple[array[int], array[int], array[int]] | None = getattr(
+            self._scratch, "room", None
+        )
+        if room is None or len(room[0]) < lines:
+            size = max(lines, 1)
+            room = (
+                array("I", bytes(4 * size)),
+                array("q", bytes(24 * size)),
+                array("q", bytes(48)),
+            )
+            self._scratch.room = room
+        return room
 
     def read_files(self, dir_fd: int, names: list[str], max_size: int) -> list[bytes | None] | None:
         """The bytes of each regular file ``names`` in the folder open as

@@ -109,20 +109,18 @@ def _feed(put: Callable[[bytes], object], value: Any, past: int, depth: int, gro
     sep = b"["
     batch: list[Any] = []
     for item in value:
-        if kids_whole and not _streamed(item, past, True):
+        whole = kids_whole and not _streamed(item, past, True)
+        if whole:
             batch.append(item)
-            if len(batch) < group:
-                continue
-        if batch:
+        if batch and (not whole or len(batch) == group):
             put(sep)
             sep = b","
             put(dumps(batch)[1:-1])
             batch = []
-            if kids_whole and not _streamed(item, past, True):
-                continue  # the item that filled the batch was written in it
-        put(sep)
-        sep = b","
-        _feed(put, item, past, depth + 1, group)
+        if not whole:
+            put(sep)
+            sep = b","
+            _feed(put, item, past, depth + 1, group)
     if batch:
         put(sep)
         put(dumps(batch)[1:-1])
