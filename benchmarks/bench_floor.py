@@ -166,7 +166,7 @@ def main() -> None:
     rows: dict[str, tuple[float, float]] = {}
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "replay_tui")], check=True)
-    from replay_tui.formats import line_core
+    from replay_tui.core import line_core
 
     default_core = "native" if line_core.NATIVE is not None else "python"
     cores = ["python", "native"] if line_core.NATIVE is not None else ["python"]

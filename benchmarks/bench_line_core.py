@@ -34,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 import orjson  # noqa: E402
 
 from benchmarks.bench_scale import generate  # noqa: E402
+from replay_tui.core import line_core  # noqa: E402
 from replay_tui.engine.regular_runs import PROVEN_GROUP  # noqa: E402
-from replay_tui.formats import line_core  # noqa: E402
 from replay_tui.formats.chunks import proven_events, regular_events  # noqa: E402
 from replay_tui.formats.envelope import MAX_DEPTH, ts_seconds  # noqa: E402
 from replay_tui.reducers.agent_run import KINDS  # noqa: E402

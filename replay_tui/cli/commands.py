@@ -32,12 +32,12 @@ from replay_tui.cli import state as cli_state
 from replay_tui.cli import usage as cli_usage
 from replay_tui.cli.options import Parser, name_samples
 from replay_tui.cli.receive import command as cli_receive
+from replay_tui.core import line_core
 from replay_tui.core.allocator import keep_big_blocks_mapped
 from replay_tui.core.errors import CannotRun
 from replay_tui.core.links import split_link
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.supervision import supervised
-from replay_tui.formats import line_core
 from replay_tui.formats.langgraph.postgres import redact
 from replay_tui.formats.sniff import run_sources
 from replay_tui.reducers import pricing

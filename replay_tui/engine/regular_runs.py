@@ -2,7 +2,7 @@
 
 Nearly every line of a real ledger is regular (:mod:`replay_tui.formats.chunks`
 says what that means). A run of them is proved at once, by the native line
-core (:mod:`replay_tui.formats.line_core`: the longest run from a byte
+core (:mod:`replay_tui.core.line_core`: the longest run from a byte
 offset, each line it does not prove then judged alone) or by
 :func:`~replay_tui.formats.chunks.regular_events` (a group of
 :data:`PROVEN_GROUP` lines, or none of it); its events are made and applied
@@ -19,11 +19,11 @@ import zlib
 from bisect import bisect_left
 from typing import TYPE_CHECKING
 
+from replay_tui.core.line_core import NATIVE, NativeCore, Proof
 from replay_tui.engine.rules_step import NotAState, RulesStep, not_a_state
 from replay_tui.formats.chunks import Regular, proven_events, regular_events
 from replay_tui.formats.envelope import MAX_DEPTH, parse_line, ts_seconds
 from replay_tui.formats.ledger import BIG_LINE
-from replay_tui.formats.line_core import NATIVE, NativeCore, Proof
 from replay_tui.reducers.base import State
 
 #: Regular lines are made events and applied this many at a time: they are

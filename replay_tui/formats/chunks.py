@@ -22,7 +22,7 @@ lines good faster, by the same rules (spec sections 2-3):
   on this path, a warning at its event (:attr:`Regular.backs`);
 - call ids of the form the spec allows.
 
-The native line core (:mod:`replay_tui.formats.line_core`) proves the same
+The native line core (:mod:`replay_tui.core.line_core`) proves the same
 of the bytes themselves; :func:`proven_events` then makes the events of
 the lines it proved.
 """

@@ -21,10 +21,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from replay_tui.core import line_core
 from replay_tui.engine import regular_runs
 from replay_tui.engine.replay import Replay
 from replay_tui.engine.report import build_report
-from replay_tui.formats import line_core
 from replay_tui.formats.run import locate_run
 from replay_tui.reducers import load_reducer
 from replay_tui.state import canonical

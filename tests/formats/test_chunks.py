@@ -21,12 +21,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from replay_tui.core.line_core import NATIVE
 from replay_tui.engine import forward, regular_runs
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.report import build_report
 from replay_tui.formats.chunks import regular_events
 from replay_tui.formats.envelope import Event, SequenceChecker, parse_line
-from replay_tui.formats.line_core import NATIVE
 from replay_tui.state import canonical
 
 RULES = """

@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from replay_tui.formats.line_core import NATIVE
+from replay_tui.core.line_core import NATIVE
 from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.screens.help import HelpScreen

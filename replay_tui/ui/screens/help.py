@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from replay_tui.formats import line_core
+from replay_tui.core import line_core
 
 
 class HelpScreen(ModalScreen[None]):

@@ -207,7 +207,7 @@ def _find() -> tuple[NativeCore | None, str | None]:
     else:
         places = [
             place / _FILE
-            for place in (_PACKAGE / "formats", _PACKAGE.parent / "native" / "target" / "release")
+            for place in (_PACKAGE / "core", _PACKAGE.parent / "native" / "target" / "release")
         ]
     problem = None
     for path in places:
