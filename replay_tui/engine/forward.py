@@ -307,7 +307,7 @@ class ForwardPass(RegularRuns):
             if self.observer is not None:
                 journal = self._journal
                 state = journal.root if journal is not None else self._live_state()
-                self.observer(item.seq, state, item.kind)  # type: ignore[arg-type]
+                self.observer(item.seq, state, item.kind)
             return
         cid = item.payload.get("call_id")
         if isinstance(cid, str):

@@ -44,7 +44,7 @@ from replay_tui.formats.receipts import ReceiptStore
 from replay_tui.formats.run import INSPECT, JSONL, OTEL, RunPaths
 from replay_tui.formats.sessions import GEMINI, SESSION_FORMATS, lines_for, read_head
 from replay_tui.reducers import LoadedReducer
-from replay_tui.reducers.base import FAILED_CALL, Context, State, call_facts
+from replay_tui.reducers.base import FAILED_CALL, Context, State, StateView, call_facts
 from replay_tui.reducers.calling.caller import RulesCaller, rules_traceback
 from replay_tui.reducers.calling.guard import RulesWatch
 from replay_tui.state.drafts import Journal
@@ -351,7 +351,7 @@ class ReplayCore:
         if len(self.warnings) < _MAX_WARNINGS:
             self.warnings.append(Warning_(code, message, seq, line, artifact))
 
-    def _summary_word(self, state: State) -> str | None:
+    def _summary_word(self, state: StateView) -> str | None:
         """The rules' one word for ``state``; None, and ``reducer_error`` if
         there is no error yet, when the rules fail to give one."""
         try:
@@ -459,10 +459,10 @@ class ReplayCore:
         """The rules' ``apply``, called as their kind needs (watched if not built in)."""
         return self.rules_call.apply(state, event, ctx)
 
-    def as_rules_take(self, state: State) -> State:
+    def as_rules_take(self, state: StateView) -> StateView:
         return self.rules_call.as_rules_take(state)
 
-    def summarize(self, state: State) -> str:
+    def summarize(self, state: StateView) -> str:
         return self.rules_call.summary(state)
 
     def _side_context(self) -> Context:

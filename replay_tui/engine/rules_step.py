@@ -93,7 +93,7 @@ class RulesStep(ReplayCore):
         root = journal.root
         try:
             # a draft reads and writes as the dict the rules are written for
-            new = self.apply_rules(root, item, self.ctx)  # type: ignore[arg-type]
+            new = self.apply_rules(root, item, self.ctx)
             patches: list[Change] = []
             if new is root:
                 if not journal.end_event(patches):
@@ -116,7 +116,7 @@ class RulesStep(ReplayCore):
             self._keep_journal(item.seq)
         self._rule_warnings(item)
         if self.observer is not None:
-            self.observer(item.seq, journal.root, item.kind)  # type: ignore[arg-type]
+            self.observer(item.seq, journal.root, item.kind)
 
     def _compared(self, journal: Journal, seq: int) -> list[Change]:
         """Event ``seq``'s patches, comparing the states around it (when the

@@ -17,7 +17,7 @@ from replay_tui.core import strict_json
 from replay_tui.core.words import plural
 from replay_tui.engine.replay_core import ReplayCore
 from replay_tui.formats.envelope import Event
-from replay_tui.reducers.base import State
+from replay_tui.reducers.base import State, StateView
 from replay_tui.state import canonical
 from replay_tui.state.diff import Change, diff
 from replay_tui.state.persistent import freeze, thaw
@@ -29,8 +29,8 @@ class Step:
 
     seq: int
     event: Event
-    before: State
-    after: State
+    before: StateView
+    after: StateView
     changes: list[Change]
     explanation: str | None
 
@@ -56,7 +56,7 @@ class Seeking(ReplayCore):
                 self._state = strict_json.loads_written(canonical.dumps_fast(state))
         return state
 
-    def frozen_at(self, n: int) -> State:
+    def frozen_at(self, n: int) -> StateView:
         """The state after the first ``n`` events, frozen: shared with the
         store, not to be changed (cheap with ``history``)."""
         if self.history is not None:
@@ -165,7 +165,7 @@ class Seeking(ReplayCore):
         return self._final_lines("notes", self.rules_call.notes)
 
     def _final_lines(
-        self, hook: str, ask: Callable[[State], list[str]], state: State | None = None
+        self, hook: str, ask: Callable[[StateView], list[str]], state: StateView | None = None
     ) -> list[str]:
         try:
             return ask(self._live_state() if state is None else state)

@@ -115,7 +115,7 @@ def trace_usage(path: Path) -> TraceUsage:
     assert isinstance(reducer, OtelGenAIRules)
     replay = Replay(paths, rules)
     # the state as the rules hold it, with the memo they keep beside it
-    last: list[State] = [replay.as_rules_take(reducer.initial_state())]
+    last: list[State] = [reducer.initial_state()]
 
     def watch(seq: int, state: State, kind: str) -> None:
         last[0] = state

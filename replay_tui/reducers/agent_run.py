@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from replay_tui.errors import RuleViolation
-from replay_tui.reducers.base import CallFacts, Context, State
+from replay_tui.reducers.base import CallFacts, Context, State, StateView
 
 if TYPE_CHECKING:
     from replay_tui.envelope import Event
@@ -93,7 +93,7 @@ class AgentRunRules:
             "checks": [],
         }
 
-    def summary(self, state: State) -> str:
+    def summary(self, state: StateView) -> str:
         return str(state["phase"])
 
     # -- rules ------------------------------------------------------------
@@ -268,7 +268,7 @@ class AgentRunRules:
             )
         return None
 
-    def still_open(self, state: State) -> list[str]:
+    def still_open(self, state: StateView) -> list[str]:
         """Calls and an attempt the ledger leaves unfinished (a run that
         stopped mid-way), in the order they were proposed."""
         if state["phase"] in FINAL:
@@ -288,7 +288,7 @@ class AgentRunRules:
             found.append(f"attempt {attempt} has no check yet")
         return found
 
-    def explain(self, before: State, event: Event, after: State) -> str:
+    def explain(self, before: StateView, event: Event, after: StateView) -> str:
         """One sentence for the rule that fired, e.g. for the app's diff pane."""
         kind = event.kind
         p = event.payload

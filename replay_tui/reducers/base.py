@@ -20,6 +20,7 @@ asked only for the rows on screen.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from replay_tui.core import strict_json
@@ -30,9 +31,25 @@ from replay_tui.formats.receipts import Receipt, ReceiptPending, ReceiptStore
 if TYPE_CHECKING:
     from replay_tui.formats.envelope import Event
 
-__all__ = ["CallFacts", "Context", "ReceiptPending", "Reducer", "RuleViolation", "State"]
+__all__ = [
+    "CallFacts",
+    "Context",
+    "ReceiptPending",
+    "Reducer",
+    "RuleViolation",
+    "State",
+    "StateView",
+]
 
-State = dict[str, Any]
+#: What ``apply`` is given and returns: a dict (``check``, and rules of one's
+#: own), or in the app a draft of the frozen state, which reads and writes as
+#: a dict does (:class:`~replay_tui.state.drafts.DictDraft`: the built-in
+#: rules, and rules of one's own that say ``drafts = True``).
+State = MutableMapping[str, Any]
+#: What the hooks that only read a state are given (``summary``, ``explain``,
+#: ``notes``, ``still_open``, ``where``): a state as ``apply`` gives it, or
+#: the app's frozen state, which cannot be changed.
+StateView = Mapping[str, Any]
 
 
 class Context:
@@ -155,12 +172,12 @@ class Reducer(Protocol):
         """The state after ``event``; may mutate ``state`` and return it."""
         ...
 
-    def summary(self, state: State) -> str:
+    def summary(self, state: StateView) -> str:
         """One word for the state (``retrying``); the report's ``state``."""
         ...
 
 
-def explain(reducer: Reducer, before: State, event: Event, after: State) -> str | None:
+def explain(reducer: Reducer, before: StateView, event: Event, after: StateView) -> str | None:
     """The reducer's sentence for why ``event`` changed the state, if it has one."""
     fn = getattr(reducer, "explain", None)
     if fn is None:
@@ -172,7 +189,7 @@ def explain(reducer: Reducer, before: State, event: Event, after: State) -> str 
     return text if isinstance(text, str) else None
 
 
-def _lines_of(reducer: Reducer, hook: str, state: State) -> list[str]:
+def _lines_of(reducer: Reducer, hook: str, state: StateView) -> list[str]:
     """The rules' optional ``hook(state)`` that says a list of lines; empty
     if they have none or say no list, one line if it fails."""
     fn = getattr(reducer, hook, None)
@@ -187,14 +204,14 @@ def _lines_of(reducer: Reducer, hook: str, state: State) -> list[str]:
     return [str(item) for item in found]
 
 
-def notes(reducer: Reducer, state: State) -> list[str]:
+def notes(reducer: Reducer, state: StateView) -> list[str]:
     """What the rules say a person should know of ``state`` beyond its
     verdict (their optional ``notes``), e.g. what ``claude --resume`` would
     drop. Empty if they say nothing."""
     return _lines_of(reducer, "notes", state)
 
 
-def where(reducer: Reducer, state: State) -> str | None:
+def where(reducer: Reducer, state: StateView) -> str | None:
     """Where in its history ``state`` stands, in a few words for the status
     line (the rules' optional ``where``): a resumed session's id at this
     point. None if they say nothing."""
@@ -208,7 +225,7 @@ def where(reducer: Reducer, state: State) -> str | None:
     return found if isinstance(found, str) and found else None
 
 
-def still_open(reducer: Reducer, state: State) -> list[str]:
+def still_open(reducer: Reducer, state: StateView) -> list[str]:
     """What the rules say is still open in ``state`` (their optional
     ``still_open``): why a run that stops here ended as it did, e.g.
     ``call-003 allowed (never started)``. Empty if they say nothing."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from replay_tui.errors import RuleViolation
-from replay_tui.reducers.base import Context, State
+from replay_tui.reducers.base import Context, State, StateView
 
 if TYPE_CHECKING:
     from replay_tui.envelope import Event
@@ -51,10 +51,10 @@ class RefundRules:
         state["status"] = becomes
         return state
 
-    def summary(self, state: State) -> str:
+    def summary(self, state: StateView) -> str:
         return str(state["status"])
 
-    def still_open(self, state: State) -> list[str]:
+    def still_open(self, state: StateView) -> list[str]:
         """A refund asked for but not yet paid out."""
         if state["status"] == "waiting":
             return [f"refund of {state['amount']} requested, not yet approved"]
@@ -62,7 +62,7 @@ class RefundRules:
             return [f"refund of {state['amount']} approved, not yet recorded"]
         return []
 
-    def explain(self, before: State, event: Event, after: State) -> str:
+    def explain(self, before: StateView, event: Event, after: StateView) -> str:
         said = f"{event.kind}: status {before['status']} -> {after['status']}"
         if event.kind == "requested":
             said += f"; amount {after['amount']}"

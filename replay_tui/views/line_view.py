@@ -13,6 +13,7 @@ from replay_tui.core.errors import ReplayError, Warning_
 from replay_tui.engine.replay import RecordedResult, Step
 from replay_tui.formats.envelope import Event
 from replay_tui.formats.receipts import Receipt
+from replay_tui.reducers.base import StateView
 
 #: A receipt's pin status in words (the receipt pane and the report say the same).
 PIN_WORDS = {
@@ -52,7 +53,7 @@ class LineView:
     mode: str
     event: Event | None
     step: Step | None = None
-    state_before: dict[str, Any] | None = None
+    state_before: StateView | None = None
     error: ReplayError | None = None
     raw: str | None = None
     receipt: ReceiptView | None = None

@@ -30,7 +30,7 @@ from replay_tui.formats.langgraph.store import thread_run
 from replay_tui.formats.receipts import ReceiptProblem, ReceiptStore, call_id_problem
 from replay_tui.formats.run import OTEL
 from replay_tui.formats.sessions import CLAUDE_CODE
-from replay_tui.reducers.base import CallFacts, call_facts
+from replay_tui.reducers.base import CallFacts, StateView, call_facts
 from replay_tui.state import canonical
 from replay_tui.views.calls import FACTS_READ, CallRow, call_row
 from replay_tui.views.cost import cost_words
@@ -81,7 +81,7 @@ class RunView:
         self.difference_index: int | None = None
         #: Lines with a warning, an error or a failed call (``e`` / ``E``).
         self.problems = Problems(replay)
-        self._last_state: tuple[int, dict[str, Any]] | None = None
+        self._last_state: tuple[int, StateView] | None = None
         #: A Claude Code session's sub-agents with a transcript on disk.
         self.subagents = SubAgents(replay)
         chain = self._chain()

@@ -21,7 +21,7 @@ import orjson
 from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.reducers import LoadedReducer
-from replay_tui.reducers.base import Context, State, explain, notes, still_open, where
+from replay_tui.reducers.base import Context, State, StateView, explain, notes, still_open, where
 from replay_tui.reducers.calling.guard import EventChanged, RulesWatch
 from replay_tui.state import canonical
 from replay_tui.state.diff import diff
@@ -118,7 +118,7 @@ class RulesCaller:
                 raise EventChanged(_event_change(before, after))
         return new
 
-    def as_rules_take(self, state: State) -> State:
+    def as_rules_take(self, state: StateView) -> StateView:
         """``state`` as these rules may be given it: frozen states are
         read-only dicts, fine for rules that take drafts; other user rules
         were promised plain dicts, so they get a copy (O(state))."""
@@ -126,33 +126,33 @@ class RulesCaller:
             return thaw(state)  # type: ignore[no-any-return]
         return state
 
-    def summary(self, state: State) -> str:
+    def summary(self, state: StateView) -> str:
         """``reducer.summary`` (watched for rules not built in)."""
         if not self.guarded:
             return self.reducer.summary(state)
         return self.watch.call(None, self.reducer.summary, self.as_rules_take(state))
 
-    def explain(self, before: State, event: Event, after: State) -> str | None:
+    def explain(self, before: StateView, event: Event, after: StateView) -> str | None:
         """The rule in words (optional ``explain``), for the diff pane."""
         if not self.guarded:
             return explain(self.reducer, before, event, after)
         before, after = self.as_rules_take(before), self.as_rules_take(after)
         return self.watch.call(event.seq, explain, self.reducer, before, event, after)
 
-    def still_open(self, state: State) -> list[str]:
+    def still_open(self, state: StateView) -> list[str]:
         """What the rules say is still open in ``state`` (optional hook)."""
         if not self.guarded:
             return still_open(self.reducer, state)
         return self.watch.call(None, still_open, self.reducer, self.as_rules_take(state))
 
-    def where(self, state: State) -> str | None:
+    def where(self, state: StateView) -> str | None:
         """Where in its history ``state`` stands (optional hook)."""
         if not self.guarded:
             return where(self.reducer, state)
         said = self.watch.call(None, where, self.reducer, self.as_rules_take(state))
         return said if isinstance(said, str) else None
 
-    def notes(self, state: State) -> list[str]:
+    def notes(self, state: StateView) -> list[str]:
         """What the rules say a person should know of ``state`` (optional hook)."""
         if not self.guarded:
             return notes(self.reducer, state)
@@ -170,7 +170,7 @@ class RulesCaller:
         return lambda event: watch.call(event.seq, fn, event)
 
     def call_with_state(
-        self, seq: int | None, fn: Callable[..., Any], state: State, *args: Any
+        self, seq: int | None, fn: Callable[..., Any], state: StateView, *args: Any
     ) -> Any:
         """Any other hook of the rules that reads a state (``record_for``)."""
         if not self.guarded:

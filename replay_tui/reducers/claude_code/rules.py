@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING, Any
 from replay_tui.formats.chain import NOT_RECORD
 from replay_tui.formats.claude_records import MESSAGE_KINDS, USAGE_FIELDS, blocks, message_usage
 from replay_tui.reducers import pricing
-from replay_tui.reducers.base import CallFacts, Context, State
+from replay_tui.reducers.base import CallFacts, Context, State, StateView
 from replay_tui.reducers.claude_code.reading import (
     AGENT_ID,
     AGENT_TOOLS,
@@ -391,7 +391,7 @@ class ClaudeCodeRules(SessionRules):
                     agent[key] = result[field]
 
     # -- prose ------------------------------------------------------------
-    def _explain(self, before: State, event: Event, after: State) -> str:
+    def _explain(self, before: StateView, event: Event, after: StateView) -> str:
         kind = event.kind
         cid = event.call_id
         if kind == "tool_use":
@@ -441,11 +441,11 @@ class ClaudeCodeRules(SessionRules):
                 return block
         return None
 
-    def where(self, state: State) -> str | None:
+    def where(self, state: StateView) -> str | None:
         """In a file that holds several sessions: which one this prefix is in."""
         return session_in_file(state)
 
-    def notes(self, state: State) -> list[str]:
+    def notes(self, state: StateView) -> list[str]:
         """What ``claude --resume`` of the last message would load, when the
         chain it walks back stops short of the session's start."""
         return resume_notes(state)

@@ -50,7 +50,7 @@ import orjson
 from replay_tui.core import strict_json
 from replay_tui.formats.envelope import ts_seconds
 from replay_tui.reducers import pricing
-from replay_tui.reducers.base import CallFacts, Context, State
+from replay_tui.reducers.base import CallFacts, Context, State, StateView
 from replay_tui.reducers.sessions.rules import SessionRules, illegal, in_words, label, one_line
 
 if TYPE_CHECKING:
@@ -437,7 +437,7 @@ class CodexRules(SessionRules):
         self._phase(state, "awaiting_model")
 
     # -- prose ------------------------------------------------------------
-    def _explain(self, before: State, event: Event, after: State) -> str:
+    def _explain(self, before: StateView, event: Event, after: StateView) -> str:
         kind = event.kind
         cid = event.call_id
         if kind in REQUESTS and cid in after["calls"]:

@@ -57,7 +57,7 @@ from replay_tui.formats.gemini.records import (
     tool_calls,
 )
 from replay_tui.formats.gemini.records import KINDS as LINE_KINDS
-from replay_tui.reducers.base import CallFacts, Context, State
+from replay_tui.reducers.base import CallFacts, Context, State, StateView
 from replay_tui.reducers.gemini import loaded as load
 from replay_tui.reducers.sessions.rules import SessionRules, one_line
 
@@ -136,7 +136,7 @@ class GeminiRules(SessionRules):
             "spent": load.zero_tokens(),
         }
 
-    def summary(self, state: State) -> str:
+    def summary(self, state: StateView) -> str:
         """Where the conversation is: ``new``, ``awaiting_model`` (a prompt or
         tool results sent), ``tools_running``, ``awaiting_user``; ``unloaded``
         while the loader would return nothing."""
@@ -200,7 +200,7 @@ class GeminiRules(SessionRules):
         return state
 
     # -- prose ------------------------------------------------------------
-    def explain(self, before: State, event: Event, after: State) -> str:
+    def explain(self, before: StateView, event: Event, after: StateView) -> str:
         kind = event.kind
         was = [m.get("id") if isinstance(m, Mapping) else None for m in before["messages"]]
         now = [m.get("id") if isinstance(m, Mapping) else None for m in after["messages"]]
@@ -239,7 +239,7 @@ class GeminiRules(SessionRules):
             return f"{kind}: skipped, as Gemini CLI's loader skips it"
         return kind
 
-    def still_open(self, state: State) -> list[str]:
+    def still_open(self, state: StateView) -> list[str]:
         """Tool calls of the last loaded message that have not ended."""
         messages = state["messages"]
         last = messages[-1] if len(messages) else None
@@ -252,7 +252,7 @@ class GeminiRules(SessionRules):
             if call_status(c) == "requested"
         ]
 
-    def notes(self, state: State) -> list[str]:
+    def notes(self, state: StateView) -> list[str]:
         """What the loaded view leaves out of what was spent."""
         spent, tokens = state["spent"]["total"], state["tokens"]["total"]
         if spent == tokens:
@@ -349,7 +349,7 @@ class GeminiRules(SessionRules):
                 }
         return None
 
-    def _explain(self, before: State, event: Event, after: State) -> str:
+    def _explain(self, before: StateView, event: Event, after: StateView) -> str:
         return self.explain(before, event, after)
 
 

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from replay_tui.core.errors import RuleViolation
-from replay_tui.reducers.base import Context, State
+from replay_tui.reducers.base import Context, State, StateView
 from replay_tui.reducers.inspect_ai.patch import PatchFailed, apply_patch, obj, plain
 from replay_tui.reducers.inspect_ai.words import InspectWords, differences, message_line
 
@@ -110,7 +110,7 @@ class InspectRules(InspectWords):
         """An event type newer than these rules: shown, changes nothing."""
         return True
 
-    def summary(self, state: State) -> str:
+    def summary(self, state: StateView) -> str:
         return str(state.get("status", "new"))
 
     # -- rules ------------------------------------------------------------

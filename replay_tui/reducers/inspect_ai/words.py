@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from replay_tui.reducers.base import CallFacts, State
+from replay_tui.reducers.base import CallFacts, State, StateView
 from replay_tui.reducers.inspect_ai.patch import obj, plain
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ class InspectWords:
     """What :class:`replay_tui.reducers.inspect_ai.rules.InspectRules` say of
     an event, apart from what they do with it."""
 
-    def explain(self, before: State, event: Event, after: State) -> str:
+    def explain(self, before: StateView, event: Event, after: StateView) -> str:
         kind = event.kind
         p = obj(event.payload)
         if kind == "sample_init":

@@ -22,7 +22,7 @@ import operator
 import os
 import sys
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,7 +217,7 @@ def load_graph(target: str) -> GraphChannels:
 
 
 def prove_by_graph(
-    state: dict[str, Any],
+    state: MutableMapping[str, Any],
     channel: str,
     reducer: GraphReducer,
     before: Any,

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from replay_tui.core.errors import RuleViolation
 from replay_tui.formats.langgraph.triggers import next_nodes, node_channels
-from replay_tui.reducers.base import CallFacts, Context, State
+from replay_tui.reducers.base import CallFacts, Context, State, StateView
 from replay_tui.reducers.langgraph import calls
 from replay_tui.reducers.langgraph.calls import one_line as _one_line
 from replay_tui.reducers.langgraph.channels import (
@@ -125,7 +125,7 @@ class LangGraphRules:
             "undo": {},
         }
 
-    def summary(self, state: State) -> str:
+    def summary(self, state: StateView) -> str:
         return str(state["status"])
 
     # -- rules ------------------------------------------------------------
@@ -439,7 +439,7 @@ class LangGraphRules:
         state["reducers"][channel] = said
 
     # -- words ------------------------------------------------------------
-    def still_open(self, state: State) -> list[str]:
+    def still_open(self, state: StateView) -> list[str]:
         out = [
             f"task {t['name']} failed: {_one_line(str(t['error']), 120)}"
             for t in state["tasks"]
@@ -453,7 +453,7 @@ class LangGraphRules:
             out.append("next: " + ", ".join(state["next"]))
         return out
 
-    def notes(self, state: State) -> list[str]:
+    def notes(self, state: StateView) -> list[str]:
         out = [f"{channel}: {said}" for channel, said in sorted(state["reducers"].items())]
         out += [
             f"fork from step {f['step']}: {f['checkpoints']} checkpoint(s), tip {f['tip']}"
@@ -492,7 +492,7 @@ class LangGraphRules:
             said.append(_one_line(str(p.get("value")), 120))
         return " · ".join(said)
 
-    def explain(self, before: State, event: Event, after: State) -> str | None:
+    def explain(self, before: StateView, event: Event, after: StateView) -> str | None:
         p = event.payload
         if event.kind == "write":
             pending = " (no checkpoint followed: pending)" if p.get("pending") else ""

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from replay_tui.reducers import pricing
-from replay_tui.reducers.base import CallFacts, Context, State
+from replay_tui.reducers.base import CallFacts, Context, State, StateView
 from replay_tui.reducers.otel_genai.attribution import route_traceless, unattributed
 from replay_tui.reducers.otel_genai.messages import (
     DETAILS,
@@ -200,7 +200,7 @@ def _derive(
     return said
 
 
-def _span_name(before: State, payload: Mapping[str, Any], kind: str) -> str:
+def _span_name(before: StateView, payload: Mapping[str, Any], kind: str) -> str:
     """The span's name: its start's and end's own, an event's span's as
     the spans open before it say (an event's record does not carry it)."""
     name = payload.get("name")
@@ -465,7 +465,7 @@ class OtelGenAIRules:
         return [turn.calls for turn in turns]
 
     # -- prose ------------------------------------------------------------
-    def summary(self, state: State) -> str:
+    def summary(self, state: StateView) -> str:
         if state["open"]:
             return "running"
         turns = state["turns"]
@@ -473,11 +473,11 @@ class OtelGenAIRules:
             return str(turns[-1]["status"])
         return "no turns"
 
-    def still_open(self, state: State) -> list[str]:
+    def still_open(self, state: StateView) -> list[str]:
         """Spans started and not ended."""
         return [f"span {sid} {name}: started, not ended" for sid, name in state["open"].items()]
 
-    def explain(self, before: State, event: Event, after: State) -> str:
+    def explain(self, before: StateView, event: Event, after: StateView) -> str:
         p = event.payload
         kind = event.kind
         if kind == "log":
@@ -493,7 +493,7 @@ class OtelGenAIRules:
         return f"{head}: {'; '.join(said)}" if said else head
 
     @staticmethod
-    def _changes(before: State, after: State) -> list[str]:
+    def _changes(before: StateView, after: StateView) -> list[str]:
         said: list[str] = []
         old, new = before["turns"], after["turns"]
         if len(new) > len(old):

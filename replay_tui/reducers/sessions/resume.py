@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from replay_tui.formats.chain import BROKEN
-from replay_tui.reducers.base import State
+from replay_tui.reducers.base import StateView
 
 if TYPE_CHECKING:
     from replay_tui.envelope import Event
@@ -49,7 +49,7 @@ def note_chain(chain: dict[str, Any], event: Event) -> None:
         }
 
 
-def session_in_file(state: State) -> str | None:
+def session_in_file(state: StateView) -> str | None:
     """In a file that holds several sessions (resumed under new ids):
     which one this prefix is in."""
     lineage = state["session"].get("lineage") or []
@@ -59,7 +59,7 @@ def session_in_file(state: State) -> str | None:
     return f"session {len(lineage)} in this file: {last['id'][:8]}… from line {last['from']:,}"
 
 
-def resume_notes(state: State) -> list[str]:
+def resume_notes(state: StateView) -> list[str]:
     """What ``claude --resume`` of the last message would load, when the
     chain it walks back stops short of the session's start."""
     resume = state.get("chain", {}).get("resume")

@@ -10,7 +10,7 @@ from typing import Any
 
 from replay_tui.core.errors import RuleViolation
 from replay_tui.formats.envelope import Event
-from replay_tui.reducers.base import State
+from replay_tui.reducers.base import State, StateView
 
 _SPACE = re.compile(r"\s+")
 
@@ -52,7 +52,7 @@ class SessionRules:
         (how new versions of the tools add record types)."""
         return True
 
-    def summary(self, state: State) -> str:
+    def summary(self, state: StateView) -> str:
         return str(state["phase"])
 
     @staticmethod
@@ -62,7 +62,7 @@ class SessionRules:
         if state["phase"] != phase:
             state["phase"] = phase
 
-    def still_open(self, state: State) -> list[str]:
+    def still_open(self, state: StateView) -> list[str]:
         """Calls requested whose result is not recorded: in flight when the
         session ends."""
         return [
@@ -71,13 +71,13 @@ class SessionRules:
             if call["status"] == "requested"
         ]
 
-    def explain(self, before: State, event: Event, after: State) -> str:
+    def explain(self, before: StateView, event: Event, after: StateView) -> str:
         words = self._explain(before, event, after)
         if before["phase"] != after["phase"]:
             words += f"; {before['phase']} -> {after['phase']}"
         return words
 
-    def _explain(self, before: State, event: Event, after: State) -> str:
+    def _explain(self, before: StateView, event: Event, after: StateView) -> str:
         raise NotImplementedError
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from replay_tui.reducers.base import Context, State
+from replay_tui.reducers.base import Context, State, StateView
 from replay_tui.reducers.temporal.history import (
     ACTIVITY_END,
     CHILD_END,
@@ -63,10 +63,10 @@ class TemporalRules(TemporalWords):
         Temporal's SDKs skip it on replay (how servers add event types)."""
         return event.fields.get("workerMayIgnore") is True
 
-    def summary(self, state: State) -> str:
+    def summary(self, state: StateView) -> str:
         return str(state["status"])
 
-    def still_open(self, state: State) -> list[str]:
+    def still_open(self, state: StateView) -> list[str]:
         """What a running workflow still waits for: activities, timers,
         children, Nexus operations and updates not yet resolved."""
         if state["status"] != "running":

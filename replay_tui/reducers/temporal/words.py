@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from replay_tui.reducers.base import CallFacts, State
+from replay_tui.reducers.base import CallFacts, State, StateView
 from replay_tui.reducers.temporal.history import (
     CALL_OPENERS,
     CALL_REFS,
@@ -24,7 +24,7 @@ class TemporalWords:
     """What :class:`replay_tui.reducers.temporal.rules.TemporalRules` say of
     an event, apart from what they do with it."""
 
-    def explain(self, before: State, event: Event, after: State) -> str:
+    def explain(self, before: StateView, event: Event, after: StateView) -> str:
         """The event in words, with what it changed, and the workflow task
         that commanded it when that was completed after it (a command
         buffered while an update or query was handled)."""
@@ -32,7 +32,7 @@ class TemporalWords:
         later = completed_later(event)
         return f"{words}; completed by the workflow task at event {later}" if later else words
 
-    def _explain(self, before: State, event: Event, after: State) -> str:
+    def _explain(self, before: StateView, event: Event, after: StateView) -> str:
         kind = event.kind
         p = event.payload
         if kind == "WorkflowExecutionStarted":
