@@ -15,33 +15,39 @@ from replay_tui.engine.replay_core import ReplayCore
 from replay_tui.formats.ledger import LedgerRewritten
 
 
-class Following(ReplayCore):
+class Following:
     """What only a growing ledger needs: held-back lines and rewrite detection."""
+
+    def __init__(self, run: ReplayCore) -> None:
+        self.run = run
 
     def stop_following(self) -> None:
         """From now on the ledger is judged as complete: strict rules again."""
-        self.following = False
-        self.ctx.following = False
-        self.ledger.stop_growing()
-        if self.pending is not None:
-            self.receipts.forget(self.pending.call_id)
-            self.pending = None
+        run = self.run
+        run.following = False
+        run.ctx.following = False
+        run.ledger.stop_growing()
+        if run.pending is not None:
+            run.receipts.forget(run.pending.call_id)
+            run.pending = None
 
     def retry_pending(self) -> None:
         """A file arrived: let the line waiting for its receipt try again."""
-        if self.pending is not None:
-            self.receipts.forget(self.pending.call_id)
-            self.pending = None
+        run = self.run
+        if run.pending is not None:
+            run.receipts.forget(run.pending.call_id)
+            run.pending = None
 
     def find_rewrite(self) -> LedgerRewritten | None:
         """Whether any byte already read changed (rehashing what was read,
         O(bytes read): call it from a worker), and if so where: the first
         validated line whose checksum differs now, or that the file shrank
         (as the reader's own cheap check would say, whichever sees it first)."""
-        if not self.ledger.prefix_changed():
+        run = self.run
+        if not run.ledger.prefix_changed():
             return None
-        size = self.ledger.file_size()
-        if size < self.ledger.indexed_end:
+        size = run.ledger.file_size()
+        if size < run.ledger.indexed_end:
             return LedgerRewritten(size, "the file shrank")
         return self.locate_rewrite(LedgerRewritten(0, "bytes already read changed"))
 
@@ -49,10 +55,11 @@ class Following(ReplayCore):
         """Where history changed, when the ledger could only say that it did
         (an edit in place, same size): the first validated line whose
         checksum differs now. O(file), and only after a rewrite."""
+        run = self.run
         if exc.offset:
             return exc
-        for index in range(len(self._crcs)):
-            if zlib.crc32(self.ledger.raw_line(index)) != self._crcs[index]:
-                start = self.ledger.line_span(index)[0]
+        for index in range(len(run._crcs)):
+            if zlib.crc32(run.ledger.raw_line(index)) != run._crcs[index]:
+                start = run.ledger.line_span(index)[0]
                 return LedgerRewritten(start, f"line {index + 1} changed")
         return exc

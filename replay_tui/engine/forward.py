@@ -3,9 +3,11 @@
 This is the hot path (``check`` is this and little else): runs of regular
 lines are proved and applied at once (:mod:`.regular_runs`); any other line
 goes through :meth:`ForwardPass._consume`; with a state store each event is
-:meth:`~.rules_step.RulesStep._next_in_history`. They read the replay's own
-attributes directly; keep it that way (no helper objects, no extra calls
-per event).
+:meth:`~.rules_step.RulesStep._next_in_history`. The pass is a part the
+replay holds (:attr:`Replay.forward <replay_tui.engine.replay.Replay>`),
+given the run's state as ``run``; per event it reads that state's
+attributes from locals taken once a line or a group (no helper objects, no
+extra calls per event).
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from __future__ import annotations
 import gc
 import zlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Self
+from typing import Self
 
 from replay_tui.core.errors import ReplayError
+from replay_tui.engine.follow import Following
 from replay_tui.engine.regular_runs import RegularRuns
+from replay_tui.engine.replay_core import ReplayCore
 from replay_tui.engine.rules_step import not_a_state
 from replay_tui.formats.envelope import Event, LineError, parse_line
 from replay_tui.formats.ledger import BIG_LINE, GZIP_MAGIC
@@ -31,9 +35,9 @@ FIRST_PROGRESS = 64
 class ForwardPass(RegularRuns):
     """Reading the ledger forward: validate each line, apply it, judge the end."""
 
-    if TYPE_CHECKING:
-
-        def stop_following(self) -> None: ...  # from Following
+    def __init__(self, run: ReplayCore, follow: Following) -> None:
+        super().__init__(run)
+        self.follow = follow
 
     def advance(
         self,
@@ -49,28 +53,29 @@ class ForwardPass(RegularRuns):
         not replayed. With ``limit``, stop once that many events are valid
         (``state --at N`` need not read past N). Returns the lines indexed.
         """
+        run = self.run
         count = 0
-        with self._lock:
-            self._advancing = True
+        with run._lock:
+            run._advancing = True
         # No one reads a state until the pass ends: the rules may leave work
         # that gives no warning until then (with a store, each state is read).
-        settle = self.history is None and self.observer is None and self.rules_call.settles
-        self.ctx.settle_later = settle
+        settle = run.history is None and run.observer is None and run.rules_call.settles
+        run.ctx.settle_later = settle
         try:
             try:
                 count = self._advance(progress, cancelled, every, limit)
             finally:
                 if settle:
                     self._settle_rules()
-                    self.ctx.settle_later = False
-            journal = self._journal
-            if journal is not None and self.history is not None:
+                    run.ctx.settle_later = False
+            journal = run._journal
+            if journal is not None and run.history is not None:
                 # the last state is the one shown first: frozen now, not
                 # rebuilt from up to a few thousand patches on each ask
-                self.history.settle(self.valid, self._freeze_journal(journal))
+                run.history.settle(run.valid, self._freeze_journal(journal))
         finally:
-            with self._lock:
-                self._advancing = False
+            with run._lock:
+                run._advancing = False
         return count
 
     def _advance(
@@ -81,13 +86,14 @@ class ForwardPass(RegularRuns):
         limit: int | None,
     ) -> int:
         # Lines indexed earlier but held back (a receipt was pending) go first.
-        while self._ready() and self._consumed < len(self.ledger):
-            if limit is not None and self.valid >= limit:
+        run = self.run
+        while self._ready() and run._consumed < len(run.ledger):
+            if limit is not None and run.valid >= limit:
                 break
-            index = self._consumed
-            self._consume_line(index, self.ledger.raw_line(index))
+            index = run._consumed
+            self._consume_line(index, run.ledger.raw_line(index))
         count = 0
-        for first, lines in self.ledger.scan_chunks():
+        for first, lines in run.ledger.scan_chunks():
             count += len(lines)
             pos = 0
             while pos < len(lines):
@@ -97,11 +103,11 @@ class ForwardPass(RegularRuns):
                 index = first + pos
                 batch = lines[pos : pos + size]
                 pos += len(batch)
-                if self._ready() and index == self._consumed:
+                if self._ready() and index == run._consumed:
                     if limit is not None:
-                        batch = batch[: max(0, limit - self.valid)]
+                        batch = batch[: max(0, limit - run.valid)]
                     self._consume_lines(index, batch)
-                    if limit is not None and self.valid >= limit:
+                    if limit is not None and run.valid >= limit:
                         break
                 if progress is not None:
                     progress(first + pos)
@@ -111,7 +117,7 @@ class ForwardPass(RegularRuns):
                 continue
             break  # limit reached, or cancelled
         if progress is not None:
-            progress(len(self.ledger))
+            progress(len(run.ledger))
         return count
 
     def _consume_lines(self, index: int, lines: list[bytes]) -> None:
@@ -122,12 +128,13 @@ class ForwardPass(RegularRuns):
         values and events (no cycles), and it would only rescan them as they
         are made, some 14% of ``check``; cycles the rules make are collected
         once the chunk is done."""
+        run = self.run
         if not lines:
             return
         collecting = gc.isenabled()
         gc.disable()
         try:
-            if self._parse is parse_line and index > 0 and not self.skip:
+            if run._parse is parse_line and index > 0 and not run.skip:
                 self._consume_regular(index, lines)
                 return
             self._consume_each(index, lines)
@@ -143,50 +150,52 @@ class ForwardPass(RegularRuns):
             self._consume_line(at, raw)
 
     def _ready(self) -> bool:
-        return self.error is None and self.pending is None
+        run = self.run
+        return run.error is None and run.pending is None
 
     def _consume_line(self, index: int, raw: bytes) -> None:
-        if index == 0 and raw.startswith(GZIP_MAGIC) and not self.ledger.compressed:
-            self._consumed = 1
-            self._fail(
+        run = self.run
+        if index == 0 and raw.startswith(GZIP_MAGIC) and not run.ledger.compressed:
+            run._consumed = 1
+            run._fail(
                 ReplayError(
                     "bad_encoding",
-                    f"{self.ledger.path.name} is gzip-compressed: give it a .gz name (or put "
+                    f"{run.ledger.path.name} is gzip-compressed: give it a .gz name (or put "
                     "it in the run folder as events.jsonl.gz) and replay-tui reads it, or "
                     "gunzip it",
                     line=1,
-                    artifact=self.ledger.artifact(1),
+                    artifact=run.ledger.artifact(1),
                 )
             )
             return
-        if index == 0 and self.ledger.foreign_encoding:
-            enc = self.ledger.foreign_encoding
-            self._consumed = 1
-            self._fail(
+        if index == 0 and run.ledger.foreign_encoding:
+            enc = run.ledger.foreign_encoding
+            run._consumed = 1
+            run._fail(
                 ReplayError(
                     "bad_encoding",
-                    f"{self.ledger.path.name} is {enc}, not UTF-8 (a PowerShell '>' redirect "
+                    f"{run.ledger.path.name} is {enc}, not UTF-8 (a PowerShell '>' redirect "
                     "writes UTF-16); convert it, e.g. iconv -f UTF-16 -t UTF-8",
                     line=1,
-                    artifact=self.ledger.artifact(1),
+                    artifact=run.ledger.artifact(1),
                 )
             )
             return
-        valid_before = self.valid
-        parsed = self._parse(raw, index + 1, self.ledger.line_span(index)[0])
+        valid_before = run.valid
+        parsed = run._parse(raw, index + 1, run.ledger.line_span(index)[0])
         kept = None
-        if self.clock is not None and len(raw) >= BIG_LINE and isinstance(parsed, Event):
+        if run.clock is not None and len(raw) >= BIG_LINE and isinstance(parsed, Event):
             # in the app, shown next (its row, its view): a copy, before the
             # rules see it; check shows nothing, and keeps no second parse
             kept = parsed.detached()
         self._consume(parsed)
         if kept is not None and isinstance(parsed, Event):
             kept.noted_from(parsed)  # what the checks found of it (its parent, its chain)
-            self.ledger.keep_big(index, len(raw), kept)
-        if self.valid > valid_before:
-            self._crcs.append(zlib.crc32(raw))
-        if self.pending is None:
-            self._consumed = index + 1
+            run.ledger.keep_big(index, len(raw), kept)
+        if run.valid > valid_before:
+            run._crcs.append(zlib.crc32(raw))
+        if run.pending is None:
+            run._consumed = index + 1
 
     def finish(self) -> None:
         """The ledger is complete: judge an unterminated last line, warn of orphans.
@@ -195,16 +204,17 @@ class ForwardPass(RegularRuns):
         one that does not is ``truncated_line``. (While following a growing
         file, do not call this: the line is simply not complete yet.)
         """
-        if self.finished:
+        run = self.run
+        if run.finished:
             return
-        self.stop_following()
+        self.follow.stop_following()
         self.advance()
-        tail = self.ledger.tail()
-        if tail and self.error is None:
-            line = len(self.ledger) + 1
-            offset = self.ledger.indexed_end
+        tail = run.ledger.tail()
+        if tail and run.error is None:
+            line = len(run.ledger) + 1
+            offset = run.ledger.indexed_end
             raw = tail[:-1] if tail.endswith(b"\r") else tail
-            parsed = self._parse(raw, line, offset)
+            parsed = run._parse(raw, line, offset)
             if isinstance(parsed, LineError) and parsed.code in (
                 "bad_json",
                 "bad_encoding",
@@ -216,48 +226,49 @@ class ForwardPass(RegularRuns):
                     line,
                     offset,
                 )
-            with self._lock:
-                self._advancing = True
+            with run._lock:
+                run._advancing = True
             try:
-                self.ledger.accept_tail()
+                run.ledger.accept_tail()
                 if isinstance(parsed, Event):
-                    self._warn("no_final_newline", "the last line has no newline", parsed.seq, line)
-                valid_before = self.valid
+                    run._warn("no_final_newline", "the last line has no newline", parsed.seq, line)
+                valid_before = run.valid
                 self._consume(parsed)
-                if self.valid > valid_before:
-                    self._crcs.append(zlib.crc32(raw))
+                if run.valid > valid_before:
+                    run._crcs.append(zlib.crc32(raw))
             finally:
-                with self._lock:
-                    self._advancing = False
+                with run._lock:
+                    run._advancing = False
         elif tail:
-            self.ledger.accept_tail()
-        if self.error is None and len(self.ledger) == 0:
-            name = self.ledger.path.name
-            self._warn("empty_ledger", f"{name} has no events: nothing was replayed")
-        if self.error is None:
+            run.ledger.accept_tail()
+        if run.error is None and len(run.ledger) == 0:
+            name = run.ledger.path.name
+            run._warn("empty_ledger", f"{name} has no events: nothing was replayed")
+        if run.error is None:
             self._check_final_state()
-        if self.error is None:
-            for stem in self.receipts.stems():
-                if stem not in self.calls_seen:
-                    self._warn(
+        if run.error is None:
+            for stem in run.receipts.stems():
+                if stem not in run.calls_seen:
+                    run._warn(
                         "orphan_receipt",
                         f"{ReceiptStore.name_of(stem)} is not referred to by any event",
                         artifact=ReceiptStore.name_of(stem),
                     )
-        self.finished = True
+        run.finished = True
 
     def _check_final_state(self) -> None:
         """The final state must be JSON and have a summary (short runs never
         reach a checkpoint, where this is otherwise checked)."""
-        state = self._live_state()
+        run = self.run
+        state = run._live_state()
         try:
             digest = canonical.digest(state)
         except TypeError as exc:
             self._fail_not_json(str(exc))
             return
-        word = self._summary_word(state)
+        word = run._summary_word(state)
         if word is not None:
-            self._final = (self.valid, word, digest)
+            run._final = (run.valid, word, digest)
 
     def verify(self) -> Self:
         """Read the whole ledger as it is now and judge it (``check``)."""
@@ -266,63 +277,66 @@ class ForwardPass(RegularRuns):
         return self
 
     def _line_error(self, e: LineError) -> ReplayError:
-        return ReplayError(e.code, e.message, e.seq, e.line, e.kind, self.ledger.artifact(e.line))
+        return ReplayError(
+            e.code, e.message, e.seq, e.line, e.kind, self.run.ledger.artifact(e.line)
+        )
 
     def _consume(self, item: Event | LineError) -> None:
+        run = self.run
         if isinstance(item, LineError):
-            self._fail(self._line_error(item))
+            run._fail(self._line_error(item))
             return
-        problem = self._checker.check(item)
+        problem = run._checker.check(item)
         if problem is not None:
-            self._fail(self._line_error(problem))
+            run._fail(self._line_error(problem))
             return
-        if self._checker.findings:
+        if run._checker.findings:
             self._take_findings(item)
         if item.parent_seq is not None:
-            self.causes.note(item)
-        if self.calls is not None:
-            self.calls.note(item.line - 1, item)
-        if item.kind not in self._late_ts_kinds and self._checker.ts_went_back(item):
-            self._warn(
+            run.causes.note(item)
+        if run.calls is not None:
+            run.calls.note(item.line - 1, item)
+        if item.kind not in run._late_ts_kinds and run._checker.ts_went_back(item):
+            run._warn(
                 "ts_backwards",
                 f"ts {item.ts} is earlier than the event before",
                 item.seq,
                 item.line,
             )
-        if self.clock is not None:
+        if run.clock is not None:
             # a kind whose ts may come late (a trace's records) leaves the
             # checker's last ts alone: its own ts is its time on the clock
             ts = item.ts_s if item.ts is not None else None
-            self.clock.note(item.line - 1, ts if ts is not None else self._checker.last_ts)
-        if self.run_id is None:
-            self.run_id = item.run_id
-        if item.seq in self.skip or item.kind not in self._checker.kinds:
+            run.clock.note(item.line - 1, ts if ts is not None else run._checker.last_ts)
+        if run.run_id is None:
+            run.run_id = item.run_id
+        if item.seq in run.skip or item.kind not in run._checker.kinds:
             # left out of this branch, or passed only as ignorable: skipped
-            with self._lock:
-                if self.history is not None:
-                    self.history.record(item.seq, [])
-                self.valid = item.seq
-            if self.history is not None and self.history.due():
+            with run._lock:
+                if run.history is not None:
+                    run.history.record(item.seq, [])
+                run.valid = item.seq
+            if run.history is not None and run.history.due():
                 self._keep_journal(item.seq)
-            if self.observer is not None:
-                journal = self._journal
-                state = journal.root if journal is not None else self._live_state()
-                self.observer(item.seq, state, item.kind)
+            if run.observer is not None:
+                journal = run._journal
+                state = journal.root if journal is not None else run._live_state()
+                run.observer(item.seq, state, item.kind)
             return
         cid = item.payload.get("call_id")
         if isinstance(cid, str):
             if "receipt_sha256" in item.payload:
-                self.calls_seen[cid] = item.line - 1
+                run.calls_seen[cid] = item.line - 1
             else:
-                self.calls_seen.setdefault(cid, -1)
-        saved_ts = self._checker.last_ts
-        self.ctx.warnings.clear()  # anything a rebuild with this ctx said
+                run.calls_seen.setdefault(cid, -1)
+        saved_ts = run._checker.last_ts
+        run.ctx.warnings.clear()  # anything a rebuild with this ctx said
         try:
-            if self.history is not None:
+            if run.history is not None:
                 self._next_in_history(item)
                 return
-            state = self._state if self._state is not None else self._live_state()
-            new = self.apply_rules(state, item, self.ctx)
+            state = run._state if run._state is not None else run._live_state()
+            new = run.apply_rules(state, item, run.ctx)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
@@ -331,22 +345,23 @@ class ForwardPass(RegularRuns):
         if not isinstance(new, dict):
             self._fail_at(item, not_a_state(new))
             return
-        with self._lock:
-            self._state = new
-            self.valid = item.seq
-            if self.checkpoints.due(self.valid):
+        with run._lock:
+            run._state = new
+            run.valid = item.seq
+            if run.checkpoints.due(run.valid):
                 try:
-                    if not self.ctx.settle_later or self._settle_rules():
-                        self.checkpoints.keep(self.valid, new)
+                    if not run.ctx.settle_later or self._settle_rules():
+                        run.checkpoints.keep(run.valid, new)
                 except TypeError as exc:
                     self._fail_not_json(str(exc))
         self._rule_warnings(item)
-        if self.observer is not None and self.error is None:
-            self.observer(item.seq, new, item.kind)
+        if run.observer is not None and run.error is None:
+            run.observer(item.seq, new, item.kind)
 
     def _take_findings(self, item: Event) -> None:
         """What the line checks found at ``item`` that is no stop, as warnings."""
-        findings = self._checker.findings
+        run = self.run
+        findings = run._checker.findings
         for code, message in findings:
-            self._warn(code, message, item.seq, item.line)
+            run._warn(code, message, item.seq, item.line)
         findings.clear()

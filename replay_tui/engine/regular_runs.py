@@ -7,9 +7,8 @@ offset, each line it does not prove then judged alone) or by
 :func:`~replay_tui.formats.chunks.regular_events` (a group of
 :data:`PROVEN_GROUP` lines, or none of it); its events are made and applied
 by :meth:`RegularRuns._apply_regular` a group at a time, per event only the
-rules and what they need. They read the replay's own
-attributes directly; keep it that way (no helper objects, no extra calls
-per event).
+rules and what they need, read from locals taken once a group (no helper
+objects, no extra calls per event).
 """
 
 from __future__ import annotations
@@ -47,17 +46,18 @@ class RegularRuns(RulesStep):
     def line_core(self) -> str:
         """Which path proves this history's lines: ``native`` (the compiled
         line core, for envelope ledgers when it is found) or ``python``."""
-        return "native" if NATIVE is not None and self._parse is parse_line else "python"
+        return "native" if NATIVE is not None and self.run._parse is parse_line else "python"
 
     def _consume_regular(self, index: int, lines: list[bytes]) -> None:
         """Lines ``index``.. (envelope lines, past the first): by the native
         core's runs, each line it does not prove judged alone; or a group
         (:data:`PROVEN_GROUP` lines) at a time, each at once if
         :func:`regular_events` proves it whole, else a line at a time."""
+        run = self.run
         if NATIVE is not None:
             self._consume_proven(index, lines, NATIVE)
             return
-        checker = self._checker
+        checker = run._checker
         for sub in range(0, len(lines), PROVEN_GROUP):
             if not self._ready():
                 return
@@ -65,14 +65,14 @@ class RegularRuns(RulesStep):
             regular = regular_events(
                 group,
                 index + sub + 1,
-                self.ledger.line_offsets(index + sub, len(group)),
+                run.ledger.line_offsets(index + sub, len(group)),
                 last_seq=checker.last_seq,
                 run_id=checker.run_id,
                 last_ts=checker.last_ts,
-                kinds=self._chunk_kinds,
+                kinds=run._chunk_kinds,
             )
             if regular is not None and (
-                self.clock is None
+                run.clock is None
                 or max(map(len, group)) < BIG_LINE  # the app keeps big lines apart
             ):
                 self._apply_regular(index + sub, group, regular)
@@ -83,9 +83,10 @@ class RegularRuns(RulesStep):
         """Lines ``index``..: the runs of regular lines the native core
         proves applied at once, each line it does not prove judged alone,
         then the next run."""
+        run = self.run
         buf = b"\n".join(lines) + b"\n"
-        checker = self._checker
-        big = BIG_LINE if self.clock is not None else 0  # the app keeps big lines apart
+        checker = run._checker
+        big = BIG_LINE if run.clock is not None else 0  # the app keeps big lines apart
         at = byte = 0
         n = len(lines)
         while at < n and self._ready():
@@ -94,7 +95,7 @@ class RegularRuns(RulesStep):
                 byte,
                 first_seq=checker.last_seq + 1,
                 run_id=checker.run_id,
-                kinds=self._chunk_kinds,
+                kinds=run._chunk_kinds,
                 max_depth=MAX_DEPTH - 1,
                 max_lines=n - at,
                 max_len=big,
@@ -115,7 +116,8 @@ class RegularRuns(RulesStep):
         few hundred at a time: each group's events are made and applied
         while they are still in the processor's cache (a whole chunk's,
         made first, were read again from memory: a third of ``check``)."""
-        checker = self._checker
+        run = self.run
+        checker = run._checker
         ready = self._read_receipts_ahead(buf, proof.pins, core)
         backs = proof.backs
         for sub in range(0, len(lines), PROVEN_GROUP):
@@ -124,13 +126,13 @@ class RegularRuns(RulesStep):
             regular = proven_events(
                 group,
                 index + sub + 1,
-                self.ledger.line_offsets(index + sub, len(group)),
+                run.ledger.line_offsets(index + sub, len(group)),
                 first_seq=checker.last_seq + 1,
                 run_id=checker.run_id,
                 timed=proof.times,
                 earlier=[b - sub for b in backs[lo:hi]],  # the first: against the last ts
                 last_ts=checker.last_ts,
-                compact_needed=self.guarded,
+                compact_needed=run.guarded,
             )
             piece = ready.get(sub // PROVEN_GROUP)
             if piece is not None:
@@ -151,9 +153,10 @@ class RegularRuns(RulesStep):
         :class:`threading.Event` is set once its receipts are read (or
         given up: they are then read as the rules ask). Not while following
         (a receipt may be being written)."""
-        receipts = self.receipts
+        run = self.run
+        receipts = run.receipts
         receipts.drop_ahead()
-        if not pins or self.ctx.following or not receipts.enabled:
+        if not pins or run.ctx.following or not receipts.enabled:
             return {}
         pieces: dict[int, list[str]] = {}
         for at in range(0, len(pins), 3):
@@ -177,30 +180,31 @@ class RegularRuns(RulesStep):
         """Apply a chunk :func:`regular_events` proved regular: per event only
         the rules and what they need (the call ids seen, the indexes the app
         keeps); ``valid`` and the state published once, at the end."""
-        checker = self._checker
+        run = self.run
+        checker = run._checker
         events = regular.events
-        ctx = self.ctx
+        ctx = run.ctx
         ctx.warnings.clear()
-        history = self.history
-        calls = self.calls
-        clock = self.clock
-        observer = self.observer
-        calls_seen = self.calls_seen
+        history = run.history
+        calls = run.calls
+        clock = run.clock
+        observer = run.observer
+        calls_seen = run.calls_seen
         # built-in rules are called as they are (RulesCaller.apply would only pass it on)
-        apply = self.rules_call.reducer.apply if not self.guarded else self.rules_call.apply
+        apply = run.rules_call.reducer.apply if not run.guarded else run.rules_call.apply
         # watched rules: a compact line is the event's bytes before the call
-        by_line = self.guarded and regular.compact
-        apply_line = self.rules_call.apply_line
-        checkpoints = self.checkpoints
+        by_line = run.guarded and regular.compact
+        apply_line = run.rules_call.apply_line
+        checkpoints = run.checkpoints
         due = checkpoints.next_due
         seconds = (
             list(map(ts_seconds, regular.times)) if clock is not None and regular.times else None
         )
         state = None
         if history is None:
-            state = self._state if self._state is not None else self._live_state()
-        if self.run_id is None:
-            self.run_id = events[0].run_id
+            state = run._state if run._state is not None else run._live_state()
+        if run.run_id is None:
+            run.run_id = events[0].run_id
         done = 0
         watching = False
         saved_ts = checker.last_ts  # the last ts before the chunk
@@ -209,7 +213,7 @@ class RegularRuns(RulesStep):
         try:
             for item, cid, raw in zip(events, regular.call_ids, lines, strict=True):
                 if done == back:
-                    self._warn(
+                    run._warn(
                         "ts_backwards",
                         f"ts {item.ts} is earlier than the event before",
                         item.seq,
@@ -243,7 +247,7 @@ class RegularRuns(RulesStep):
                     if ctx.warnings:
                         self._rule_warnings(item)
                     if observer is not None:
-                        self.valid = item.seq
+                        run.valid = item.seq
                         watching = True
                         observer(item.seq, state, item.kind)  # what it raises is its own
                         watching = False
@@ -269,18 +273,19 @@ class RegularRuns(RulesStep):
     ) -> bool:
         """A checkpoint after ``seq``, event ``done`` of the chunk from line
         ``index``; False (and the error found) if the state is not JSON."""
-        with self._lock:
-            self._state = state
-            self.valid = seq
+        run = self.run
+        with run._lock:
+            run._state = state
+            run.valid = seq
             why = None
             try:
-                if not self.ctx.settle_later or self._settle_rules():
-                    self.checkpoints.keep(seq, state)
+                if not run.ctx.settle_later or self._settle_rules():
+                    run.checkpoints.keep(seq, state)
                     return True
             except TypeError as exc:
                 why = str(exc)
-            self._crcs.extend(map(zlib.crc32, lines[: done + 1]))
-            self._consumed = index + done + 1
+            run._crcs.extend(map(zlib.crc32, lines[: done + 1]))
+            run._consumed = index + done + 1
             if why is not None:
                 self._fail_not_json(why)
             return False
@@ -290,29 +295,31 @@ class RegularRuns(RulesStep):
     ) -> None:
         """The first ``done`` events of a regular chunk are valid: say so, and
         where the line checks go on from."""
-        self._crcs.extend(map(zlib.crc32, lines[:done]))
-        self._consumed = index + done
+        run = self.run
+        run._crcs.extend(map(zlib.crc32, lines[:done]))
+        run._consumed = index + done
         if not done:
             return
         last = regular.events[done - 1]
-        self._checker.last_seq = last.seq
+        run._checker.last_seq = last.seq
         if regular.times is not None:
-            self._checker.last_ts = last.ts_s
-        if self.history is None:
-            with self._lock:
-                self._state = state
-                self.valid = last.seq
+            run._checker.last_ts = last.ts_s
+        if run.history is None:
+            with run._lock:
+                run._state = state
+                run.valid = last.seq
 
     def _settle_rules(self) -> bool:
         """Let the rules finish the live state (``Context.settle_later``):
         before a checkpoint of it, and at the end of the pass. False if they
         raised: the run then stops where a pass that reads every state would
         (never a crash)."""
-        state = self._state
-        if state is None or self.error is not None:
+        run = self.run
+        state = run._state
+        if state is None or run.error is not None:
             return True
         try:
-            self.rules_call.settle(state, self.ctx)
+            run.rules_call.settle(state, run.ctx)
             return True
         except KeyboardInterrupt:
             raise

@@ -6,9 +6,11 @@ holds what the forward pass (:mod:`.forward`), following a growing file
 prefix, the live state, the checkpoints or the state store, the line
 checksums, and the few primitives they all call (recording an error or a
 warning, re-reading a validated line, rebuilding a state, calling the
-rules). It exists so each of those parts can be a mixin of
-:class:`~replay_tui.engine.replay.Replay` that reads plain instance
-attributes: no indirection on the per-event path.
+rules). :class:`~replay_tui.engine.replay.Replay` is this state and holds
+the parts, each given it as ``run``. Its underscore attributes are the
+engine's own: the parts read and write them, nothing outside ``engine/``
+does. On the per-event path a part takes what it reads into locals once a
+group or a line, not an attribute chain per event.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from typing import Any
 
 from replay_tui.core import strict_json
 from replay_tui.core.words import plural
-from replay_tui.engine.replay_core import LedgerChanged
+from replay_tui.engine.replay_core import LedgerChanged, ReplayCore
 from replay_tui.engine.seek import Seeking
 from replay_tui.formats.envelope import Event
 
@@ -67,20 +67,24 @@ class RecordedResult:
         return title, self.data
 
 
-class Results(Seeking):
+class Results:
     """Receipts of a session's calls: their recorded results (see the module)."""
 
-    _last_result: tuple[tuple[str, int], tuple[int, str, Any]] | None = None
-    _results_lock = threading.Lock()
+    def __init__(self, run: ReplayCore, seeking: Seeking) -> None:
+        self.run = run
+        self.seeking = seeking
+        self._last_result: tuple[tuple[str, int], tuple[int, str, Any]] | None = None
+        self._results_lock = threading.Lock()
 
     def recorded_result(self, event: Event | None, n: int) -> RecordedResult | None:
         """The call ``event`` requests or answers, with its result as known
         after events 1..n (None: not a session, or no call at this event)."""
-        mapping = self.ledger.mapping
-        hook = getattr(self.reducer, "recorded_call", None)
-        if mapping is None or hook is None or event is None or not 0 <= n <= self.valid:
+        run = self.run
+        mapping = run.ledger.mapping
+        hook = getattr(run.reducer, "recorded_call", None)
+        if mapping is None or hook is None or event is None or not 0 <= n <= run.valid:
             return None
-        found = self.rules_call.call_with_state(event.seq, hook, self.frozen_at(n), event)
+        found = run.rules_call.call_with_state(event.seq, hook, self.seeking.frozen_at(n), event)
         if not (isinstance(found, tuple) and len(found) == 2 and isinstance(found[1], dict)):
             return None
         cid, call = found
@@ -105,7 +109,7 @@ class Results(Seeking):
             shown.input,
             shown.request_seq,
             seq,
-            self.ledger.artifact(seq),
+            run.ledger.artifact(seq),
             size,
             digest,
             data,
@@ -114,18 +118,23 @@ class Results(Seeking):
 
     def _result_line(self, cid: str, seq: int, event: Event) -> tuple[int, str, Any]:
         """(size, sha256, recorded result) of line ``seq``, read once."""
+        run = self.run
         key = (cid, seq)
         with self._results_lock:
             last = self._last_result
         if last is not None and last[0] == key:
             return last[1]
         index = seq - 1
-        raw = self.ledger.raw_line(index)
-        if index < len(self._crcs) and zlib.crc32(raw) != self._crcs[index]:
+        raw = run.ledger.raw_line(index)
+        if index < len(run._crcs) and zlib.crc32(raw) != run._crcs[index]:
             raise LedgerChanged(f"line {seq} changed since it was validated")
         rec = event.fields if event.seq == seq else strict_json.loads_written(raw)
-        assert self.ledger.mapping is not None
-        got = (len(raw), hashlib.sha256(raw).hexdigest(), self.ledger.mapping.result_data(rec, cid))
+        assert run.ledger.mapping is not None
+        got = (
+            len(raw),
+            hashlib.sha256(raw).hexdigest(),
+            run.ledger.mapping.result_data(rec, cid),
+        )
         with self._results_lock:
             self._last_result = (key, got)
         return got

@@ -34,13 +34,17 @@ def not_a_state(value: object) -> str:
     return f"apply returned {type(value).__name__}, not a state object"
 
 
-class RulesStep(ReplayCore):
-    """Applying the rules to one event, for the forward pass."""
+class RulesStep:
+    """Applying the rules to one event, for the forward pass of ``run``."""
+
+    def __init__(self, run: ReplayCore) -> None:
+        self.run = run
 
     def _fail_at(self, item: Event, message: str, tb: str | None = None) -> None:
         """A bug in the rules (``reducer_error``) at event ``item``."""
-        artifact = self.ledger.artifact(item.line)
-        self._fail(
+        run = self.run
+        artifact = run.ledger.artifact(item.line)
+        run._fail(
             ReplayError(
                 "reducer_error", message, item.seq, item.line, item.kind, artifact, traceback=tb
             )
@@ -49,27 +53,28 @@ class RulesStep(ReplayCore):
     def _rules_raised(self, item: Event, exc: BaseException, saved_ts: float | None) -> None:
         """Applying ``item`` raised ``exc``: wait for its receipt (while
         following), or stop there with the error it makes."""
-        if self.ctx.settle_later and not isinstance(exc, ReceiptPending):
+        run = self.run
+        if run.ctx.settle_later and not isinstance(exc, ReceiptPending):
             self._fail_where_raised(item, exc)
         elif isinstance(exc, ReceiptPending):
             # not an error while following: wait for the file, then retry
-            self.pending = Pending(item.line - 1, exc.call_id, item.seq)
-            self._checker.last_seq = item.seq - 1
-            self._checker.last_ts = saved_ts
-            self._state = None  # the rules may have half-applied it
+            run.pending = Pending(item.line - 1, exc.call_id, item.seq)
+            run._checker.last_seq = item.seq - 1
+            run._checker.last_ts = saved_ts
+            run._state = None  # the rules may have half-applied it
         elif isinstance(exc, RuleViolation):
             code = exc.code if exc.code in ERROR_CODES else "reducer_error"
             message = (
                 exc.message if code == exc.code else f"unknown code {exc.code!r}: {exc.message}"
             )
-            self._fail(
+            run._fail(
                 ReplayError(
                     code,
                     message,
                     item.seq,
                     item.line,
                     item.kind,
-                    exc.artifact or self.ledger.artifact(item.line),
+                    exc.artifact or run.ledger.artifact(item.line),
                 )
             )
         elif isinstance(exc, NotAState):
@@ -84,16 +89,17 @@ class RulesStep(ReplayCore):
     def _next_in_history(self, item: Event) -> None:
         """Apply ``item`` to the journal's draft and record its patches; keep
         the frozen state when the state store says one is due."""
-        history = self.history
+        run = self.run
+        history = run.history
         assert history is not None
-        journal = self._journal
+        journal = run._journal
         if journal is None:
-            journal = self._journal = Journal(history.head)
-            self.ctx.carry_memo(journal.base, journal.root)
+            journal = run._journal = Journal(history.head)
+            run.ctx.carry_memo(journal.base, journal.root)
         root = journal.root
         try:
             # a draft reads and writes as the dict the rules are written for
-            new = self.apply_rules(root, item, self.ctx)
+            new = run.apply_rules(root, item, run.ctx)
             patches: list[Change] = []
             if new is root:
                 if not journal.end_event(patches):
@@ -101,52 +107,55 @@ class RulesStep(ReplayCore):
             elif isinstance(new, dict | DictDraft):  # a new dict, not the draft changed
                 frozen = freeze(new)
                 patches = diff(thaw(history.state_at(item.seq - 1)), thaw(frozen))
-                journal = self._journal = Journal(frozen)
+                journal = run._journal = Journal(frozen)
             else:
                 raise NotAState(not_a_state(new))
         except BaseException as exc:
-            self._journal = None  # the rules may have half-applied the event
+            run._journal = None  # the rules may have half-applied the event
             if isinstance(exc, TypeError):
                 raise StateNotJSON(str(exc)) from None
             raise
-        with self._lock:
+        with run._lock:
             history.record(item.seq, patches)
-            self.valid = item.seq
+            run.valid = item.seq
         if history.due():
             self._keep_journal(item.seq)
         self._rule_warnings(item)
-        if self.observer is not None:
-            self.observer(item.seq, journal.root, item.kind)
+        if run.observer is not None:
+            run.observer(item.seq, journal.root, item.kind)
 
     def _compared(self, journal: Journal, seq: int) -> list[Change]:
         """Event ``seq``'s patches, comparing the states around it (when the
         journal cannot tell them: it replaced what it had changed)."""
-        assert self.history is not None
+        run = self.run
+        assert run.history is not None
         frozen = self._freeze_journal(journal)
-        return diff(thaw(self.history.state_at(seq - 1)), thaw(frozen))
+        return diff(thaw(run.history.state_at(seq - 1)), thaw(frozen))
 
     def _freeze_journal(self, journal: Journal) -> FrozenDict | BigDict:
         """The journal's state frozen; the rules' memo goes on with its new draft."""
         root = journal.root
         frozen = journal.freeze()
-        self.ctx.carry_memo(root, journal.root)
+        self.run.ctx.carry_memo(root, journal.root)
         return frozen
 
     def _keep_journal(self, seq: int) -> None:
         """Keep the state after event ``seq`` (the last recorded) in the store."""
-        assert self.history is not None
-        journal = self._journal
+        run = self.run
+        assert run.history is not None
+        journal = run._journal
         if journal is None:
-            self.history.keep(seq, self.history.head)
+            run.history.keep(seq, run.history.head)
             return
-        self.history.keep(seq, self._freeze_journal(journal))
+        run.history.keep(seq, self._freeze_journal(journal))
 
     def _rule_warnings(self, item: Event) -> None:
         """What the rules said with ``ctx.warn`` about ``item``, as warnings."""
-        if self.ctx.warnings and self.error is None:
-            for message in self.ctx.warnings:
-                self._warn("rule_warning", message, item.seq, item.line)
-            self.ctx.warnings.clear()
+        run = self.run
+        if run.ctx.warnings and run.error is None:
+            for message in run.ctx.warnings:
+                run._warn("rule_warning", message, item.seq, item.line)
+            run.ctx.warnings.clear()
 
     def _fail_where_raised(self, item: Event | None, exc: BaseException) -> None:
         """The rules raised ``exc`` at ``item`` (None: settling at the end)
@@ -154,15 +163,16 @@ class RulesStep(ReplayCore):
         an earlier event's. Stop where building every state at once raises,
         as a pass that reads every state would (a bug in the rules: rare, so
         the valid prefix is replayed again to find it)."""
-        self.ctx.settle_later = False
-        ctx = self._side_context()
-        state = strict_json.loads_written(self.checkpoints.nearest(0)[1])
-        events = (self._event_for_apply(i) for i in range(self.valid))
+        run = self.run
+        run.ctx.settle_later = False
+        ctx = run._side_context()
+        state = strict_json.loads_written(run.checkpoints.nearest(0)[1])
+        events = (run._event_for_apply(i) for i in range(run.valid))
         for event in [*events, *([item] if item is not None else [])]:
-            if self.is_ignored(event):
+            if run.is_ignored(event):
                 continue
             try:
-                state = self.apply_rules(state, event, ctx)
+                state = run.apply_rules(state, event, ctx)
             except BaseException as found:  # the event a pass at once stops at
                 if isinstance(found, KeyboardInterrupt):
                     raise
@@ -173,32 +183,34 @@ class RulesStep(ReplayCore):
             self._rules_raised(item, exc, None)
         else:
             message = f"the rules raised {type(exc).__name__}: {exc}"
-            self._fail(ReplayError("reducer_error", message))
+            run._fail(ReplayError("reducer_error", message))
 
     def _unsay_after(self, valid: int) -> None:
         """The valid prefix is ``valid`` events: what was said of later ones is taken back."""
-        self.valid = valid
-        later = [w for w in self.warnings if w.seq is not None and w.seq > valid]
+        run = self.run
+        run.valid = valid
+        later = [w for w in run.warnings if w.seq is not None and w.seq > valid]
         for w in later:
-            self.warning_count -= 1
-            self.warning_codes[w.code] -= 1
-            if not self.warning_codes[w.code]:
-                del self.warning_codes[w.code]
-        self.warnings = [w for w in self.warnings if w.seq is None or w.seq <= valid]
+            run.warning_count -= 1
+            run.warning_codes[w.code] -= 1
+            if not run.warning_codes[w.code]:
+                del run.warning_codes[w.code]
+        run.warnings = [w for w in run.warnings if w.seq is None or w.seq <= valid]
 
     def _fail_not_json(self, why: str) -> None:
         """Find the first event after which the state stopped being JSON."""
-        start, data = self.checkpoints.nearest(0) if self.from_start else self.checkpoints.last()
+        run = self.run
+        start, data = run.checkpoints.nearest(0) if run.from_start else run.checkpoints.last()
         state = strict_json.loads_written(data)
-        for index in range(start, self.valid):
-            event = self._event_for_apply(index)
-            if self.is_ignored(event):
+        for index in range(start, run.valid):
+            event = run._event_for_apply(index)
+            if run.is_ignored(event):
                 continue
-            state = self.apply_rules(state, event, self.ctx)
+            state = run.apply_rules(state, event, run.ctx)
             try:
                 canonical.dumps(state)
             except TypeError as exc:
-                self.valid = event.seq - 1
+                run.valid = event.seq - 1
                 self._fail_at(event, f"the state after this event is not JSON: {exc}")
                 return
-        self._fail(ReplayError("reducer_error", f"the state is not JSON: {why}"))
+        run._fail(ReplayError("reducer_error", f"the state is not JSON: {why}"))

@@ -35,36 +35,41 @@ class Step:
     explanation: str | None
 
 
-class Seeking(ReplayCore):
-    """Answers about prefixes of the valid run, for the UI and the questions."""
+class Seeking:
+    """Answers about prefixes of ``run``'s valid prefix, for the UI and the questions."""
+
+    def __init__(self, run: ReplayCore) -> None:
+        self.run = run
 
     def state_at(self, n: int) -> State:
         """A fresh copy of the state after the first ``n`` events (0..valid)."""
-        if not 0 <= n <= self.valid:
-            raise IndexError(f"no state at {n}: the valid prefix has {plural(self.valid, 'event')}")
-        if self.history is not None:
-            return thaw(self.history.state_at(n))  # type: ignore[no-any-return]
-        with self._lock:
+        run = self.run
+        if not 0 <= n <= run.valid:
+            raise IndexError(f"no state at {n}: the valid prefix has {plural(run.valid, 'event')}")
+        if run.history is not None:
+            return thaw(run.history.state_at(n))  # type: ignore[no-any-return]
+        with run._lock:
             # The live state is mutated in place while a worker advances.
-            if n == self.valid and self._state is not None and not self._advancing:
-                return strict_json.loads_written(canonical.dumps_fast(self._state))  # type: ignore[no-any-return]
-        state = self._rebuild(n, self._side_context())
-        with self._lock:
+            if n == run.valid and run._state is not None and not run._advancing:
+                return strict_json.loads_written(canonical.dumps_fast(run._state))  # type: ignore[no-any-return]
+        state = run._rebuild(n, run._side_context())
+        with run._lock:
             # (a copy has no memo: rules whose memo holds history rebuild their own)
-            keep = not self._advancing and not self.from_start
-            if n == self.valid and self._state is None and keep:
-                self._state = strict_json.loads_written(canonical.dumps_fast(state))
+            keep = not run._advancing and not run.from_start
+            if n == run.valid and run._state is None and keep:
+                run._state = strict_json.loads_written(canonical.dumps_fast(state))
         return state
 
     def frozen_at(self, n: int) -> StateView:
         """The state after the first ``n`` events, frozen: shared with the
         store, not to be changed (cheap with ``history``)."""
-        if self.history is not None:
-            if not 0 <= n <= self.valid:
+        run = self.run
+        if run.history is not None:
+            if not 0 <= n <= run.valid:
                 raise IndexError(
-                    f"no state at {n}: the valid prefix has {plural(self.valid, 'event')}"
+                    f"no state at {n}: the valid prefix has {plural(run.valid, 'event')}"
                 )
-            return self.history.state_at(n)  # type: ignore[no-any-return]
+            return run.history.state_at(n)  # type: ignore[no-any-return]
         return freeze(self.state_at(n))  # type: ignore[no-any-return]
 
     def step(self, seq: int) -> Step:
@@ -73,28 +78,29 @@ class Seeking(ReplayCore):
         With ``history``, the states are frozen and the changes come from the
         patch log: the cost is what the event changed, not the state's size.
         """
-        if not 1 <= seq <= self.valid:
+        run = self.run
+        if not 1 <= seq <= run.valid:
             raise IndexError(
-                f"no valid event {seq}: the valid prefix has {plural(self.valid, 'event')}"
+                f"no valid event {seq}: the valid prefix has {plural(run.valid, 'event')}"
             )
-        if self.history is not None:
-            before = self.history.state_at(seq - 1)
-            after = self.history.state_at(seq)
-            event = self._event_for_apply(seq - 1)
-            changes = self.history.changes(seq)
-            if event.seq in self.skip:
+        if run.history is not None:
+            before = run.history.state_at(seq - 1)
+            after = run.history.state_at(seq)
+            event = run._event_for_apply(seq - 1)
+            changes = run.history.changes(seq)
+            if event.seq in run.skip:
                 explained: str | None = f"{event.kind}: left out (hypothetical branch), no change"
-            elif self.is_ignored(event):
-                explained = f"{event.kind}: {self.ignored_words}, no change"
+            elif run.is_ignored(event):
+                explained = f"{event.kind}: {run.ignored_words}, no change"
             else:
-                explained = self.rules_call.explain(before, event, after)
+                explained = run.rules_call.explain(before, event, after)
             return Step(seq, event, before, after, changes, explained)
-        ctx = self._side_context()
+        ctx = run._side_context()
         # rules whose memo holds history go on from a state rebuilt with its memo
-        before = self._rebuild(seq - 1, ctx) if self.from_start else self.state_at(seq - 1)
+        before = run._rebuild(seq - 1, ctx) if run.from_start else self.state_at(seq - 1)
         before_bytes = canonical.dumps_fast(before)
-        event = self._event_for_apply(seq - 1)
-        after = before if self.is_ignored(event) else self.apply_rules(before, event, ctx)
+        event = run._event_for_apply(seq - 1)
+        after = before if run.is_ignored(event) else run.apply_rules(before, event, ctx)
         before = strict_json.loads_written(before_bytes)
         return Step(
             seq,
@@ -102,7 +108,7 @@ class Seeking(ReplayCore):
             before,
             after,
             diff(before, after),
-            self.rules_call.explain(before, event, after),
+            run.rules_call.explain(before, event, after),
         )
 
     def iter_states(
@@ -113,31 +119,33 @@ class Seeking(ReplayCore):
         across time when there is no patch log (rules of one's own without
         drafts), and ``diff`` walking on from where two runs' events part.
         The state is the same object changed in place: copy what you keep."""
-        ctx = self._side_context()
+        run = self.run
+        ctx = run._side_context()
         if start:
-            state: State = self._rebuild(start, ctx)
+            state: State = run._rebuild(start, ctx)
         else:
-            state = strict_json.loads_written(self.checkpoints.nearest(0)[1])
+            state = strict_json.loads_written(run.checkpoints.nearest(0)[1])
         yield start, state
-        for index in range(start, min(until, self.valid)):
+        for index in range(start, min(until, run.valid)):
             if cancelled is not None and cancelled():
                 return
-            event = self._event_for_apply(index)
-            if self.is_ignored(event):
+            event = run._event_for_apply(index)
+            if run.is_ignored(event):
                 yield index + 1, state
                 continue
-            state = self.apply_rules(state, event, ctx)
+            state = run.apply_rules(state, event, ctx)
             yield index + 1, state
 
     def final_summary(self) -> tuple[str, str]:
         """(summary word, sha256 of the canonical state) after the valid prefix,
         without copying the state (a long run's state is large)."""
-        if self._final is not None and self._final[0] == self.valid:
-            return self._final[1], self._final[2]
-        state = self.frozen_at(self.valid) if self.history is not None else self.final_state()
+        run = self.run
+        if run._final is not None and run._final[0] == run.valid:
+            return run._final[1], run._final[2]
+        state = self.frozen_at(run.valid) if run.history is not None else self.final_state()
         digest = canonical.digest(state)
-        word = self._summary_word(state) or "?"
-        self._final = (self.valid, word, digest)
+        word = run._summary_word(state) or "?"
+        run._final = (run.valid, word, digest)
         return word, digest
 
     def still_open(self) -> list[str]:
@@ -147,32 +155,33 @@ class Seeking(ReplayCore):
         Kept for the valid prefix it was read at: the rules walk the whole
         state for it (every call of a million-event run), so the app's worker
         reads it once the pass is done, and ``End`` finds it here."""
-        valid = self.valid
-        said = self._still_open
+        run = self.run
+        valid = run.valid
+        said = run._still_open
         if said is not None and said[0] == valid:
             return list(said[1])
-        if self.history is not None:
+        if run.history is not None:
             state = self.frozen_at(valid)  # the very prefix, while a worker reads on
-            lines = self._final_lines("still_open", self.rules_call.still_open, state)
+            lines = self._final_lines("still_open", run.rules_call.still_open, state)
         else:
-            lines = self._final_lines("still_open", self.rules_call.still_open)
-        self._still_open = (valid, lines)
+            lines = self._final_lines("still_open", run.rules_call.still_open)
+        run._still_open = (valid, lines)
         return list(lines)
 
     def notes(self) -> list[str]:
         """What the rules say a person should know of the valid prefix's
         state (what a resume would drop), read from the final state in place."""
-        return self._final_lines("notes", self.rules_call.notes)
+        return self._final_lines("notes", self.run.rules_call.notes)
 
     def _final_lines(
         self, hook: str, ask: Callable[[StateView], list[str]], state: StateView | None = None
     ) -> list[str]:
         try:
-            return ask(self._live_state() if state is None else state)
+            return ask(self.run._live_state() if state is None else state)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # stuck or broken rules: say so, never crash
             return [f"({hook} failed: {type(exc).__name__}: {exc})"]
 
     def final_state(self) -> State:
-        return self.state_at(self.valid)
+        return self.state_at(self.run.valid)

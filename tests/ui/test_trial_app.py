@@ -199,12 +199,12 @@ def long_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     """Validation held at seq 30,000 until the test sets the event (a big
     run still being validated, deterministically)."""
-    from replay_tui.engine.replay import Replay
+    from replay_tui.engine.forward import ForwardPass
 
     opened = threading.Event()
-    consume = Replay._consume_lines
+    consume = ForwardPass._consume_lines
 
-    def held(self: Replay, index: int, lines: list[bytes]) -> None:
+    def held(self: ForwardPass, index: int, lines: list[bytes]) -> None:
         if index <= GATE < index + len(lines):  # lines are consumed a chunk at a time
             consume(self, index, lines[: GATE - index])
             opened.wait(HANG)  # bounds a hang: the test sets it
@@ -212,7 +212,7 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
         else:
             consume(self, index, lines)
 
-    monkeypatch.setattr(Replay, "_consume_lines", held)
+    monkeypatch.setattr(ForwardPass, "_consume_lines", held)
     yield opened
     opened.set()
 
