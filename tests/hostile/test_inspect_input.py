@@ -122,3 +122,26 @@ def test_no_such_sample_lists_them(capsys: pytest.CaptureFixture[str]) -> None:
     assert "no sample '7'" in err and "1:1, 1:2, 2:1, 2:2" in err
     err = _one_line_error(capsys, "state", str(DEFLATED), "--at", "3")
     assert "an Inspect log of 4 samples: name one with --sample ID[:EPOCH]" in err
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b"SQLite format 3\x00" + bytes(100), "it is a SQLite database"),
+        (bytes(range(256)) * 4, "it looks like binary data"),
+        (b"# notes\n\nsome text\n", "it looks like Markdown text"),
+        (b"", "it is empty"),
+    ],
+    ids=["sqlite", "binary", "markdown", "empty"],
+)
+def test_a_file_that_is_no_log_says_what_it_is(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, said: str
+) -> None:
+    """``--format inspect`` on what is not JSON names what the file looks
+    like and what a log is, not a JSON parser's complaint."""
+    path = tmp_path / "run.json"
+    path.write_bytes(content)
+    err = _one_line_error(capsys, "check", str(path), "--format", "inspect")
+    assert f"not an Inspect log: {said}" in err
+    assert "an Inspect log is a .eval zip or a .json document" in err
+    assert "not valid JSON" not in err

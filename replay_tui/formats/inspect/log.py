@@ -23,6 +23,8 @@ import orjson
 
 from replay_tui.core.errors import CannotRun
 from replay_tui.formats.inspect.archive import Archive, is_zip
+from replay_tui.formats.langgraph.sqlite import SQLITE_MAGIC
+from replay_tui.formats.sniff import NO_RECORD, NOT_JSON, describe
 from replay_tui.formats.whole_file import read_whole
 
 FORMAT = "inspect"
@@ -87,6 +89,10 @@ def split_selector(selector: str) -> tuple[str, int | None]:
     return selector, None
 
 
+#: What a log is, said when a file is none.
+_LOG_IS = "an Inspect log is a .eval zip or a .json document"
+
+
 def _loads(data: bytes, what: str) -> Any:
     try:
         return orjson.loads(data)
@@ -114,7 +120,16 @@ class InspectLog:
                 raise CannotRun(f"{path}: a zip, but no Inspect log: no header.json and no samples")
         else:
             self.kind = "json"
-            doc = _loads(read_whole(path), f"{path}: not a readable Inspect log")
+            data = read_whole(path)
+            if data.startswith(SQLITE_MAGIC):
+                raise CannotRun(
+                    f"{path}: not an Inspect log: it is a SQLite database ({_LOG_IS}; a "
+                    "LangGraph checkpointer's SQLite file opens with --format langgraph)"
+                )
+            looks = describe(path)
+            if looks is not None and (looks[1] == NOT_JSON or looks[1] == NO_RECORD):
+                raise CannotRun(f"{path}: not an Inspect log: {looks[0]} ({_LOG_IS})")
+            doc = _loads(data, f"{path}: not a readable Inspect log")
             if not isinstance(doc, dict) or "eval" not in doc:
                 raise CannotRun(f'{path}: not an Inspect log (no "eval" in it)')
             self._doc = doc
