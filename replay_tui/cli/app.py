@@ -68,7 +68,8 @@ def app_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--watch-rules",
         action="store_true",
-        help="with --reducer path/to/rules.py:NAME: re-run every prefix when the file changes",
+        help="with --reducer path/to/rules.py:NAME (or --graph module:attr): re-run every "
+        "prefix when the file (the graph's module) changes",
     )
 
 

@@ -202,24 +202,27 @@ def available() -> dict[str, str]:
     return found
 
 
-def _with_graph(spec: str) -> LoadedReducer:
+def _with_graph(spec: str, *, again: bool) -> LoadedReducer:
     """The ``langgraph`` rules with the reducers of the user's graph
-    (``--graph module:attr``): their digest covers the graph's module too."""
+    (``--graph module:attr``): their digest covers the graph's module too.
+    ``again``: the graph's module is read again (the app's ``R``)."""
     from replay_tui.reducers.langgraph.graph import GRAPH_SPEC, load_graph
     from replay_tui.reducers.langgraph.rules import LangGraphRules
 
     rules = load_reducer("langgraph")
-    graph = load_graph(spec.removeprefix(GRAPH_SPEC))
+    graph = load_graph(spec.removeprefix(GRAPH_SPEC), again=again)
     files = {**_source_of(graph.module).files, **rules.rules_files}
     digest = hashlib.sha256(manifest(files).encode()).hexdigest()
     return LoadedReducer(LangGraphRules(graph), spec, Covered(files, digest))
 
 
-def load_reducer(spec: str | None = None) -> LoadedReducer:
-    """Resolve ``--reducer`` (see module docstring); raises :class:`CannotRun`."""
+def load_reducer(spec: str | None = None, *, again: bool = False) -> LoadedReducer:
+    """Resolve ``--reducer`` (see module docstring); raises :class:`CannotRun`.
+    ``again``: rules loaded once already are read again, as they are now
+    (a rules file always is; ``--graph``'s module only when asked)."""
     spec = spec or DEFAULT
     if spec.startswith("langgraph --graph "):
-        return _with_graph(spec)
+        return _with_graph(spec, again=again)
     if ":" in spec:
         target, _, attr = spec.rpartition(":")
         if target.endswith(".py") or "/" in target or "\\" in target:

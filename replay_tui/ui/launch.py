@@ -12,6 +12,7 @@ from replay_tui.engine.replay import open_ledger
 from replay_tui.formats.run import RunPaths, locate_run
 from replay_tui.questions.sidebyside import past_the_end
 from replay_tui.reducers.calling.guard import DEFAULT_TIMEOUT
+from replay_tui.reducers.langgraph.graph import GRAPH_SPEC
 from replay_tui.ui.app import COMPARE_FINISHED, ReplayApp, ReplayScreen
 
 #: The demo run shipped inside the package, opened by ``replay-tui`` alone.
@@ -42,8 +43,11 @@ def make_app(
     its what-if branch without the seqs in ``skip``).
     """
     paths = locate_run(run if run is not None else BUNDLED_DEMO, may_be_empty=follow, fmt=fmt)
-    if watch_rules and not (reducer and reducer.rpartition(":")[0].endswith(".py")):
-        raise CannotRun("--watch-rules needs --reducer path/to/rules.py:NAME")
+    by_file = reducer is not None and reducer.rpartition(":")[0].endswith(".py")
+    if watch_rules and not (by_file or (reducer or "").startswith(GRAPH_SPEC)):
+        raise CannotRun(
+            "--watch-rules needs --reducer path/to/rules.py:NAME or --graph module:attr"
+        )
     # no watchdog: the app's clock watches the rules (and says so on screen)
     replay, _ = open_replay(paths, reducer, watchdog=False, following=follow, history=True)
     replay.watch.timeout = rules_timeout if rules_timeout > 0 else None

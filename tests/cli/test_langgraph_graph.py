@@ -16,10 +16,7 @@ import pytest
 pytest.importorskip("langgraph.graph")
 
 from tests.helpers.cli import run_cli
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "langgraph"
-CUSTOM = f"{FIXTURES / 'flow.sqlite'}#thread=reducers-custom"
-_MADE = {"n": 0}
+from tests.helpers.langgraph_graph import CUSTOM, graph_module, graph_of
 
 
 @pytest.fixture
@@ -28,14 +25,6 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))
     return tmp_path
-
-
-def graph_module(folder: Path, body: str) -> str:
-    """A module of its own name (a name Python has not cached) in ``folder``."""
-    _MADE["n"] += 1
-    name = f"user_graph_{_MADE['n']}_{abs(hash(str(folder))) % 10**8}"
-    (folder / f"{name}.py").write_text(body, encoding="utf-8")
-    return name
 
 
 SCORES = """
@@ -47,29 +36,6 @@ from tests.fixtures.langgraph.graphs import merge_max, union, reducer_graph
 graph = reducer_graph()
 compiled = graph.compile()
 not_a_graph = 42
-"""
-
-
-def _graph_of(fields: str) -> str:
-    """A graph of the custom-reducer thread's nodes, its state ``fields``."""
-    return f"""
-import operator
-from typing import Annotated, Any, TypedDict
-from langgraph.graph import StateGraph, START, END
-from tests.fixtures.langgraph.graphs import merge_max, union
-
-class State(TypedDict):
-{fields}
-
-def node(state: State) -> dict[str, Any]:
-    return {{}}
-
-builder = StateGraph(State)
-for name in ("judge_a", "judge_b", "tally"):
-    builder.add_node(name, node)
-builder.add_edge(START, "judge_a")
-builder.add_edge("tally", END)
-graph = builder.compile()
 """
 
 
@@ -104,7 +70,7 @@ def test_the_graphs_reducer_is_the_one_held_to(
     log: Annotated[list[str], operator.add]
     total: Annotated[int, operator.add]
     last: Annotated[str, operator.add]"""
-    mod = graph_module(here, _graph_of(fields))
+    mod = graph_module(here, graph_of(fields))
     code, out, _ = run_cli(capsys, "check", CUSTOM, "--graph", f"{mod}:graph")
     assert code == 1
     assert (
@@ -117,7 +83,7 @@ def test_the_graphs_reducer_is_the_one_held_to(
     fields = fields.replace("merge_max]", "merge_min]").replace(
         "Annotated[str, operator.add]", "str"
     )
-    mod = graph_module(here, smallest + _graph_of(fields))
+    mod = graph_module(here, smallest + graph_of(fields))
     code, out, _ = run_cli(capsys, "check", CUSTOM, "--graph", f"{mod}:graph")
     assert code == 1
     assert "do not explain its value by merge_min (from the graph)" in out
@@ -133,7 +99,7 @@ def test_a_reducer_that_cannot_take_decoded_values_is_said_once(
     total: Annotated[int, operator.add]
     last: str"""
     objects = "def merge_objects(a, b):\n    return a.merged_with(b)\n"
-    mod = graph_module(here, objects + _graph_of(fields))
+    mod = graph_module(here, objects + graph_of(fields))
     code, out, _ = run_cli(capsys, "check", CUSTOM, "--graph", f"{mod}:graph")
     assert code == 0 and "verified" in out
     said = [line for line in out.splitlines() if "reducer merge_objects" in line]
@@ -150,7 +116,7 @@ def test_channels_the_graph_and_the_thread_do_not_share_are_named(
     log: Annotated[list[str], operator.add]
     total: Annotated[int, operator.add]
     extra: Annotated[list[str], operator.add]"""
-    mod = graph_module(here, _graph_of(fields))
+    mod = graph_module(here, graph_of(fields))
     code, out, _ = run_cli(capsys, "check", CUSTOM, "--graph", f"{mod}:graph")
     messages = out.splitlines()
     assert code == 0 and "verified" in out

@@ -24,6 +24,7 @@ import sys
 import typing
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -161,16 +162,19 @@ def reducer_of(channel: Any) -> GraphReducer | None:
     return GraphReducer(_named(op), operator=op, typ=typ)
 
 
-def load_graph(target: str) -> GraphChannels:
+def load_graph(target: str, *, again: bool = False) -> GraphChannels:
     """Import ``module:attr`` and read its graph's channels; a module that
     does not import, an attribute that is missing, an object that is no
-    graph: :class:`CannotRun`, one line."""
+    graph: :class:`CannotRun`, one line. ``again`` (the app's ``R``): the
+    module and the modules beside it are read again, as they are now."""
     modname, colon, attr = target.partition(":")
     if not colon or not modname or not attr:
         raise CannotRun(f"--graph {target}: give it as module:attr (e.g. my_agent.graph:graph)")
     here = os.getcwd()
     if here not in sys.path:
         sys.path.insert(0, here)  # as uvicorn finds module:app
+    if again:
+        _forget_beside(modname)
     try:
         module = importlib.import_module(modname)
     except KeyboardInterrupt:
@@ -214,6 +218,20 @@ def load_graph(target: str) -> GraphChannels:
         else:
             reducers[name] = found
     return GraphChannels(target, module, reducers, tuple(sorted(unknown)))
+
+
+def _forget_beside(modname: str) -> None:
+    """Drop ``modname`` and the modules of its folder from Python's cache,
+    so the next import runs them as they are now (an edited graph)."""
+    where = getattr(sys.modules.get(modname), "__file__", None)
+    if not where:
+        return
+    folder = Path(where).resolve().parent
+    for name, module in list(sys.modules.items()):
+        found = getattr(module, "__file__", None)
+        if found and Path(found).resolve().parent == folder:
+            del sys.modules[name]
+    importlib.invalidate_caches()
 
 
 def prove_by_graph(

@@ -234,9 +234,14 @@ class RunSession:
 
     # -- rules --------------------------------------------------------------
     def rules_path(self) -> Path | None:
-        """The rules file the person gave (``--reducer path.py:NAME``), if any."""
+        """The rules file the person gave (``--reducer path.py:NAME``), or
+        the module of their graph (``--graph module:attr``), if any."""
         target = (self.reducer_spec or "").rpartition(":")[0]
-        return Path(target).resolve() if target.endswith(".py") else None
+        if target.endswith(".py"):
+            return Path(target).resolve()
+        graph = getattr(self.replay.reducer, "graph", None)
+        where = getattr(getattr(graph, "module", None), "__file__", None)
+        return Path(where).resolve() if isinstance(where, str) else None
 
     def reload(self, cancelled: Callable[[], bool]) -> tuple[Replay, int | None] | str:
         """Load the rules again and re-evaluate every prefix with them: the
@@ -244,7 +249,7 @@ class RunSession:
         last good rules stay)."""
         old = self.replay
         try:
-            rules = load_reducer(self.reducer_spec)
+            rules = load_reducer(self.reducer_spec, again=True)
             new = reopen(old, rules=rules)  # the app's clock watches these rules too
             new.advance(cancelled=cancelled)
             if not new.following:

@@ -201,9 +201,12 @@ class RunReader(Widget):
 
     # -- the rules ------------------------------------------------------------
     def reload(self) -> None:
-        """``R``: load the rules file again."""
+        """``R``: load the rules file (or ``--graph``'s module) again."""
         if self.session.rules_path() is None:
-            self.notify("rules reload needs --reducer path/to/rules.py:NAME", severity="warning")
+            self.notify(
+                "rules reload needs --reducer path/to/rules.py:NAME or --graph module:attr",
+                severity="warning",
+            )
         else:
             self.reload_rules()
 
