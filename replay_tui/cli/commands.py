@@ -13,6 +13,7 @@ Exit codes are a contract: 0 verified / same, 1 a violation / different,
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import re
 import sys
@@ -20,18 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from replay_tui import __version__
-from replay_tui.cli import across as cli_across
-from replay_tui.cli import app as cli_app
-from replay_tui.cli import check as cli_check
-from replay_tui.cli import compare as cli_compare
-from replay_tui.cli import diff as cli_diff
-from replay_tui.cli import report as cli_report
-from replay_tui.cli import serve as cli_serve
-from replay_tui.cli import sessions as cli_sessions
-from replay_tui.cli import state as cli_state
-from replay_tui.cli import usage as cli_usage
 from replay_tui.cli.options import Parser, name_samples
-from replay_tui.cli.receive import command as cli_receive
 from replay_tui.core import line_core
 from replay_tui.core.allocator import keep_big_blocks_mapped
 from replay_tui.core.errors import CannotRun
@@ -44,7 +34,7 @@ from replay_tui.reducers import pricing
 from replay_tui.reducers.calling.guard import EventChanged, RulesStuck
 
 if TYPE_CHECKING:
-    from replay_tui.cli.options import Subparsers
+    pass
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main", "split_link"]
 
@@ -63,20 +53,26 @@ SUBCOMMANDS = (
     "receive",
 )
 
-#: Each adds its command's parser, in ``--help``'s order (across: when, then history).
-ADD_PARSERS: tuple[Callable[[Subparsers], None], ...] = (
-    cli_app.add_parser,
-    cli_check.add_parser,
-    cli_state.add_parser,
-    cli_across.add_parser,
-    cli_report.add_parser,
-    cli_diff.add_parser,
-    cli_compare.add_parser,
-    cli_sessions.add_parser,
-    cli_usage.add_parser,
-    cli_serve.add_parser,
-    cli_receive.add_parser,
-)
+#: The module of each command, which adds its parser (``add_parser``), in
+#: ``--help``'s order (across: when, then history). A command's module is
+#: imported only when that command runs or ``--help`` lists them all: each
+#: brings what it needs (the questions, the report's renderer, an HTTP
+#: server), and a command should not wait for the others'.
+COMMAND_MODULES: dict[str, str] = {
+    "open": "replay_tui.cli.app",
+    "check": "replay_tui.cli.check",
+    "state": "replay_tui.cli.state",
+    "when": "replay_tui.cli.across",
+    "history": "replay_tui.cli.across",
+    "report": "replay_tui.cli.report",
+    "diff": "replay_tui.cli.diff",
+    "compare": "replay_tui.cli.compare",
+    "sessions": "replay_tui.cli.sessions",
+    "usage": "replay_tui.cli.usage",
+    "serve": "replay_tui.cli.serve",
+    "receive": "replay_tui.cli.receive.command",
+}
+
 
 DESCRIPTION = (
     "Step through an event-sourced run's history. "
@@ -107,7 +103,9 @@ EPILOG = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: with ``command``, only that command's
+    (what running it needs); without, every command's (``--help``)."""
     parser = Parser(
         prog="replay-tui",
         description=DESCRIPTION,
@@ -120,8 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
         version=f"replay-tui {__version__} (line core: {line_core.describe()})",
     )
     sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}")
-    for add_parser in ADD_PARSERS:
-        add_parser(sub)
+    wanted = COMMAND_MODULES.values() if command is None else [COMMAND_MODULES[command]]
+    for name in dict.fromkeys(wanted):  # across adds both of its commands
+        importlib.import_module(name).add_parser(sub)
     return parser
 
 
@@ -142,7 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ):
         args_list.insert(0, "open")
     try:
-        args = build_parser().parse_args(args_list)
+        command = args_list[0] if args_list[0] in COMMAND_MODULES else None
+        args = build_parser(command).parse_args(args_list)
     except CannotRun as exc:
         sys.stderr.write(f"replay-tui: {_said(exc)}\n")
         return 2
