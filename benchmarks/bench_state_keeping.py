@@ -60,23 +60,23 @@ def plain(events: list[Event], apply: Apply, ctx: Context, initial: Any, every: 
     return state
 
 
-def plain_json(events: list[Event], apply: Apply, ctx: Context, initial: Any, every: int) -> Any:
-    state, kept = initial, []
-    for i, e in enumerate(events, 1):
-        state = apply(state, e, ctx)
-        if i % every == 0:
-            kept.append(canonical.dumps_fast(state))
-    return kept
+def plain_keeping(keep: Callable[[Any], Any]) -> Callable[..., Any]:
+    """The rules on plain values, ``keep(state)`` kept every ``every`` events."""
+
+    def run(events: list[Event], apply: Apply, ctx: Context, initial: Any, every: int) -> Any:
+        state, kept = initial, []
+        for i, e in enumerate(events, 1):
+            state = apply(state, e, ctx)
+            if i % every == 0:
+                kept.append(keep(state))
+                gc.freeze()
+        return kept
+
+    return run
 
 
-def plain_frozen(events: list[Event], apply: Apply, ctx: Context, initial: Any, every: int) -> Any:
-    state, kept = initial, []
-    for i, e in enumerate(events, 1):
-        state = apply(state, e, ctx)
-        if i % every == 0:
-            kept.append(freeze(state))
-            gc.freeze()
-    return kept
+plain_json = plain_keeping(canonical.dumps_fast)
+plain_frozen = plain_keeping(freeze)
 
 
 def journal(events: list[Event], apply: Apply, ctx: Context, initial: Any, every: int) -> Any:
