@@ -64,8 +64,7 @@ CHECK_CHECKPOINT_BUDGET = 8 << 20
 class Replay(ReplayCore):
     """Strict replay of one run. Not started until :meth:`advance` is called."""
 
-    def __init__(self, paths: RunPaths, rules: LoadedReducer, **kwargs: Any) -> None:
-        super().__init__(paths, rules, **kwargs)
+    def _hold_parts(self) -> None:
         self.follow = Following(self)
         self.forward = ForwardPass(self, self.follow)
         self.seeking = Seeking(self)

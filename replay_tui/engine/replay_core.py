@@ -197,6 +197,11 @@ class ReplayCore:
         #: do not change it and copy what you keep): how ``when`` and ``history``
         #: watch a run at the cost of ``check``.
         self.observer: Callable[[int, State, str], None] | None = None
+        self._hold_parts()
+
+    def _hold_parts(self) -> None:
+        """Make the parts that work on this state (the replay's: see
+        :class:`~replay_tui.engine.replay.Replay`), once it is opened."""
 
     def _start_judging(self) -> None:
         """What judging the ledger keeps, before its first line: no error yet,
