@@ -20,7 +20,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import jsonpatch
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from replay_tui.reducers.inspect_ai import REDUCER
@@ -39,7 +39,12 @@ JSON = st.recursive(
 @settings(max_examples=300, deadline=None)
 def test_a_jsonpatch_patch_gives_the_other_document(a: dict[str, Any], b: dict[str, Any]) -> None:
     ops = jsonpatch.make_patch(a, b).patch
-    theirs = jsonpatch.apply_patch(copy.deepcopy(a), ops)
+    try:
+        theirs = jsonpatch.apply_patch(copy.deepcopy(a), ops)
+    except (jsonpatch.JsonPatchException, LookupError, TypeError):
+        # its differ's patch that its own apply refuses (a list item moved
+        # past the end, an item deleted from a string): no answer to hold ours to
+        assume(False)
     assert apply_patch(copy.deepcopy(a), ops) == theirs
 
 
