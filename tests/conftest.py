@@ -7,6 +7,7 @@ import hashlib
 import inspect
 import os
 import shutil
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -92,6 +93,14 @@ def agent_lines(receipt_sha: str | None = None, call_id: str = "c1") -> list[byt
         line(7, "check_finished", payload={"name": "tests", "passed": False}),
         line(8, "state_changed", payload={"to": "retrying"}),
     ]
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The current directory, where --graph finds the user's module (sys.path restored)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    return tmp_path
 
 
 @pytest.fixture

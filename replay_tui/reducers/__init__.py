@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from replay_tui.core.errors import CannotRun
+from replay_tui.core.importing import import_attr
 from replay_tui.core.sources import Covered, Scope, covered, manifest
 from replay_tui.reducers.base import Reducer
 
@@ -177,18 +178,9 @@ def _from_file(path: Path, attr: str, spec: str) -> LoadedReducer:
 
 def _from_module(modname: str, attr: str, spec: str) -> LoadedReducer:
     try:
-        module = importlib.import_module(modname)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:
-        raise CannotRun(
-            f"cannot import reducer module {modname}: {type(exc).__name__}: {exc}"
-        ) from exc
-    obj: Any = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise CannotRun(f"module {modname} has no {attr}")
-        obj = getattr(obj, part)
+        module, obj = import_attr(modname, attr)
+    except CannotRun as exc:
+        raise CannotRun(f"--reducer {spec}: {exc}") from None
     return LoadedReducer(_check(obj, spec), spec, _source_of(module))
 
 

@@ -7,7 +7,6 @@ digest, and every mistake one line, exit 2."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import orjson
@@ -17,15 +16,6 @@ pytest.importorskip("langgraph.graph")
 
 from tests.helpers.cli import run_cli
 from tests.helpers.langgraph_graph import CUSTOM, graph_module, graph_of
-
-
-@pytest.fixture
-def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The current directory, where --graph finds the user's module (sys.path restored)."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    return tmp_path
-
 
 SCORES = """
 import operator

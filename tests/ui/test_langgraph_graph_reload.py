@@ -4,7 +4,6 @@ watched), so a developer changing a channel's reducer sees the verdict move."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,13 +25,6 @@ RIGHT = """    scores: Annotated[dict[str, int], merge_max]
     last: str"""
 #: The same, with a reducer the thread does not follow.
 WRONG = RIGHT.replace("last: str", "last: Annotated[str, operator.add]")
-
-
-@pytest.fixture
-def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    return tmp_path
 
 
 @pytest.mark.parametrize("watched", [False, True], ids=["R", "saved"])

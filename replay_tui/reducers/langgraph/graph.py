@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from replay_tui.core.errors import CannotRun
+from replay_tui.core.importing import import_attr
 from replay_tui.reducers.langgraph.channels import MISSING, is_internal
 
 #: How ``--graph`` is written into the rules' spec, so that every process
@@ -176,19 +177,9 @@ def load_graph(target: str, *, again: bool = False) -> GraphChannels:
     if again:
         _forget_beside(modname)
     try:
-        module = importlib.import_module(modname)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # SystemExit at import is a module that does not import too
-        said = " ".join(str(exc).split())
-        raise CannotRun(
-            f"--graph {target}: cannot import {modname}: {type(exc).__name__}: {said}"
-        ) from None
-    obj: Any = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise CannotRun(f"--graph {target}: module {modname} has no {attr}")
-        obj = getattr(obj, part)
+        module, obj = import_attr(modname, attr)
+    except CannotRun as exc:
+        raise CannotRun(f"--graph {target}: {exc}") from None
     names = {t.__name__ for t in type(obj).__mro__}
     if "StateGraph" in names and callable(getattr(obj, "compile", None)):
         try:
