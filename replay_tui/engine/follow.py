@@ -9,6 +9,7 @@ checksums of the lines already validated.
 
 from __future__ import annotations
 
+import weakref
 import zlib
 
 from replay_tui.engine.replay_core import ReplayCore
@@ -19,7 +20,7 @@ class Following:
     """What only a growing ledger needs: held-back lines and rewrite detection."""
 
     def __init__(self, run: ReplayCore) -> None:
-        self.run = run
+        self.run: ReplayCore = weakref.proxy(run)  # the run holds this part
 
     def stop_following(self) -> None:
         """From now on the ledger is judged as complete: strict rules again."""

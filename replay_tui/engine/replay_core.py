@@ -20,6 +20,7 @@ import zlib
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 
 from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun, ReplayError, RuleViolation, Warning_
@@ -149,6 +150,22 @@ def _gemini_ledger(paths: RunPaths) -> Ledger:
     return Ledger(paths.events, mapping=GeminiLines(paths.events))
 
 
+def _ends_in_failure(reducer: object, event: Event) -> bool:
+    """Whether ``event`` ends its call in failure, as built-in rules word it
+    (``call_facts``; rules of one's own are not asked). A function of the
+    rules, not a method of the replay: the call index it is given to must
+    not keep the replay alive (see :meth:`ReplayCore._hold_parts`)."""
+    said = call_facts(reducer, event)
+    return said is not None and said.status in FAILED_CALL
+
+
+def _validated_in(crcs: array[int], index: int, raw: bytes) -> bool:
+    """Line ``index`` is the very line strict replay accepted (by its crc32
+    in ``crcs``, the replay's: given to the ledger, which must not keep the
+    replay alive)."""
+    return index < len(crcs) and zlib.crc32(raw) == crcs[index]
+
+
 #: A checkpoint spacing no run reaches.
 _NEVER = 1 << 62
 
@@ -201,7 +218,13 @@ class ReplayCore:
 
     def _hold_parts(self) -> None:
         """Make the parts that work on this state (the replay's: see
-        :class:`~replay_tui.engine.replay.Replay`), once it is opened."""
+        :class:`~replay_tui.engine.replay.Replay`), once it is opened.
+
+        Nothing the replay holds refers back to it but weakly (the parts
+        hold a :func:`weakref.proxy` of it): a replay let go of is freed at
+        once. Its state store freezes what the cyclic collector tracks
+        (:meth:`~replay_tui.state.history.History.keep`), so a replay in a
+        cycle would never be freed: the app's every reload kept the last."""
 
     def _start_judging(self) -> None:
         """What judging the ledger keeps, before its first line: no error yet,
@@ -221,8 +244,6 @@ class ReplayCore:
         self._parse = self.ledger.parse
         mapping = self.ledger.mapping
         self._reread = mapping.reread if mapping is not None else None
-        if mapping is not None:
-            self.ledger.validated = self._is_validated
         #: Kinds whose ts is recorded late by design (see TemporalRules).
         self._late_ts_kinds: frozenset[str] = frozenset(getattr(self.reducer, "late_ts_kinds", ()))
         #: Kinds a chunk may be read at once with: a late ts is not the clock's,
@@ -238,6 +259,8 @@ class ReplayCore:
         # crc32 of each validated line (4 bytes an event): a line re-read later
         # to rebuild a state must be the line that was validated.
         self._crcs = array("I")
+        if mapping is not None:
+            self.ledger.validated = partial(_validated_in, self._crcs)
         self._advancing = False
         self._lock = threading.RLock()
 
@@ -265,7 +288,7 @@ class ReplayCore:
         self.calls: CallIndex | None = (
             CallIndex(
                 call_of,
-                None if self.guarded else self._call_failed,
+                None if self.guarded else partial(_ends_in_failure, self.reducer),
                 nests=nests,
                 parent_of=parent_of if callable(parent_of) else None,
             )
@@ -288,12 +311,6 @@ class ReplayCore:
         #: :meth:`.rules_step.RulesStep._next_in_history`); None: made when next needed.
         self._journal: Journal | None = None
         return initial
-
-    def _call_failed(self, event: Event) -> bool:
-        """Whether ``event`` ends its call in failure, as built-in rules
-        word it (``call_facts``; rules of one's own are not asked)."""
-        said = call_facts(self.reducer, event)
-        return said is not None and said.status in FAILED_CALL
 
     def _line_checker(self) -> SequenceChecker:
         """What every line must be: the envelope's rules, or a session format's."""
@@ -432,11 +449,6 @@ class ReplayCore:
         if not isinstance(event, Event):  # only valid lines are replayed
             raise LedgerChanged(f"line {index + 1} changed since it was validated")
         return event
-
-    def _is_validated(self, index: int, raw: bytes) -> bool:
-        """Line ``index`` is the very line strict replay accepted (by its crc32)."""
-        crcs = self._crcs
-        return index < len(crcs) and zlib.crc32(raw) == crcs[index]
 
     def is_ignored(self, event: Event) -> bool:
         """An event the rules do not apply: left out of this branch

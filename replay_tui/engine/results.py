@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import weakref
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -71,7 +72,7 @@ class Results:
     """Receipts of a session's calls: their recorded results (see the module)."""
 
     def __init__(self, run: ReplayCore, seeking: Seeking) -> None:
-        self.run = run
+        self.run: ReplayCore = weakref.proxy(run)  # the run holds this part
         self.seeking = seeking
         self._last_result: tuple[tuple[str, int], tuple[int, str, Any]] | None = None
         self._results_lock = threading.Lock()

@@ -9,6 +9,8 @@ JSON. :mod:`.forward` reads the lines and calls it.
 
 from __future__ import annotations
 
+import weakref
+
 from replay_tui.core import strict_json
 from replay_tui.core.errors import ERROR_CODES, ReplayError, RuleViolation
 from replay_tui.engine.replay_core import Pending, ReplayCore
@@ -38,7 +40,7 @@ class RulesStep:
     """Applying the rules to one event, for the forward pass of ``run``."""
 
     def __init__(self, run: ReplayCore) -> None:
-        self.run = run
+        self.run: ReplayCore = weakref.proxy(run)  # the run holds this part
 
     def _fail_at(self, item: Event, message: str, tb: str | None = None) -> None:
         """A bug in the rules (``reducer_error``) at event ``item``."""

@@ -10,6 +10,7 @@ event instead: their state alone cannot be gone on from.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -39,7 +40,7 @@ class Seeking:
     """Answers about prefixes of ``run``'s valid prefix, for the UI and the questions."""
 
     def __init__(self, run: ReplayCore) -> None:
-        self.run = run
+        self.run: ReplayCore = weakref.proxy(run)  # the run holds this part
 
     def state_at(self, n: int) -> State:
         """A fresh copy of the state after the first ``n`` events (0..valid)."""
