@@ -119,7 +119,12 @@ class History:
         return apply_changes(state, changes)
 
     def close(self) -> None:
+        """The store is let go of: its patch log closed, and what :meth:`keep`
+        froze thawed, so that the collector can free this store and what
+        refers to it in cycles (the app's panes that showed it) once they
+        are dropped; a store still in use freezes them again at its next keep."""
         self.patches.close()
+        gc.unfreeze()
 
 
 def apply_changes(state: Any, changes: Iterable[Change]) -> Any:
