@@ -9,18 +9,14 @@ checksums of the lines already validated.
 
 from __future__ import annotations
 
-import weakref
 import zlib
 
-from replay_tui.engine.replay_core import ReplayCore
+from replay_tui.engine.replay_core import Part
 from replay_tui.formats.ledger import LedgerRewritten
 
 
-class Following:
+class Following(Part):
     """What only a growing ledger needs: held-back lines and rewrite detection."""
-
-    def __init__(self, run: ReplayCore) -> None:
-        self.run: ReplayCore = weakref.proxy(run)  # the run holds this part
 
     def stop_following(self) -> None:
         """From now on the ledger is judged as complete: strict rules again."""

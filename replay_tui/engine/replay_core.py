@@ -16,6 +16,7 @@ group or a line, not an attribute chain per event.
 from __future__ import annotations
 
 import threading
+import weakref
 import zlib
 from array import array
 from collections.abc import Callable, Iterable
@@ -220,9 +221,9 @@ class ReplayCore:
         """Make the parts that work on this state (the replay's: see
         :class:`~replay_tui.engine.replay.Replay`), once it is opened.
 
-        Nothing the replay holds refers back to it but weakly (the parts
-        hold a :func:`weakref.proxy` of it): a replay let go of is freed at
-        once. Its state store freezes what the cyclic collector tracks
+        Nothing the replay holds refers back to it but weakly (each part is
+        a :class:`Part`): a replay let go of is freed at once. Its state
+        store freezes what the cyclic collector tracks
         (:meth:`~replay_tui.state.history.History.keep`), so a replay in a
         cycle would never be freed: the app's every reload kept the last."""
 
@@ -494,3 +495,21 @@ class ReplayCore:
     def event(self, index: int) -> Event | LineError:
         """Line ``index`` (0-based) as parsed, for display (cached)."""
         return self.ledger.event(index)
+
+
+class Part:
+    """A part of a replay (its forward pass, following, seeking, results),
+    given the replay's state as :attr:`run`. Held weakly: the replay holds
+    its parts, and a cycle between them would outlive the replay (see
+    :meth:`ReplayCore._hold_parts`)."""
+
+    def __init__(self, run: ReplayCore) -> None:
+        self._run = weakref.ref(run)
+
+    @property
+    def run(self) -> ReplayCore:
+        """The replay's state (a part is never used once its replay is gone)."""
+        run = self._run()
+        if run is None:
+            raise ReferenceError("this part's replay is gone")
+        return run

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import weakref
 import zlib
 from dataclasses import dataclass
 from typing import Any
 
 from replay_tui.core import strict_json
 from replay_tui.core.words import plural
-from replay_tui.engine.replay_core import LedgerChanged, ReplayCore
+from replay_tui.engine.replay_core import LedgerChanged, Part, ReplayCore
 from replay_tui.engine.seek import Seeking
 from replay_tui.formats.envelope import Event
 
@@ -68,11 +67,11 @@ class RecordedResult:
         return title, self.data
 
 
-class Results:
+class Results(Part):
     """Receipts of a session's calls: their recorded results (see the module)."""
 
     def __init__(self, run: ReplayCore, seeking: Seeking) -> None:
-        self.run: ReplayCore = weakref.proxy(run)  # the run holds this part
+        super().__init__(run)
         self.seeking = seeking
         self._last_result: tuple[tuple[str, int], tuple[int, str, Any]] | None = None
         self._results_lock = threading.Lock()

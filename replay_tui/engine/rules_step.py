@@ -9,11 +9,9 @@ JSON. :mod:`.forward` reads the lines and calls it.
 
 from __future__ import annotations
 
-import weakref
-
 from replay_tui.core import strict_json
 from replay_tui.core.errors import ERROR_CODES, ReplayError, RuleViolation
-from replay_tui.engine.replay_core import Pending, ReplayCore
+from replay_tui.engine.replay_core import Part, Pending
 from replay_tui.formats.envelope import Event
 from replay_tui.reducers.base import ReceiptPending
 from replay_tui.reducers.calling.caller import rules_traceback
@@ -36,11 +34,8 @@ def not_a_state(value: object) -> str:
     return f"apply returned {type(value).__name__}, not a state object"
 
 
-class RulesStep:
+class RulesStep(Part):
     """Applying the rules to one event, for the forward pass of ``run``."""
-
-    def __init__(self, run: ReplayCore) -> None:
-        self.run: ReplayCore = weakref.proxy(run)  # the run holds this part
 
     def _fail_at(self, item: Event, message: str, tb: str | None = None) -> None:
         """A bug in the rules (``reducer_error``) at event ``item``."""

@@ -10,13 +10,12 @@ event instead: their state alone cannot be gone on from.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from replay_tui.core import strict_json
 from replay_tui.core.words import plural
-from replay_tui.engine.replay_core import ReplayCore
+from replay_tui.engine.replay_core import Part
 from replay_tui.formats.envelope import Event
 from replay_tui.reducers.base import State, StateView
 from replay_tui.state import canonical
@@ -36,11 +35,8 @@ class Step:
     explanation: str | None
 
 
-class Seeking:
+class Seeking(Part):
     """Answers about prefixes of ``run``'s valid prefix, for the UI and the questions."""
-
-    def __init__(self, run: ReplayCore) -> None:
-        self.run: ReplayCore = weakref.proxy(run)  # the run holds this part
 
     def state_at(self, n: int) -> State:
         """A fresh copy of the state after the first ``n`` events (0..valid)."""
