@@ -51,6 +51,8 @@ class History:
         self._lock = threading.Lock()
         #: The last state asked for, so that a step costs one event's patches.
         self._near: tuple[int, Any] = (0, initial)
+        #: This store froze the collector's objects (see :meth:`keep`).
+        self._froze = False
 
     def __len__(self) -> int:
         """Events recorded (the valid prefix)."""
@@ -82,6 +84,7 @@ class History:
         # them is freed by reference counting as before). Without this,
         # collections rescan millions of them: 40% of a 1M-event pass.
         gc.freeze()
+        self._froze = True
 
     def settle(self, n: int, state: Any) -> None:
         """``state`` is the frozen state after event ``n``, the last recorded:
@@ -119,12 +122,15 @@ class History:
         return apply_changes(state, changes)
 
     def close(self) -> None:
-        """The store is let go of: its patch log closed, and what :meth:`keep`
-        froze thawed, so that the collector can free this store and what
-        refers to it in cycles (the app's panes that showed it) once they
-        are dropped; a store still in use freezes them again at its next keep."""
+        """The store is let go of: its patch log closed, and, if :meth:`keep`
+        froze anything, the collector's objects thawed, so that it can free
+        this store and what refers to it in cycles (the app's panes that
+        showed it) once they are dropped; a store still in use freezes them
+        again at its next keep. A store that never kept a state thaws
+        nothing: the collector is not sent to rescan another's kept states."""
         self.patches.close()
-        gc.unfreeze()
+        if self._froze:
+            gc.unfreeze()
 
 
 def apply_changes(state: Any, changes: Iterable[Change]) -> Any:
