@@ -18,7 +18,6 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from replay_tui import __version__
 from replay_tui.cli.options import Parser, name_samples
@@ -33,25 +32,7 @@ from replay_tui.formats.sniff import run_sources
 from replay_tui.reducers import pricing
 from replay_tui.reducers.calling.guard import EventChanged, RulesStuck
 
-if TYPE_CHECKING:
-    pass
-
 __all__ = ["SUBCOMMANDS", "build_parser", "main", "split_link"]
-
-SUBCOMMANDS = (
-    "open",
-    "check",
-    "state",
-    "when",
-    "history",
-    "report",
-    "diff",
-    "compare",
-    "sessions",
-    "usage",
-    "serve",
-    "receive",
-)
 
 #: The module of each command, which adds its parser (``add_parser``), in
 #: ``--help``'s order (across: when, then history). A command's module is
@@ -72,6 +53,8 @@ COMMAND_MODULES: dict[str, str] = {
     "serve": "replay_tui.cli.serve",
     "receive": "replay_tui.cli.receive.command",
 }
+#: The commands, in ``--help``'s order.
+SUBCOMMANDS = tuple(COMMAND_MODULES)
 
 
 DESCRIPTION = (

@@ -120,16 +120,7 @@ class InspectLog:
                 raise CannotRun(f"{path}: a zip, but no Inspect log: no header.json and no samples")
         else:
             self.kind = "json"
-            data = read_whole(path)
-            if data.startswith(SQLITE_MAGIC):
-                raise CannotRun(
-                    f"{path}: not an Inspect log: it is a SQLite database ({_LOG_IS}; a "
-                    "LangGraph checkpointer's SQLite file opens with --format langgraph)"
-                )
-            looks = describe(path)
-            if looks is not None and (looks[1] == NOT_JSON or looks[1] == NO_RECORD):
-                raise CannotRun(f"{path}: not an Inspect log: {looks[0]} ({_LOG_IS})")
-            doc = _loads(data, f"{path}: not a readable Inspect log")
+            doc = self._document(path)
             if not isinstance(doc, dict) or "eval" not in doc:
                 raise CannotRun(f'{path}: not an Inspect log (no "eval" in it)')
             self._doc = doc
@@ -144,6 +135,25 @@ class InspectLog:
                     self.samples.append(ref)
 
         self.samples.sort(key=_order)
+
+    @staticmethod
+    def _document(path: Path) -> Any:
+        """The log document as JSON; a file that is no JSON says what it is
+        (looked at only then: a log is read once)."""
+        data = read_whole(path)
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+        if data.startswith(SQLITE_MAGIC):
+            raise CannotRun(
+                f"{path}: not an Inspect log: it is a SQLite database ({_LOG_IS}; a "
+                "LangGraph checkpointer's SQLite file opens with --format langgraph)"
+            )
+        looks = describe(path)
+        if looks is not None and looks[1] in (NOT_JSON, NO_RECORD):
+            raise CannotRun(f"{path}: not an Inspect log: {looks[0]} ({_LOG_IS})")
+        return _loads(data, f"{path}: not a readable Inspect log")
 
     # -- what the log says of itself ---------------------------------------
     def header(self) -> dict[str, Any]:
