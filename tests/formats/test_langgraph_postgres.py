@@ -181,3 +181,50 @@ async def test_a_postgres_thread_followed_in_the_app(postgres_url: str) -> None:
             assert app.replay.error is None
         app.replay.close()
     assert error is None and state == live
+
+
+def test_a_turn_written_during_a_read_is_seen_whole_or_not_at_all(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread is read in several statements (values, checkpoints, writes):
+    a turn a graph commits between two of them must not come out as
+    checkpoints without their values. Followed live, that was a state the
+    graph never had, given once and never read again."""
+    from contextlib import contextmanager
+
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    from replay_tui.formats.langgraph import postgres as pg
+    from replay_tui.formats.langgraph.thread import load_thread
+    from tests.helpers.langgraph_db import agent_graph
+
+    with PostgresSaver.from_conn_string(postgres_url) as saver:
+        saver.setup()
+        graph = agent_graph().compile(checkpointer=saver)
+        cfg: Any = {"configurable": {"thread_id": "torn"}}
+        graph.invoke({"messages": [HumanMessage("hi", id="h0")], "count": 0}, cfg)
+        connect = pg.connect
+
+        @contextmanager
+        def writer_between_statements(url: str) -> Any:
+            with connect(url) as conn:
+                execute, calls = conn.execute, []
+
+                def execute_then_write(*args: Any, **kwargs: Any) -> Any:
+                    cursor = execute(*args, **kwargs)
+                    calls.append(cursor.fetchall())
+                    if len(calls) == 1:  # after the first statement: a whole turn committed
+                        graph.invoke({"messages": [HumanMessage("again", id="h9")]}, cfg)
+                    return iter(calls[-1])
+
+                conn.execute = execute_then_write
+                yield conn
+
+        monkeypatch.setattr(pg, "connect", writer_between_statements)
+        during = load_thread(postgres_url, "torn")
+        monkeypatch.setattr(pg, "connect", connect)
+        after = {c.id: c for c in load_thread(postgres_url, "torn").checkpoints}
+    assert during.checkpoints, "the read saw the thread"
+    for c in during.checkpoints:
+        assert c.body == after[c.id].body, f"checkpoint {c.id} read without its values"

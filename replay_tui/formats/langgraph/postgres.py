@@ -77,7 +77,10 @@ def _why(exc: BaseException, url: str) -> str:
 
 @contextmanager
 def connect(url: str) -> Iterator[Any]:
-    """A read-only connection (every statement in a read-only transaction)."""
+    """A read-only connection whose transaction reads one snapshot
+    (``REPEATABLE READ``): a thread is read in several statements, and a turn
+    a graph commits between two of them must be seen whole or not at all
+    (read committed, its checkpoints came without their values)."""
     try:
         import psycopg
     except ImportError:
@@ -88,6 +91,7 @@ def connect(url: str) -> Iterator[Any]:
         raise CannotRun(f"{redact(url)}: cannot connect: {_why(exc, url)}") from None
     try:
         conn.read_only = True
+        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         yield conn
     except psycopg.Error as exc:
         raise CannotRun(f"{redact(url)}: {_why(exc, url)}") from None
