@@ -6,7 +6,9 @@ import os
 import re
 import shutil
 import stat
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,9 +16,10 @@ from replay_tui.cli.commands import split_link
 from replay_tui.core.errors import CannotRun
 from replay_tui.handover.bookmarks import Bookmarks
 from replay_tui.ui.launch import make_app
+from replay_tui.ui.messages import ViewReady
 from tests.conftest import DEMO, SAMPLES
 from tests.helpers.marks import bookmark
-from tests.helpers.screen import said, screen_text, seq_at_cursor, settle, status
+from tests.helpers.screen import said, screen_text, seq_at_cursor, settle, settled, status
 from tests.helpers.waiting import until
 
 
@@ -60,6 +63,46 @@ async def test_a_link_to_0_opens_at_the_initial_state() -> None:
         await settle(app, pilot)
         await until(pilot, lambda: app.main.at_initial)
         assert app.main.at_initial
+
+
+async def test_prefix_0_is_not_replaced_by_a_row_loaded_before_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A row's view loaded off the UI thread, answered just as prefix 0 is
+    entered (a link to 0 while the first row loads): the panes keep the
+    initial state, not the row that was left (the answer was taken as still
+    wanted, and a link to 0 opened at event 1 now and then)."""
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        screen, side = app.main, app.main.side
+        entered, release, posted = threading.Event(), threading.Event(), threading.Event()
+        line_view, post = screen.view.line_view, side.post_message
+
+        def slow_line_view(index: int) -> Any:
+            entered.set()
+            release.wait(30)
+            return line_view(index)
+
+        def post_and_tell(message: Any) -> bool:
+            done = post(message)
+            if isinstance(message, ViewReady):
+                posted.set()
+            return done
+
+        monkeypatch.setattr(screen.view, "line_view", slow_line_view)
+        monkeypatch.setattr(side, "post_message", post_and_tell)
+        side._slow = True  # this machine seemed slow: views are made off the UI thread
+        await pilot.press("j")
+        await until(pilot, entered.is_set)
+        release.set()
+        assert posted.wait(30)  # the row's answer is on its way, not yet handled
+        screen.go_to_seq(0)
+        await pilot.pause()
+        await until(pilot, lambda: settled(screen))
+        assert screen.at_initial and screen.line_view is not None
+        assert screen.line_view.mode == "initial"
+        assert "prefix 0" in screen_text(app)
 
 
 async def test_a_link_before_an_error_is_not_pulled_to_it() -> None:

@@ -165,8 +165,10 @@ class SidePanes(Vertical):
         self.show(shown)
 
     def show(self, view: LineView | None) -> None:
-        """Show this line view (None: nothing), as it is."""
+        """Show this line view (None: nothing), as it is: an answer still on
+        its way from a worker is no longer wanted."""
         self.workers.cancel_group(self, "view")
+        self._wanted = None
         self.line_view = view
         self.render_view()
 
