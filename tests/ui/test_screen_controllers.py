@@ -77,6 +77,8 @@ def test_the_cursor_owner_holds_jumps_and_errors_until_their_time() -> None:
     replay, _ = open_replay(str(SAMPLES / "broken-divergence"), watchdog=False, history=True)
     cursor = CursorOwner(start_seq=30)
     assert cursor.pending_due(replay) is None  # nothing validated yet
+    said = "validated up to seq 0: going to seq 30 when it is reached"
+    assert CursorOwner().wait_for(30, replay) == said
     replay.advance()
     replay.finish()
     assert cursor.pending_due(replay) == 30 and cursor.person_moved  # error or end: go now
@@ -88,7 +90,15 @@ def test_the_cursor_owner_holds_jumps_and_errors_until_their_time() -> None:
     assert cursor.error_waiting is None
     fresh = CursorOwner()
     assert fresh.error_found(err, cursor_index=0) == (True, err)  # untouched: go there
-    assert not fresh.wait_for(3, replay) and fresh.forget_pending() is None
+    assert fresh.wait_for(3, replay) is None and fresh.forget_pending() is None
+    view = RunView(replay)
+    last = view.row(view.row_count() - 1).seq
+    assert last is not None
+    assert CursorOwner.within_run(view, 3) == (3, None)
+    assert CursorOwner.within_run(view, last + 5) == (
+        last,
+        f"seq {last + 5} is past the end of this run ({last} events): at the last one",
+    )
     replay.close()
 
 

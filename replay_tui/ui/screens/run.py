@@ -24,7 +24,6 @@ from textual.notifications import SeverityLevel
 from textual.reactive import var
 from textual.screen import Screen
 
-from replay_tui.core.words import plural
 from replay_tui.engine.replay import Replay
 from replay_tui.questions.condition import Condition
 from replay_tui.ui.features.bookmarks.controller import Marks
@@ -215,11 +214,9 @@ class ReplayScreen(Screen[None]):
 
     def _open_at(self, seq: int) -> None:
         """Go to the seq a link named: the last event if it is past the end."""
-        last = self.view.row(self.view.row_count() - 1).seq if self.view.row_count() else 0
-        if last is not None and seq > last:
-            said = f"seq {seq} is past the end of this run ({plural(last, 'event')}): "
-            self.notify(said + "at the last one", severity="warning", timeout=6)
-            seq = last
+        seq, said = self.cursor.within_run(self.view, seq)
+        if said is not None:
+            self.notify(said, severity="warning", timeout=6)
         self.go_to_seq(seq)
 
     def on_rewritten(self, message: Rewritten) -> None:
@@ -439,10 +436,8 @@ class ReplayScreen(Screen[None]):
             self.cursor.person_moves()
             if isinstance(answer, Condition):
                 self.search_keeper.ask(answer, self.cursor_seq())
-            elif self.cursor.wait_for(answer, self.replay):
-                valid = self.replay.valid
-                said = f"validated up to seq {valid:,}: going to seq {answer:,} when it is reached"
-                self.notify(said, timeout=4)
+            elif (waiting := self.cursor.wait_for(answer, self.replay)) is not None:
+                self.notify(waiting, timeout=4)
             else:
                 self._open_at(answer)
 

@@ -9,7 +9,9 @@ where the cursor should go.
 
 from __future__ import annotations
 
+from replay_tui.core.words import plural
 from replay_tui.engine.replay import Replay
+from replay_tui.views.runview import RunView
 
 
 class CursorOwner:
@@ -36,13 +38,13 @@ class CursorOwner:
         self._jumped_to_error = False
         self.error_waiting = None
 
-    def wait_for(self, seq: int, replay: Replay) -> bool:
-        """``:`` asked for ``seq``: True if validation has not reached it
-        (the jump then waits), False to go now."""
+    def wait_for(self, seq: int, replay: Replay) -> str | None:
+        """``:`` asked for ``seq``: if validation has not reached it, the jump
+        waits and this says so; None to go now."""
         if seq > replay.valid and not replay.finished and replay.error is None:
             self.pending_seq = seq
-            return True
-        return False
+            return f"validated up to seq {replay.valid:,}: going to seq {seq:,} when it is reached"
+        return None
 
     def pending_due(self, replay: Replay) -> int | None:
         """The seq a link or ``:`` asked for, once validation has reached it
@@ -53,6 +55,18 @@ class CursorOwner:
         self.pending_seq = None
         self.person_moved = True  # a link is the person's choice: errors wait
         return seq
+
+    @staticmethod
+    def within_run(view: RunView, seq: int) -> tuple[int, str | None]:
+        """Where a link to ``seq`` goes: the seq, or the last event if it is
+        past the end, with the warning that says so."""
+        last = view.row(view.row_count() - 1).seq if view.row_count() else 0
+        if last is None or seq <= last:
+            return seq, None
+        return (
+            last,
+            f"seq {seq} is past the end of this run ({plural(last, 'event')}): at the last one",
+        )
 
     def forget_pending(self) -> int | None:
         """Esc: forget a jump still waiting; the seq it was going to."""
