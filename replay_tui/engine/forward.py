@@ -15,13 +15,14 @@ from __future__ import annotations
 import gc
 import zlib
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Self
 
 from replay_tui.core.errors import ReplayError
 from replay_tui.engine.follow import Following
 from replay_tui.engine.regular_runs import RegularRuns
 from replay_tui.engine.replay_core import ReplayCore
-from replay_tui.engine.rules_step import not_a_state
+from replay_tui.engine.rules_step import AlreadyFailed, not_a_state
 from replay_tui.formats.envelope import Event, LineError, parse_line
 from replay_tui.formats.ledger import BIG_LINE, GZIP_MAGIC
 from replay_tui.formats.receipts import ReceiptStore
@@ -69,10 +70,16 @@ class ForwardPass(RegularRuns):
                     self._settle_rules()
                     run.ctx.settle_later = False
             journal = run._journal
-            if journal is not None and run.history is not None:
+            history = run.history
+            if journal is not None and history is not None and run.error is None:
                 # the last state is the one shown first: frozen now, not
                 # rebuilt from up to a few thousand patches on each ask
-                run.history.settle(run.valid, self._freeze_journal(journal))
+                # (kept, where patches are made again: the state they end at)
+                if not history.made_again:
+                    history.settle(run.valid, self._freeze_journal(journal))
+                elif len(history) > history.last_kept()[0]:
+                    with suppress(AlreadyFailed):
+                        self._keep_journal(run.valid)
         finally:
             with run._lock:
                 run._advancing = False
@@ -314,7 +321,7 @@ class ForwardPass(RegularRuns):
             # left out of this branch, or passed only as ignorable: skipped
             with run._lock:
                 if run.history is not None:
-                    run.history.record(item.seq, [])
+                    run.history.unchanged(item.seq)
                 run.valid = item.seq
             if run.history is not None and run.history.due():
                 self._keep_journal(item.seq)

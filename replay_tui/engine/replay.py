@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, Self
 
+from replay_tui.engine.again import MadeAgain, RulesNotDeterministic
 from replay_tui.engine.follow import Following
 from replay_tui.engine.forward import ForwardPass
 from replay_tui.engine.replay_core import (
@@ -50,6 +51,7 @@ __all__ = [
     "Pending",
     "RecordedResult",
     "Replay",
+    "RulesNotDeterministic",
     "Step",
     "open_ledger",
     "verify",
@@ -69,6 +71,9 @@ class Replay(ReplayCore):
         self.forward = ForwardPass(self, self.follow)
         self.seeking = Seeking(self)
         self.results = Results(self, self.seeking)
+        self.again = MadeAgain(self)
+        if self.history is not None and self.patches_made_again:
+            self.history.make_again_with(self.again.patches)
 
     # the forward pass
     def advance(

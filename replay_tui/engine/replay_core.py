@@ -329,14 +329,27 @@ class ReplayCore:
         (what they write is recorded), which the built-in rules and user
         rules that say ``drafts = True`` accept. Other user rules, and
         ``check``, keep one mutable state and JSON checkpoints."""
+        #: The forward pass records no patches: they are made again from
+        #: the kept states when asked for (:mod:`.again`), for the built-in
+        #: rules that can go on from any state (not the trace rules, whose
+        #: memo holds history; user rules are watched, and record them).
+        self.patches_made_again = False
         if history and self.rules_call.drafts:
-            # a checkpoint costs the nodes copied since the last one: every
-            # 3,072 patches keeps a 1M-event run's within budget, and a seek
-            # applies at most that many patches (a few ms)
             spacing = max(1, every)
-            self.history = History(
-                freeze(initial), every_patches=12 * spacing, every_events=24 * spacing
-            )
+            if not self.guarded and not self.from_start:
+                # a state kept every 512 events: a seek runs the rules over
+                # at most that many (a few ms)
+                self.patches_made_again = True
+                self.history = History(
+                    freeze(initial), every_patches=1 << 62, every_events=2 * spacing
+                )
+            else:
+                # a checkpoint costs the nodes copied since the last one: every
+                # 3,072 patches keeps a 1M-event run's within budget, and a seek
+                # applies at most that many patches (a few ms)
+                self.history = History(
+                    freeze(initial), every_patches=12 * spacing, every_events=24 * spacing
+                )
         # a replay that will not seek keeps few (each after as many events as
         # before it): only --partial after an error rebuilds, replaying at most
         # half; rules whose memo holds history are rebuilt from the first

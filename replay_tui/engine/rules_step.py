@@ -26,6 +26,10 @@ class StateNotJSON(Exception):
     """The rules made a state that is not JSON (raised from a state store commit)."""
 
 
+class AlreadyFailed(Exception):
+    """The forward pass stops: the error it stops at is recorded already."""
+
+
 class NotAState(Exception):
     """The rules returned something other than a state."""
 
@@ -51,6 +55,8 @@ class RulesStep(Part):
         """Applying ``item`` raised ``exc``: wait for its receipt (while
         following), or stop there with the error it makes."""
         run = self.run
+        if isinstance(exc, AlreadyFailed):
+            return
         if run.ctx.settle_later and not isinstance(exc, ReceiptPending):
             self._fail_where_raised(item, exc)
         elif isinstance(exc, ReceiptPending):
@@ -90,8 +96,9 @@ class RulesStep(Part):
         history = run.history
         assert history is not None
         journal = run._journal
+        recording = not history.made_again
         if journal is None:
-            journal = run._journal = Journal(history.head)
+            journal = run._journal = Journal(history.head, recording=recording)
             run.ctx.carry_memo(journal.base, journal.root)
         root = journal.root
         try:
@@ -99,12 +106,13 @@ class RulesStep(Part):
             new = run.apply_rules(root, item, run.ctx)
             patches: list[Change] = []
             if new is root:
-                if not journal.end_event(patches):
+                if recording and not journal.end_event(patches):
                     patches = self._compared(journal, item.seq)
             elif isinstance(new, dict | DictDraft):  # a new dict, not the draft changed
                 frozen = freeze(new)
-                patches = diff(thaw(history.state_at(item.seq - 1)), thaw(frozen))
-                journal = run._journal = Journal(frozen)
+                if recording:
+                    patches = diff(thaw(history.state_at(item.seq - 1)), thaw(frozen))
+                journal = run._journal = Journal(frozen, recording=recording)
             else:
                 raise NotAState(not_a_state(new))
         except BaseException as exc:
@@ -113,7 +121,10 @@ class RulesStep(Part):
                 raise StateNotJSON(str(exc)) from None
             raise
         with run._lock:
-            history.record(item.seq, patches)
+            if recording:
+                history.record(item.seq, patches)
+            else:
+                history.passed(item.seq)
             run.valid = item.seq
         if history.due():
             self._keep_journal(item.seq)
@@ -144,7 +155,41 @@ class RulesStep(Part):
         if journal is None:
             run.history.keep(seq, run.history.head)
             return
-        run.history.keep(seq, self._freeze_journal(journal))
+        try:
+            frozen = self._freeze_journal(journal)
+        except TypeError as exc:  # a draft that records nothing is frozen only now
+            run._journal = None
+            self._not_json_since_kept(str(exc))
+            raise AlreadyFailed from None
+        run.history.keep(seq, frozen)
+
+    def _not_json_since_kept(self, why: str) -> None:
+        """Freezing the state failed: a value the rules wrote since the last
+        kept state is not JSON. The events since are applied again, each
+        frozen, and the first after which the state is not JSON is the
+        error; the valid prefix ends before it."""
+        run = self.run
+        history = run.history
+        assert history is not None
+        start, state = history.last_kept()
+        ctx = run._side_context()
+        journal = Journal(state)
+        for index in range(start, run.valid):
+            event = run._event_for_apply(index)
+            if run.is_ignored(event):
+                continue
+            try:
+                new = run.apply_rules(journal.root, event, ctx)
+                if new is journal.root:
+                    journal.end_event([])
+                else:
+                    journal = Journal(freeze(new))
+            except TypeError as exc:
+                self._unsay_after(event.seq - 1)
+                history.truncate(event.seq - 1)
+                self._fail_at(event, f"the state after this event is not JSON: {exc}")
+                return
+        run._fail(ReplayError("reducer_error", f"the state is not JSON: {why}"))
 
     def _rule_warnings(self, item: Event) -> None:
         """What the rules said with ``ctx.warn`` about ``item``, as warnings."""

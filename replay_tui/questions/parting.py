@@ -94,7 +94,8 @@ def change_log(
     (closed on leaving); None if ``cancelled`` stopped the making."""
     limit = replay.valid if until is None else until
     if replay.history is not None:
-        yield replay.history.patches
+        log = replay.history.patch_log(limit, cancelled)
+        yield log if len(log) >= limit else None  # None: cancelled on the way
         return
     made = _diffed(replay, limit, cancelled)
     try:

@@ -7,6 +7,7 @@ characters keys hold; :func:`path_str` renders them for people.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +15,13 @@ from replay_tui.core import strict_json
 from replay_tui.state.paths import MISSING as MISSING
 from replay_tui.state.paths import Path as Path
 from replay_tui.state.paths import format_path
-from replay_tui.state.persistent import SCALAR_TYPES, json_default, plain_for_diff
+from replay_tui.state.persistent import (
+    SCALAR_TYPES,
+    BigDict,
+    BigList,
+    json_default,
+    plain_for_diff,
+)
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -131,3 +138,58 @@ def path_str(path: Path) -> str:
     the path as ``when`` and ``history`` read it (:func:`~replay_tui.state.paths.format_path`),
     ``(state)`` for the whole state."""
     return format_path(path) if path else "(state)"
+
+
+def differs_along(kept: Any, made: Any, changes: list[list[Change]]) -> Path | None:
+    """Where ``made`` (a state the rules made again, ``changes`` on the way,
+    each event's list) differs from ``kept`` (the state they made the first
+    time), looked for where it can differ at the cost of what changed: every
+    path ``changes`` touched, and each container on the way there whose
+    other members are not the very objects kept (two states that share a
+    subtree are equal there without a look). None: no difference found.
+
+    A member of a big dict that only the first pass changed, where the sizes
+    agree, is not looked at: that would cost the whole dict each time."""
+    touched: dict[Any, Any] = {}
+    for event in changes:
+        for change in event:
+            node = touched
+            for key in change.path:
+                node = node.setdefault(key, {})
+    return _differs_at(kept, made, touched, ())
+
+
+def _differs_at(kept: Any, made: Any, touched: dict[Any, Any], path: Path) -> Path | None:
+    if kept is made:
+        return None
+    if not touched:  # not changed on the way: the whole value
+        return None if _same(plain_for_diff(kept), plain_for_diff(made)) else path
+    if isinstance(kept, Mapping) and isinstance(made, Mapping):
+        if len(kept) != len(made):
+            return path
+        small = not isinstance(kept, BigDict)
+        keys = list(kept) if small else [k for k in touched if isinstance(k, str)]
+        for key in keys:
+            a, b = kept.get(key, MISSING), made.get(key, MISSING)
+            if a is b:
+                continue
+            if a is MISSING or b is MISSING:
+                return (*path, key)
+            found = _differs_at(a, b, touched.get(key, {}), (*path, key))
+            if found is not None:
+                return found
+        return None
+    if isinstance(kept, Sequence) and isinstance(made, Sequence) and not isinstance(kept, str):
+        if len(kept) != len(made) or isinstance(made, str):
+            return path
+        indexes = (
+            range(len(kept))
+            if not isinstance(kept, BigList)
+            else sorted(i for i in touched if isinstance(i, int) and i < len(kept))
+        )
+        for i in indexes:
+            found = _differs_at(kept[i], made[i], touched.get(i, {}), (*path, i))
+            if found is not None:
+                return found
+        return None
+    return None if _same(kept, made) and type(kept) is type(made) else path

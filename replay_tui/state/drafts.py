@@ -558,13 +558,18 @@ _CONTAINERS = frozenset((FrozenDict, BigDict, FrozenList, BigList))
 class Journal:
     """One draft across many events: :attr:`root` is the state the rules
     change; :meth:`end_event` gives each event's patches, :meth:`freeze` the
-    frozen state (once, when it is to be kept)."""
+    frozen state (once, when it is to be kept).
 
-    __slots__ = ("base", "root")
+    Not ``recording``, the draft tells nothing of what each event wrote
+    (:meth:`end_event` gives no patches): it reads and writes as a plain
+    dict does, and costs little more, until it is frozen."""
 
-    def __init__(self, state: FrozenDict | BigDict) -> None:
+    __slots__ = ("base", "recording", "root")
+
+    def __init__(self, state: FrozenDict | BigDict, *, recording: bool = True) -> None:
         self.base = state
-        self.root = DictDraft(state, _TOP, None)
+        self.recording = recording
+        self.root = DictDraft(state, _TOP if recording else None, None)
 
     def end_event(self, patches: list[Change]) -> bool:
         """Append what the event just applied changed to ``patches`` (in the
@@ -579,5 +584,5 @@ class Journal:
         """The state now, frozen; the journal goes on over it."""
         state = self.root.commit(None)
         self.base = state
-        self.root = DictDraft(state, _TOP, None)
+        self.root = DictDraft(state, _TOP if self.recording else None, None)
         return state

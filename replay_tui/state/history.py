@@ -1,14 +1,26 @@
 """The state store: the state after every prefix, for the app to seek in.
 
-The forward pass hands over each event's patches, and a frozen state (see
-:mod:`replay_tui.state.persistent`) every few thousand patches, when
-:meth:`History.due` says so: its rules change one draft across the events in
-between (:class:`~replay_tui.state.drafts.Journal`), frozen once. The store
-keeps the patches in a :class:`~replay_tui.state.patchlog.PatchLog`; since
-consecutive states share all that did not change, a checkpoint costs only the
-nodes copied since the one before. The state after
-any prefix is then the nearest checkpoint plus at most a few thousand patches
-applied (never the rules run again), and a step from a state already at hand
+The forward pass keeps a frozen state (see :mod:`replay_tui.state.persistent`)
+every few hundred events, when :meth:`History.due` says so; since consecutive
+states share all that did not change, a kept state costs only the nodes
+copied since the one before. Each event's patches are kept in a
+:class:`~replay_tui.state.patchlog.PatchLog`, made one of two ways:
+
+- recorded by the forward pass itself (:meth:`History.record`: its rules
+  change a :class:`~replay_tui.state.drafts.Journal` that tells what each
+  event wrote), for rules whose memo holds what they read and rules that
+  are watched;
+- or made again when asked for (:meth:`History.make_again_with`): the pass
+  runs the rules on a draft that records nothing, as ``check`` runs them on
+  plain values, and keeps states only; the patches of the events between two
+  kept states are made by running the rules again over them, from the first
+  state, on a journal, the state they end at checked against the one kept
+  (rules that do not give the same state twice are caught there). A few
+  such spans are cached for the panes; the whole log, which questions across
+  time read, is made in order behind the pass (:meth:`History.patch_log`).
+
+The state after any prefix is the nearest kept state plus at most a few
+hundred events' patches applied, and a step from a state already at hand
 costs the one event's patches.
 """
 
@@ -17,7 +29,8 @@ from __future__ import annotations
 import bisect
 import gc
 import threading
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from replay_tui.core.words import plural
@@ -29,6 +42,15 @@ from replay_tui.state.patchlog import PatchLog
 #: since the last one; a seek applies at most about this many patches.
 CHECKPOINT_PATCHES = 256
 CHECKPOINT_EVENTS = 512
+
+#: Spans of events whose patches were made again, kept for the panes.
+SPANS_CACHED = 8
+
+#: ``again(start, end, state, kept)``: the patches of events ``start+1 ..
+#: end``, each event's list, made by running the rules again from ``state``
+#: (the state after ``start``); ``kept`` is the state kept after ``end``, to
+#: check the rules ended there (None: none kept yet).
+MakeAgain = Callable[[int, int, Any, Any], list[list[Change]]]
 
 
 class History:
@@ -53,6 +75,10 @@ class History:
         self._near: tuple[int, Any] = (0, initial)
         #: This store froze the collector's objects (see :meth:`keep`).
         self._froze = False
+        #: Patches made again when asked for (None: the pass records them).
+        self._again: MakeAgain | None = None
+        self._spans: OrderedDict[int, tuple[int, list[list[Change]]]] = OrderedDict()
+        self._fill_lock = threading.RLock()
 
     def __len__(self) -> int:
         """Events recorded (the valid prefix)."""
@@ -63,11 +89,51 @@ class History:
         """The frozen state after every recorded event."""
         return self.state_at(self._n)
 
+    def make_again_with(self, again: MakeAgain) -> None:
+        """From now on the pass records no patches (:meth:`passed`): ``again``
+        makes them when they are asked for."""
+        self._again = again
+
+    @property
+    def made_again(self) -> bool:
+        """Patches are made again when asked for, not recorded by the pass."""
+        return self._again is not None
+
     def record(self, n: int, changes: list[Change]) -> None:
         """Event ``n`` (the next one) changed ``changes``."""
         self.patches.append(changes)
         self._since += len(changes)
         self._n = n
+
+    def unchanged(self, n: int) -> None:
+        """Event ``n`` (the next one) was not applied (left out, or passed
+        unread): it changed nothing."""
+        if self._again is None:
+            self.record(n, [])
+        else:
+            self.passed(n)
+
+    def last_kept(self) -> tuple[int, Any]:
+        """The last state kept, and the events it is after."""
+        with self._lock:
+            return self._keys[-1], self._states[-1]
+
+    def passed(self, n: int) -> None:
+        """Event ``n`` (the next one) was applied; its patches are made when asked for."""
+        self._n = n
+
+    def truncate(self, n: int) -> None:
+        """Forget events after ``n`` (the pass found a later event not valid
+        after all): only ever events after the last kept state."""
+        with self._fill_lock, self._lock:
+            if n < self._keys[-1]:
+                raise ValueError(f"cannot forget event {n + 1}: a state after it is kept")
+            self._n = n
+            if len(self.patches) > n:
+                self.patches.truncate(n)
+            self._spans.pop(self._keys[-1], None)
+            if self._near[0] > n:
+                self._near = (self._keys[-1], self._states[-1])
 
     def due(self) -> bool:
         """Whether the state after the last event recorded is to be kept (:meth:`keep`)."""
@@ -94,7 +160,57 @@ class History:
 
     def changes(self, n: int) -> list[Change]:
         """What event ``n`` changed (1-based)."""
-        return self.patches.changes(n)
+        if n <= len(self.patches) or self._again is None:
+            return self.patches.changes(n)
+        start, made = self._span_of(n)
+        return made[n - start - 1]
+
+    def _span_of(self, n: int) -> tuple[int, list[list[Change]]]:
+        """The kept state's seq before event ``n`` and the patches of the
+        events from there to the next kept state (or the last event): made
+        again, or cached from the last time."""
+        with self._lock:
+            if not 1 <= n <= self._n:
+                raise IndexError(f"no patches for event {n}: {plural(self._n, 'event')} recorded")
+            i = bisect.bisect_right(self._keys, n - 1) - 1
+            start, state = self._keys[i], self._states[i]
+            last = i + 1 == len(self._keys)
+            end = self._n if last else self._keys[i + 1]
+            kept = None if last else self._states[i + 1]
+        with self._fill_lock:
+            cached = self._spans.get(start)
+            if cached is not None and cached[0] >= end:
+                self._spans.move_to_end(start)
+                return start, cached[1]
+        assert self._again is not None
+        made = self._again(start, end, state, kept)
+        with self._fill_lock:
+            self._spans[start] = (end, made)
+            self._spans.move_to_end(start)
+            while len(self._spans) > SPANS_CACHED:
+                self._spans.popitem(last=False)
+        return start, made
+
+    def patch_log(
+        self, until: int | None = None, cancelled: Callable[[], bool] | None = None
+    ) -> PatchLog:
+        """The patch log, holding events 1..``until`` at least (default: all
+        recorded) unless ``cancelled`` said stop first: where the pass records
+        no patches they are made now, in order, a kept state's span at a
+        time (the caller's thread: a worker's)."""
+        if self._again is None:
+            return self.patches
+        want = self._n if until is None else min(until, self._n)
+        with self._fill_lock:
+            log = self.patches
+            while len(log) < want:
+                if cancelled is not None and cancelled():
+                    break
+                have = len(log)
+                start, made = self._span_of(have + 1)
+                for changes in made[have - start :]:
+                    log.append(changes)
+        return log
 
     def state_at(self, n: int) -> Any:
         """The frozen state after events 1..n (0..len)."""
@@ -118,7 +234,7 @@ class History:
     def _walk(self, state: Any, start: int, n: int) -> Any:
         if n == start:
             return state
-        changes = [c for k in range(start + 1, n + 1) for c in self.patches.changes(k)]
+        changes = [c for k in range(start + 1, n + 1) for c in self.changes(k)]
         return apply_changes(state, changes)
 
     def close(self) -> None:

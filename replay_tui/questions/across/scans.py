@@ -102,7 +102,7 @@ class PatchScan:
     def advance(
         self, until: int, cancelled: threading.Event | None = None
     ) -> Iterator[tuple[int, Moves]]:
-        log = self.history.patches
+        log = self.history.patch_log(until, None if cancelled is None else cancelled.is_set)
         until = min(until, len(log))
         apply = (
             self._apply_leaf
@@ -270,7 +270,7 @@ def _leaf_turns(
     """:func:`scan_turns` for the commonest question, one comparison of one
     value (``spent.tokens > 1000``, ``phase == "retrying"``), in one loop:
     the comparison made once, only where a patch wrote a new value."""
-    log = scan.history.patches
+    log = scan.history.patch_log(until, None if cancelled is None else cancelled.is_set)
     until = min(until, len(log))
     path = compare.path
     test = compare.test
@@ -336,7 +336,7 @@ class PathScan:
         self._needles, _ = path_needles(path, "value")
 
     def advance(self, until: int, cancelled: threading.Event | None = None) -> Iterator[PathChange]:
-        log = self.history.patches
+        log = self.history.patch_log(until, None if cancelled is None else cancelled.is_set)
         until = min(until, len(log))
         finder = re.compile(b"|".join(self._needles))
         for seq, rows in _touching(log, self.seq, until, [finder], cancelled):

@@ -21,7 +21,7 @@ from replay_tui.core.errors import CannotRun
 from replay_tui.core.safe_text import escape_controls
 from replay_tui.core.words import plural
 from replay_tui.engine.open import reopen
-from replay_tui.engine.replay import Replay, why_not_follow
+from replay_tui.engine.replay import LedgerChanged, Replay, RulesNotDeterministic, why_not_follow
 from replay_tui.formats.ledger import LedgerRewritten
 from replay_tui.questions.rules_diff import first_difference
 from replay_tui.reducers import load_reducer
@@ -134,6 +134,24 @@ class RunSession:
             advanced()
             if not self._dirty:
                 return
+
+    def fill_behind(self, replay: Replay, cancelled: Callable[[], bool]) -> str | None:
+        """Behind the pass, where it records no patches: the patch log made
+        for every event read, a kept state's span at a time, so that the
+        questions across time find it made. It gives way as soon as there
+        is more to read. What went wrong, to tell (None: nothing)."""
+        history = replay.history
+        if history is None or not history.made_again or not self.is_current(replay):
+            return None
+        try:
+            history.patch_log(
+                replay.valid, lambda: cancelled() or self._dirty or self._advance_running
+            )
+        except (RulesNotDeterministic, LedgerChanged) as exc:
+            return f"the history of changes cannot be made: {exc}"
+        except (OSError, ValueError):
+            pass  # the file went away or was closed by a reload: the reader says so
+        return None
 
     def want_verify(self) -> bool:
         """The ledger changed: True if a rewrite check must start (requests coalesce)."""

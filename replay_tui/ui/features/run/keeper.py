@@ -25,6 +25,7 @@ from replay_tui.ui.messages import (
     Advanced,
     AdvanceDone,
     AdvanceFailed,
+    Notice,
     Progress,
     Rewritten,
     RulesFailed,
@@ -87,6 +88,7 @@ class RunReader(Widget):
     def restart(self) -> None:
         """Another replay was swapped in: the old one's reader stops, the new one's starts."""
         self.workers.cancel_group(self, "advance")
+        self.workers.cancel_group(self, "fill")
         self.read()
 
     @work(thread=True, group="advance", exit_on_error=False)
@@ -124,8 +126,20 @@ class RunReader(Widget):
 
     def on_advance_done(self, message: AdvanceDone) -> None:
         message.stop()
-        if self.session.is_current(message.replay) and self.session.advance_done():
+        if not self.session.is_current(message.replay):
+            return
+        if self.session.advance_done():
             self.read()
+        else:
+            self._fill_behind(message.replay)
+
+    @work(thread=True, exclusive=True, group="fill", exit_on_error=False)
+    def _fill_behind(self, replay: Replay) -> None:
+        """What each event changed, made behind the pass (see the session)."""
+        worker = get_current_worker()
+        failed = self.session.fill_behind(replay, lambda: worker.is_cancelled)
+        if failed is not None:
+            self.post_message(Notice(failed, severity="error", timeout=10))
 
     def receipt_pending(self) -> None:
         """A receipt may be half-written: look again even if no event comes."""

@@ -1,0 +1,186 @@
+"""Patches made again: the app's pass records no patches for the built-in
+rules; what an event changed is made when asked for, by running the rules
+again from the kept state before it. The same states and the same patches
+as a pass that records them, rules that do not give the same state twice
+named, a state that is not JSON found at its event."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from replay_tui.engine.replay import Replay, RulesNotDeterministic
+from replay_tui.formats.run import locate_run
+from replay_tui.reducers import LoadedReducer, load_reducer
+from replay_tui.state import canonical
+from replay_tui.state.diff import diff
+from replay_tui.state.patchlog import decode
+from replay_tui.synth.runs import write_agent_run
+from replay_tui.views.runview import RunView
+from tests.state.test_history import RULES_TANGLED, _same_changes
+
+
+def _trusted(tmp_path: Path, source: str) -> LoadedReducer:
+    """Rules from ``source`` run as the built-in ones are: unwatched, so
+    their patches are made again (user rules are watched, and record them)."""
+    path = tmp_path / "rules.py"
+    path.write_text(source)
+    rules = load_reducer(f"{path}:REDUCER")
+    rules.trusted = True
+    return rules
+
+
+def _replays(run: Path, rules: LoadedReducer, every: int) -> tuple[Replay, Replay]:
+    kept = Replay(locate_run(run), rules, history=True, checkpoint_every=every).verify()
+    plain = Replay(locate_run(run), rules).verify()
+    return kept, plain
+
+
+def test_the_built_in_rules_make_patches_again() -> None:
+    from tests.conftest import DEMO
+
+    replay = Replay(locate_run(DEMO), load_reducer(None), history=True).verify()
+    assert replay.history is not None and replay.history.made_again
+    assert len(replay.history.patches) == 0  # nothing recorded by the pass
+    assert len(replay.history.patch_log()) == replay.valid
+
+
+RULES_WATCHED = """
+from replay_tui.reducers.agent_run import AgentRunRules
+
+
+class Rules(AgentRunRules):
+    drafts = True
+
+
+REDUCER = Rules()
+"""
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 120), every=st.integers(1, 6))
+def test_made_again_or_recorded_the_patch_log_is_the_same(seed: int, n: int, every: int) -> None:
+    """The patch log made behind the pass is, byte for byte, the one a pass
+    that records patches writes, and every state the same."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Path(tmp) / "run"
+        write_agent_run(run, n, seed=seed)
+        made = Replay(locate_run(run), load_reducer(None), history=True, checkpoint_every=every)
+        (Path(tmp) / "rules.py").write_text(RULES_WATCHED)
+        # the same rules, watched as user rules are: they record their patches in the pass
+        watched = load_reducer(f"{Path(tmp) / 'rules.py'}:REDUCER")
+        recorded = Replay(locate_run(run), watched, history=True, checkpoint_every=every)
+        made.verify()
+        recorded.verify()
+        assert made.history is not None and made.history.made_again
+        assert recorded.history is not None and not recorded.history.made_again
+        assert made.error is None and recorded.error is None
+        # a pane asks out of order first (spans made and cached), then the whole log
+        for k in [*range(n, 0, -3), *range(1, n + 1, 2)]:
+            assert made.history.changes(k) == recorded.history.changes(k), k
+        assert made.history.patch_log().span(1, n) == recorded.history.patches.span(1, n)
+        for k in range(n + 1):
+            assert canonical.dumps(made.frozen_at(k)) == canonical.dumps(recorded.frozen_at(k))
+        made.close()
+        recorded.close()
+
+
+def test_rules_that_replace_and_set_back_give_the_same_patches_made_again(
+    tmp_path: Path,
+) -> None:
+    """Rules that replace what they changed, set a value back and return a
+    new dict: made again, every state and diff is a plain replay's."""
+    write_agent_run(tmp_path / "run", 260, seed=5)
+    kept, plain = _replays(tmp_path / "run", _trusted(tmp_path, RULES_TANGLED), 2)
+    assert kept.history is not None and kept.history.made_again
+    assert kept.error is None and plain.error is None
+    states = [plain.state_at(k) for k in range(261)]
+    for k in range(260, 0, -1):  # backwards: each step a span made again
+        assert canonical.dumps(kept.frozen_at(k)) == canonical.dumps(states[k]), k
+        assert _same_changes(kept.step(k).changes, diff(states[k - 1], states[k])), k
+    log = kept.history.patch_log()
+    for k in range(1, 261):
+        assert _same_changes(decode(log.raw(k)), diff(states[k - 1], states[k])), k
+
+
+RULES_COUNTING = """
+from replay_tui.reducers.agent_run import AgentRunRules
+
+applied = [0]
+
+
+class Rules(AgentRunRules):
+    drafts = True
+
+    def apply(self, state, event, ctx):
+        state = super().apply(state, event, ctx)
+        applied[0] += 1  # what the rules remember beside the state
+        if event.seq % 10 == 0:
+            state["stamp"] = applied[0]
+        return state
+
+
+REDUCER = Rules()
+"""
+
+
+def test_rules_that_do_not_give_the_same_state_twice_are_named(tmp_path: Path) -> None:
+    """Rules that read something beside the state and the event cannot be
+    replayed: made again, the state they end at is not the one kept, and
+    the pane says so instead of showing what never happened."""
+    write_agent_run(tmp_path / "run", 60, seed=3)
+    rules = _trusted(tmp_path, RULES_COUNTING)
+    replay = Replay(locate_run(tmp_path / "run"), rules, history=True, checkpoint_every=8)
+    replay.verify()
+    assert replay.error is None and replay.valid == 60
+    assert replay.history is not None
+    with pytest.raises(RulesNotDeterministic, match=r"stamp differs"):
+        replay.history.patch_log()
+    view = RunView(replay).line_view(11)  # seq 12: in a span that ends at a kept state
+    assert view.mode == "broken"
+    assert "the rules gave another state" in str(view.raw) and "stamp differs" in str(view.raw)
+
+
+RULES_NOT_JSON = """
+from replay_tui.reducers.agent_run import AgentRunRules
+
+
+class Rules(AgentRunRules):
+    drafts = True
+
+    def apply(self, state, event, ctx):
+        state = super().apply(state, event, ctx)
+        if event.seq == 23:
+            state["seen"] = {"a", "b"}  # a set: not JSON
+        return state
+
+
+REDUCER = Rules()
+"""
+
+
+@pytest.mark.parametrize("every", [4, 256])
+def test_a_state_not_json_is_found_at_its_event(tmp_path: Path, every: int) -> None:
+    """The pass freezes its draft only when it keeps a state: a value that
+    is not JSON is found then, and the error is where it was written, as
+    when each event's patches are recorded."""
+    write_agent_run(tmp_path / "run", 60, seed=2)
+    rules = _trusted(tmp_path, RULES_NOT_JSON)
+    replay = Replay(locate_run(tmp_path / "run"), rules, history=True, checkpoint_every=every)
+    replay.verify()
+    assert replay.history is not None and replay.history.made_again
+    error: Any = replay.error
+    assert error is not None and error.code == "reducer_error" and error.seq == 23
+    assert "the state after this event is not JSON" in error.message
+    assert replay.valid == 22 and len(replay.history) == 22
+    assert canonical.dumps(replay.frozen_at(22)) == canonical.dumps(
+        Replay(locate_run(tmp_path / "run"), load_reducer(None), history=True)
+        .verify()
+        .frozen_at(22)
+    )
