@@ -157,6 +157,8 @@ class WatchFound(Message):
     done: bool
     until: int
     seconds: float
+    #: The watch it is for (the pane's count of watches started and stopped).
+    watch: int = 0
 
 
 @dataclass
