@@ -70,11 +70,15 @@ class AdvanceFailed(Message):
 class RulesReloaded(Message):
     replay: Replay
     difference: int | None
+    #: The session's swaps when the reload began (see ``RunSession.swaps``).
+    swaps: int
 
 
 @dataclass
 class RulesFailed(Message):
     why: str
+    #: The session's swaps when the reload began.
+    swaps: int
 
 
 @dataclass
