@@ -4,12 +4,15 @@ makes it stale while the answer waits in the queue, then lets it through."""
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from replay_tui.handover import bookmarks as bookmarks_module
+from replay_tui.handover.bookmarks import Bookmarks
 from replay_tui.questions.across import iter_path_changes
 from replay_tui.questions.rules_diff import first_difference
 from replay_tui.ui.launch import make_app
@@ -183,3 +186,52 @@ async def test_a_second_reload_as_the_first_answers_does_not_fail(
         assert screen.replay is not first and screen.replay.reducer.name == "edited"
         # the second reload is of the first one's replay: nothing more differs
         assert "same states and verdict as before" in status(app)
+
+
+class _HeldFsync:
+    """``os`` for the bookmarks module, whose first ``fsync`` (the first
+    save's, its bookmarks already taken) waits until ``release`` is set;
+    ``replaced`` counts the files put in place."""
+
+    def __init__(self) -> None:
+        self.entered, self.release = threading.Event(), threading.Event()
+        self.replaced = threading.Semaphore(0)
+        self._first = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+    def fsync(self, fd: int) -> None:
+        if self._first:
+            self._first = False
+            self.entered.set()
+            self.release.wait(30)
+        os.fsync(fd)
+
+    def replace(self, src: Any, dst: Any) -> None:
+        os.replace(src, dst)
+        self.replaced.release()
+
+
+async def test_two_bookmarks_made_quickly_are_both_saved(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``b`` on one row then ``b`` on the next while the first save is still
+    writing (a long ledger is hashed for it, a slow disk syncs it): both
+    bookmarks are on disk the next time the run is opened (the first save,
+    finishing last, put back the file with only its own bookmark)."""
+    held = _HeldFsync()
+    monkeypatch.setattr(bookmarks_module, "os", held)
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("b")  # seq 1: its save waits, seq 1 alone taken
+        await until(pilot, held.entered.is_set)
+        await pilot.press("j", "b")  # seq 2: saved at once
+        await until(pilot, lambda: held.replaced.acquire(blocking=False))
+        held.release.set()  # the first save goes on
+        await until(
+            pilot,
+            lambda: not any(w.group == "bookmarks-save" and not w.is_finished for w in app.workers),
+        )
+        assert app.main.marks.bookmarks is not None
+        assert sorted(app.main.marks.bookmarks.marks) == [1, 2]
+    assert sorted(Bookmarks.load(DEMO / "events.jsonl").marks) == [1, 2]
