@@ -243,10 +243,6 @@ class ReplayScreen(Screen[None]):
     def on_rules_reloaded(self, message: RulesReloaded) -> None:
         if self._widgets_gone():
             return
-        if message.swaps != self.session.swaps:  # made of a replay swapped out since
-            message.replay.close()
-            self.reader.reload_shown()
-            return
         self.set_replay(message.replay)
         self.session.rules_reloaded(message.difference)
         self.timeline.rows_changed()

@@ -241,6 +241,14 @@ class RunReader(Widget):
         elif not worker.is_cancelled:
             self.post_message(RulesReloaded(*found, swaps))
 
+    def on_rules_reloaded(self, message: RulesReloaded) -> None:
+        """Goes on up to the screen (which shows the new replay) unless it was
+        made of a replay swapped out since: then made again over the one shown."""
+        if message.swaps != self.session.swaps:
+            message.stop()
+            message.replay.close()
+            self.reload_shown()
+
     def on_rules_failed(self, message: RulesFailed) -> None:
         message.stop()
         if message.swaps != self.session.swaps:  # it may have failed for that
