@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import os
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,12 @@ class Bookmarks:
     #: The ledger's (size, mtime_ns, sha256) as last hashed: a save while the
     #: ledger is as it was (a bookmark toggled, then another) hashes nothing.
     _hashed: tuple[int, int, str] | None = field(default=None, repr=False, compare=False)
+    #: Saves may run at once (the app saves off its UI thread at each
+    #: bookmark): each takes the marks numbered, and a file is put in place
+    #: only if no later one was (one finishing last must not put back fewer).
+    _saving: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _taken: int = field(default=0, repr=False, compare=False)
+    _placed: int = field(default=0, repr=False, compare=False)
 
     @classmethod
     def load(cls, ledger: Path, root: Path | None = None) -> Bookmarks:
@@ -154,13 +161,16 @@ class Bookmarks:
         raises OSError (the app says so; the run folder is never touched)."""
         size = os.stat(self.ledger).st_size
         digest = self._digest(size)
-        data = {
-            "ledger": str(self.ledger),
-            "bytes": size,
-            "sha256": digest,
-            "marks": {str(k): v for k, v in sorted(self.marks.items())},
-            "earlier": {str(k): v for k, v in sorted(self.earlier.items())},
-        }
+        with self._saving:
+            self._taken += 1
+            taken = self._taken
+            data = {
+                "ledger": str(self.ledger),
+                "bytes": size,
+                "sha256": digest,
+                "marks": {str(k): v for k, v in sorted(self.marks.items())},
+                "earlier": {str(k): v for k, v in sorted(self.earlier.items())},
+            }
         self.file.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".bookmarks.", suffix=".tmp", dir=self.file.parent)
         try:
@@ -168,7 +178,12 @@ class Bookmarks:
                 fh.write(strict_json.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.replace(tmp, self.file)
+            with self._saving:
+                if taken < self._placed:  # a later save's marks are in place
+                    os.unlink(tmp)
+                    return
+                os.replace(tmp, self.file)
+                self._placed = taken
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)

@@ -70,11 +70,15 @@ class AdvanceFailed(Message):
 class RulesReloaded(Message):
     replay: Replay
     difference: int | None
+    #: The session's swaps when the reload began (see ``RunSession.swaps``).
+    swaps: int
 
 
 @dataclass
 class RulesFailed(Message):
     why: str
+    #: The session's swaps when the reload began.
+    swaps: int
 
 
 @dataclass
@@ -157,6 +161,8 @@ class WatchFound(Message):
     done: bool
     until: int
     seconds: float
+    #: The watch it is for (the pane's count of watches started and stopped).
+    watch: int = 0
 
 
 @dataclass

@@ -67,9 +67,18 @@ class ChartFound(Message):
     ``initial``: the value before the first change, for a new series."""
 
     def __init__(
-        self, path: StatePath, chunk: Chunk, initial: Any, until: int, fresh: bool, length: bool
+        self,
+        path: StatePath,
+        chunk: Chunk,
+        initial: Any,
+        until: int,
+        fresh: bool,
+        length: bool,
+        watch: int = 0,
     ) -> None:
         super().__init__()
+        #: The watch it is for (see WatchFound).
+        self.watch = watch
         #: The values are the length of an object or list at ``path``.
         self.length = length
         self.path = path

@@ -116,11 +116,16 @@ class WatchPane(ScrollView, can_focus=True):
         self.chart_seq = 0
         #: The length scan of a watched object or list, resumed when a run grows.
         self._length_scan: LengthScan | None = None
+        #: Bumped by each start and stop: a scan's answers name the watch they
+        #: are for, and one still on its way from an earlier watch (of the
+        #: same path, say) is dropped.
+        self._watch = 0
 
     # -- the watch ----------------------------------------------------------
     def start(self, path: StatePath, replay: Replay, kind_of: Callable[[int], str]) -> None:
         """Watch the value at ``path``: scan for every seq where it changed."""
         self.watched, self.done, self.until = path, False, 0
+        self._watch += 1
         self.kind_of = kind_of
         self.resolve = lambda value: resolve(replay, path, value, frozen=True)
         self.cursor = 0
@@ -128,10 +133,11 @@ class WatchPane(ScrollView, can_focus=True):
         self.chart.reset(path)
         self.set_changes([], "")
         self._show_progress(replay.valid)
-        self.scan(replay, path)
+        self.scan(replay, path, self._watch)
 
     def stop(self) -> None:
         self.workers.cancel_group(self, "watch")
+        self._watch += 1
         self.watched = None
         self._length_scan = None
         self.chart.reset(None)
@@ -144,14 +150,14 @@ class WatchPane(ScrollView, can_focus=True):
             return
         if replay.valid > self.until:
             self.done = False
-            self.scan(replay, path, self.until)
+            self.scan(replay, path, self._watch, self.until)
 
     def marked_rows(self) -> frozenset[int]:
         """Timeline rows (ledger lines) where the value changed."""
         return frozenset(c.seq - 1 for c in self.changes)
 
     @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
-    def scan(self, replay: Replay, path: StatePath, start: int = 0) -> None:
+    def scan(self, replay: Replay, path: StatePath, watch: int, start: int = 0) -> None:
         """Every seq after ``start`` where the value at ``path`` changed,
         posted in batches (from a later ``start``: a run that grew), each
         with its values for the chart; an object or list is charted by its
@@ -167,7 +173,7 @@ class WatchPane(ScrollView, can_focus=True):
             nonlocal fresh
             if not sized and batch:
                 chunk = changes_chunk(batch)
-                self.post_message(ChartFound(path, chunk, batch[0].old, until, fresh, False))
+                self.post_message(ChartFound(path, chunk, batch[0].old, until, fresh, False, watch))
                 fresh = False
 
         if start and replay.history is not None:
@@ -179,19 +185,25 @@ class WatchPane(ScrollView, can_focus=True):
             now = time.perf_counter()
             if now - last > 0.1:
                 chart_batch()
-                self.post_message(WatchFound(path, batch, False, until, now - started))
+                self.post_message(WatchFound(path, batch, False, until, now - started, watch))
                 batch, last = [], now
         if cancelled.is_set():
             return
         chart_batch()
         if sized and replay.history is not None:
-            self._scan_length(replay, path, until, start, cancelled)
+            self._scan_length(replay, path, watch, until, start, cancelled)
         if not cancelled.is_set():
             done = time.perf_counter() - started
-            self.post_message(WatchFound(path, batch, True, until, done))
+            self.post_message(WatchFound(path, batch, True, until, done, watch))
 
     def _scan_length(
-        self, replay: Replay, path: StatePath, until: int, start: int, cancelled: WorkerCancelled
+        self,
+        replay: Replay,
+        path: StatePath,
+        watch: int,
+        until: int,
+        start: int,
+        cancelled: WorkerCancelled,
     ) -> None:
         """The length of the watched object or list at each seq it changed,
         for the chart (the scan worker's: resumed where it stopped)."""
@@ -202,7 +214,7 @@ class WatchPane(ScrollView, can_focus=True):
             scan = LengthScan(replay.history, path)
         initial = scan.value
         for chunk in length_batches(scan, until, cancelled):
-            self.post_message(ChartFound(path, chunk, initial, until, fresh, True))
+            self.post_message(ChartFound(path, chunk, initial, until, fresh, True, watch))
             fresh = False
         if not cancelled.is_set():
             self._length_scan = scan
@@ -210,13 +222,13 @@ class WatchPane(ScrollView, can_focus=True):
     def on_chart_found(self, message: ChartFound) -> None:
         """The chart's values of a batch (its WatchFound follows and redraws)."""
         message.stop()
-        if message.path == self.watched:
+        if message.watch == self._watch:
             self.chart.add(message)
 
     def on_watch_found(self, message: WatchFound) -> None:
         """A batch of changes: shown; the message goes on up to the screen,
         which marks the timeline."""
-        if message.path != self.watched:
+        if message.watch != self._watch:  # an earlier watch's, still on its way
             message.stop()
             return
         self.changes.extend(message.changes)

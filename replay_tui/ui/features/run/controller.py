@@ -55,6 +55,10 @@ class RunSession:
         self.reducer_spec = reducer_spec
         self.watch_rules = watch_rules
         self.following = replay.following
+        #: Replays swapped in so far: a worker's answer made of the replay
+        #: shown when it began says this count, and is stale if it moved on
+        #: (a count, not the replay: an answer kept would keep it alive).
+        self.swaps = 0
         #: Validation read this fraction of the ledger.
         self.fraction = 0.0
         #: A line of its own in the status bar (a rewrite, a failed read).
@@ -77,6 +81,7 @@ class RunSession:
     def swap(self, replay: Replay) -> Replay:
         """Show ``replay`` from now on; the one it replaces, for the caller to close."""
         old, self.replay = self.replay, replay
+        self.swaps += 1
         self.view = RunView(replay)
         self._advance_running = False
         self.shown_valid = -1
@@ -261,11 +266,10 @@ class RunSession:
         where = getattr(getattr(graph, "module", None), "__file__", None)
         return Path(where).resolve() if isinstance(where, str) else None
 
-    def reload(self, cancelled: Callable[[], bool]) -> tuple[Replay, int | None] | str:
-        """Load the rules again and re-evaluate every prefix with them: the
-        new replay and the first seq that differs, or why it failed (the
-        last good rules stay)."""
-        old = self.replay
+    def reload(self, old: Replay, cancelled: Callable[[], bool]) -> tuple[Replay, int | None] | str:
+        """Load the rules again and re-evaluate every prefix of ``old`` (the
+        replay shown when the reload began) with them: the new replay and the
+        first seq that differs, or why it failed (the last good rules stay)."""
         try:
             rules = load_reducer(self.reducer_spec, again=True)
             new = reopen(old, rules=rules)  # the app's clock watches these rules too

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import weakref
 from pathlib import Path
 
 from textual import work
@@ -222,7 +223,7 @@ class RunReader(Widget):
                 severity="warning",
             )
         else:
-            self.reload_rules()
+            self.reload_shown()
 
     @work(exclusive=True, group="watch-rules")
     async def watch_rules_file(self) -> None:
@@ -231,20 +232,42 @@ class RunReader(Widget):
             return
         async for changes in awatch(path.parent, debounce=80, step=10, recursive=False):
             if any(Path(p).name == path.name for _, p in changes):
-                self.reload_rules()
+                self.reload_shown()
+
+    def reload_shown(self) -> None:
+        """Load the rules again over the replay shown now (also when a
+        reload's answer came for one swapped out meanwhile: ``f``, a
+        rewrite, another reload)."""
+        # by weak reference: a worker done is kept a while, with its arguments
+        self.reload_rules(weakref.ref(self.session.replay), self.session.swaps)
 
     @work(thread=True, exclusive=True, group="rules", exit_on_error=False)
-    def reload_rules(self) -> None:
-        """Load the rules again and re-evaluate every prefix with them."""
+    def reload_rules(self, shown: weakref.ref[Replay], swaps: int) -> None:
+        """Load the rules again and re-evaluate every prefix of the replay
+        ``shown`` with them."""
         worker = get_current_worker()
-        found = self.session.reload(lambda: worker.is_cancelled)
+        replay = shown()
+        if replay is None:  # swapped out and gone: an answer would be stale
+            return
+        found = self.session.reload(replay, lambda: worker.is_cancelled)
         if isinstance(found, str):
-            self.post_message(RulesFailed(found))
+            self.post_message(RulesFailed(found, swaps))
         elif not worker.is_cancelled:
-            self.post_message(RulesReloaded(*found))
+            self.post_message(RulesReloaded(*found, swaps))
+
+    def on_rules_reloaded(self, message: RulesReloaded) -> None:
+        """Goes on up to the screen (which shows the new replay) unless it was
+        made of a replay swapped out since: then made again over the one shown."""
+        if message.swaps != self.session.swaps:
+            message.stop()
+            message.replay.close()
+            self.reload_shown()
 
     def on_rules_failed(self, message: RulesFailed) -> None:
         message.stop()
+        if message.swaps != self.session.swaps:  # it may have failed for that
+            self.reload_shown()
+            return
         self.session.rules_failed()
         title = "rules failed to load"
         self.notify(message.why, title=title, severity="error", timeout=10, markup=False)
