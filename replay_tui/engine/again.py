@@ -32,13 +32,17 @@ class RulesNotDeterministic(Exception):
 class MadeAgain(Part):
     """Each event's patches, made again from a kept state (see the module)."""
 
-    def patches(self, start: int, end: int, state: Any, kept: Any) -> list[list[Change]]:
+    def patches(self, start: int, end: int, state: Any, memo: Any, kept: Any) -> list[list[Change]]:
         """The patches of events ``start+1 .. end``, each event's list, from
-        ``state`` (the frozen state after ``start``); ``kept`` is the frozen
-        state kept after ``end`` (None: none yet), which they must end at."""
+        ``state`` (the frozen state after ``start``; ``memo``: the rules' memo
+        kept with it, or None); ``kept`` is the frozen state kept after
+        ``end`` (None: none yet), which they must end at."""
         run = self.run
         ctx = run._side_context()
         journal = Journal(state)
+        memo = run.rules_call.copy_memo(memo)  # the kept one stays as it was
+        if memo is not None:
+            ctx.adopt_memo(journal.root, memo)
         made: list[list[Change]] = []
         frozen_at = 0  # events made when the journal's base was frozen
         for index in range(start, end):

@@ -161,7 +161,8 @@ class RulesStep(Part):
             run._journal = None
             self._not_json_since_kept(str(exc))
             raise AlreadyFailed from None
-        run.history.keep(seq, frozen)
+        memo = run.rules_call.copy_memo(run.ctx.memo_of(journal.root))
+        run.history.keep(seq, frozen, memo)
 
     def _not_json_since_kept(self, why: str) -> None:
         """Freezing the state failed: a value the rules wrote since the last

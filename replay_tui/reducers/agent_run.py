@@ -82,6 +82,11 @@ class AgentRunRules:
     version = "1.0.0"
     kinds = KINDS
 
+    def copy_memo(self, memo: dict[str, Any]) -> dict[str, Any]:
+        """The memo copied (see :func:`_busy`): a seek from a kept state
+        starts with it, not with a scan of every call."""
+        return {k: set(v) if isinstance(v, set) else v for k, v in memo.items()}
+
     def initial_state(self) -> State:
         return {
             "phase": "new",

@@ -15,6 +15,12 @@ once per event by the forward pass, so it must be quick and read only the
 event; ``call_facts(event) -> CallFacts | None`` says what one event tells
 about its call (the tool, a short argument, how it ended, what it cost),
 asked only for the rows on screen.
+
+Rules that keep an index in ``ctx.memo`` may say how to copy it
+(``copy_memo(memo) -> dict``, a copy the rules can change without changing
+``memo``): the app keeps it with each state it keeps, and a seek that runs
+the rules again from there starts with the copy instead of building the
+index again from the whole state.
 """
 
 from __future__ import annotations
@@ -103,6 +109,16 @@ class Context:
             self._memo_owner = state
             self._memo = {}
         return self._memo
+
+    def memo_of(self, state: object) -> dict[str, Any] | None:
+        """The memo the rules keep for ``state`` (None: none for it)."""
+        return self._memo if self._memo_owner is state else None
+
+    def adopt_memo(self, state: object, memo: dict[str, Any]) -> None:
+        """The engine's word that ``memo`` is what the rules kept for a state
+        equal to ``state`` (a copy of it, kept with a state the app keeps)."""
+        self._memo_owner = state
+        self._memo = memo
 
     def carry_memo(self, old: object, new: object) -> None:
         """The engine's word that ``new`` is ``old`` changed only as the rules

@@ -46,11 +46,12 @@ CHECKPOINT_EVENTS = 512
 #: Spans of events whose patches were made again, kept for the panes.
 SPANS_CACHED = 8
 
-#: ``again(start, end, state, kept)``: the patches of events ``start+1 ..
-#: end``, each event's list, made by running the rules again from ``state``
-#: (the state after ``start``); ``kept`` is the state kept after ``end``, to
-#: check the rules ended there (None: none kept yet).
-MakeAgain = Callable[[int, int, Any, Any], list[list[Change]]]
+#: ``again(start, end, state, memo, kept)``: the patches of events ``start+1
+#: .. end``, each event's list, made by running the rules again from
+#: ``state`` (the state after ``start``, with the rules' ``memo`` for it, or
+#: None); ``kept`` is the state kept after ``end``, to check the rules ended
+#: there (None: none kept yet).
+MakeAgain = Callable[[int, int, Any, Any, Any], list[list[Change]]]
 
 
 class History:
@@ -66,6 +67,8 @@ class History:
         self.patches = PatchLog()
         self._keys: list[int] = [0]
         self._states: list[Any] = [initial]
+        #: The rules' memo for each kept state (a copy; None: none kept).
+        self._memos: list[Any] = [None]
         self._n = 0  # events recorded
         self._every_patches = max(1, every_patches)
         self._every_events = max(1, every_events)
@@ -78,7 +81,9 @@ class History:
         #: Patches made again when asked for (None: the pass records them).
         self._again: MakeAgain | None = None
         self._spans: OrderedDict[int, tuple[int, list[list[Change]]]] = OrderedDict()
-        self._fill_lock = threading.RLock()
+        #: One filler of the patch log at a time (held a span at a time).
+        self._fill_lock = threading.Lock()
+        self._spans_lock = threading.Lock()  # the cache, for an instant
 
     def __len__(self) -> int:
         """Events recorded (the valid prefix)."""
@@ -125,7 +130,7 @@ class History:
     def truncate(self, n: int) -> None:
         """Forget events after ``n`` (the pass found a later event not valid
         after all): only ever events after the last kept state."""
-        with self._fill_lock, self._lock:
+        with self._fill_lock, self._lock, self._spans_lock:
             if n < self._keys[-1]:
                 raise ValueError(f"cannot forget event {n + 1}: a state after it is kept")
             self._n = n
@@ -139,11 +144,13 @@ class History:
         """Whether the state after the last event recorded is to be kept (:meth:`keep`)."""
         return self._since >= self._every_patches or self._n - self._keys[-1] >= self._every_events
 
-    def keep(self, n: int, state: Any) -> None:
-        """``state`` is the frozen state after event ``n``, the last recorded."""
+    def keep(self, n: int, state: Any, memo: Any = None) -> None:
+        """``state`` is the frozen state after event ``n``, the last recorded
+        (``memo``: a copy of the rules' memo for it, to start a seek with)."""
         with self._lock:
             self._keys.append(n)
             self._states.append(state)
+            self._memos.append(memo)
             self._since = 0
         # Kept states live as long as the app: tell the cyclic GC to stop
         # rescanning them (frozen values hold no cycles; what dies among
@@ -173,18 +180,18 @@ class History:
             if not 1 <= n <= self._n:
                 raise IndexError(f"no patches for event {n}: {plural(self._n, 'event')} recorded")
             i = bisect.bisect_right(self._keys, n - 1) - 1
-            start, state = self._keys[i], self._states[i]
+            start, state, memo = self._keys[i], self._states[i], self._memos[i]
             last = i + 1 == len(self._keys)
             end = self._n if last else self._keys[i + 1]
             kept = None if last else self._states[i + 1]
-        with self._fill_lock:
+        with self._spans_lock:
             cached = self._spans.get(start)
             if cached is not None and cached[0] >= end:
                 self._spans.move_to_end(start)
                 return start, cached[1]
         assert self._again is not None
-        made = self._again(start, end, state, kept)
-        with self._fill_lock:
+        made = self._again(start, end, state, memo, kept)
+        with self._spans_lock:
             self._spans[start] = (end, made)
             self._spans.move_to_end(start)
             while len(self._spans) > SPANS_CACHED:
@@ -201,15 +208,16 @@ class History:
         if self._again is None:
             return self.patches
         want = self._n if until is None else min(until, self._n)
-        with self._fill_lock:
-            log = self.patches
-            while len(log) < want:
-                if cancelled is not None and cancelled():
-                    break
+        log = self.patches
+        while len(log) < want:
+            if cancelled is not None and cancelled():
+                break
+            with self._fill_lock:  # a span at a time: a pane's seek never waits for a fill
                 have = len(log)
-                start, made = self._span_of(have + 1)
-                for changes in made[have - start :]:
-                    log.append(changes)
+                if have < want:
+                    start, made = self._span_of(have + 1)
+                    for changes in made[have - start :]:
+                        log.append(changes)
         return log
 
     def state_at(self, n: int) -> Any:

@@ -79,6 +79,13 @@ class ReplayApp(App[int]):
 
         self.push_screen(screen, answered)
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(
+            event, events.Key | events.MouseDown | events.MouseScrollDown | events.MouseScrollUp
+        ):
+            self.main.session.person_acts()  # work behind the pass waits
+        await super().on_event(event)
+
     def on_key(self, event: events.Key) -> None:
         """Keys typed in the same burst as the key that opens a prompt
         (``:12`` Enter, as fast as a terminal sends them) reach the app, not

@@ -196,3 +196,15 @@ def test_snapshot_watching_a_path(snap_compare) -> None:  # type: ignore[no-unty
         await pilot.pause()
 
     assert snap_compare(make_app(DEMO), terminal_size=(140, 40), run_before=run)
+
+
+async def test_what_each_event_changed_is_made_behind_the_pass() -> None:
+    """The app's pass records no patches for the built-in rules: once the run
+    is proved, the patch log the questions across time read is made behind
+    it, without being asked, and holds every event."""
+    app = make_app(DEMO)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        history = app.main.replay.history
+        assert history is not None and history.made_again
+        await until(pilot, lambda: len(history.patches) == app.main.replay.valid)

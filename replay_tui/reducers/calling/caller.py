@@ -158,6 +158,15 @@ class RulesCaller:
             return notes(self.reducer, state)
         return self.watch.call(None, notes, self.reducer, self.as_rules_take(state))
 
+    def copy_memo(self, memo: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The rules' copy of ``memo`` (optional ``copy_memo``; built-in rules
+        only), or None: none to keep."""
+        fn = getattr(self.reducer, "copy_memo", None)
+        if memo is None or self.guarded or not callable(fn):
+            return None
+        copied = fn(memo)
+        return copied if isinstance(copied, dict) else None
+
     def call_of(self) -> Callable[[Event], str | None] | None:
         """The rules' optional ``call_of`` (which call an event is part of),
         watched for rules not built in; None if they have none."""

@@ -38,6 +38,10 @@ COMPARE_FINISHED = "compare mode compares two finished runs"
 Place = tuple[int | None]
 
 
+#: Work behind the pass waits this long after the person's last key (seconds).
+PERSON_SECONDS = 1.0
+
+
 class RunSession:
     """One run on screen, through every replay of it (follow, rewrite, reload)."""
 
@@ -68,6 +72,7 @@ class RunSession:
         self.stuck_note = ""
         self._dirty = False
         self._advance_running = False
+        self._person_at = 0.0  # when a key or the mouse was last used
         #: Events validated when the last pass the screen has shown ended.
         self.shown_valid = -1
         self._verify_running = False
@@ -140,23 +145,41 @@ class RunSession:
             if not self._dirty:
                 return
 
-    def fill_behind(self, replay: Replay, cancelled: Callable[[], bool]) -> str | None:
+    @property
+    def advance_running(self) -> bool:
+        """A reader is reading the ledger."""
+        return self._advance_running
+
+    def person_acts(self) -> None:
+        """A key or the mouse: work behind the pass gives way for a while."""
+        self._person_at = time.monotonic()
+
+    def fill_behind(self, replay: Replay, cancelled: Callable[[], bool]) -> tuple[bool, str | None]:
         """Behind the pass, where it records no patches: the patch log made
         for every event read, a kept state's span at a time, so that the
         questions across time find it made. It gives way as soon as there
-        is more to read. What went wrong, to tell (None: nothing)."""
+        is more to read, and while the person presses keys (both want the
+        one interpreter lock: a key took three times as long beside it).
+        (Whether it gave way to the person, to go on when they stop; what
+        went wrong, to tell.)"""
         history = replay.history
         if history is None or not history.made_again or not self.is_current(replay):
-            return None
+            return False, None
+
+        def busy() -> bool:
+            return time.monotonic() - self._person_at < PERSON_SECONDS
+
         try:
-            history.patch_log(
-                replay.valid, lambda: cancelled() or self._dirty or self._advance_running
+            log = history.patch_log(
+                replay.valid,
+                lambda: cancelled() or self._dirty or self._advance_running or busy(),
             )
         except (RulesNotDeterministic, LedgerChanged) as exc:
-            return f"the history of changes cannot be made: {exc}"
+            return False, f"the history of changes cannot be made: {exc}"
         except (OSError, ValueError):
-            pass  # the file went away or was closed by a reload: the reader says so
-        return None
+            return False, None  # the file went away or was closed by a reload: the reader says so
+        paused = len(log) < replay.valid and busy() and not cancelled()
+        return paused, None
 
     def want_verify(self) -> bool:
         """The ledger changed: True if a rewrite check must start (requests coalesce)."""

@@ -21,7 +21,7 @@ from watchfiles import awatch
 
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.receipts import FRESH_SECONDS
-from replay_tui.ui.features.run.controller import RunSession
+from replay_tui.ui.features.run.controller import PERSON_SECONDS, RunSession
 from replay_tui.ui.messages import (
     Advanced,
     AdvanceDone,
@@ -138,9 +138,15 @@ class RunReader(Widget):
     def _fill_behind(self, replay: Replay) -> None:
         """What each event changed, made behind the pass (see the session)."""
         worker = get_current_worker()
-        failed = self.session.fill_behind(replay, lambda: worker.is_cancelled)
+        paused, failed = self.session.fill_behind(replay, lambda: worker.is_cancelled)
         if failed is not None:
             self.post_message(Notice(failed, severity="error", timeout=10))
+        elif paused:  # the person is at the keys: on again when they stop
+            self.app.call_from_thread(self.set_timer, PERSON_SECONDS, lambda: self._fill_on(replay))
+
+    def _fill_on(self, replay: Replay) -> None:
+        if self.session.is_current(replay) and not self.session.advance_running:
+            self._fill_behind(replay)
 
     def receipt_pending(self) -> None:
         """A receipt may be half-written: look again even if no event comes."""
