@@ -145,3 +145,54 @@ def test_a_file_that_is_no_log_says_what_it_is(
     assert f"not an Inspect log: {said}" in err
     assert "an Inspect log is a .eval zip or a .json document" in err
     assert "not valid JSON" not in err
+
+
+@pytest.mark.parametrize("samples", [5, True], ids=["number", "boolean"])
+def test_samples_that_are_no_list_are_no_samples(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, samples: object
+) -> None:
+    log = orjson.loads((LOGS / "upstream" / "log_formats.json").read_bytes())
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(orjson.dumps({**log, "samples": samples}))
+    err = _one_line_error(capsys, "check", str(bad))
+    assert "an Inspect log with no sample in it" in err
+
+
+def test_a_member_named_with_other_digits_is_a_string_id(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``"²".isdigit()`` is True, ``int("²")`` a ValueError."""
+    with zipfile.ZipFile(DEFLATED) as zf:
+        sample = zf.read("samples/1_epoch_1.json")
+    bad = tmp_path / "bad.eval"
+    _rewrite(DEFLATED, bad, {"samples/1_epoch_1.json": None})
+    with zipfile.ZipFile(bad, "a") as zf:
+        zf.writestr("samples/\u00b2_epoch_1.json", sample)
+    code, out, err = run_cli(capsys, "check", f"{bad}#\u00b2:1")
+    assert code == 0, err
+    assert "verified" in out
+
+
+def test_integers_past_64_bits_keep_their_digits(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    big = 123456789012345678901234567891
+    with zipfile.ZipFile(DEFLATED) as zf:
+        sample = orjson.loads(zf.read("samples/1_epoch_1.json"))
+    ts = sample["events"][-1]["timestamp"]
+    change = {"event": "store", "timestamp": ts, "changes": [{"op": "add", "path": "/x"}]}
+    raw = orjson.dumps({**sample, "events": [*sample["events"], change], "store": {"x": 0}})
+    raw = raw.replace(b'"path":"/x"}', b'"path":"/x","value":%d}' % big)
+    raw = raw.replace(b'"store":{"x":0}', b'"store":{"x":%d}' % big)
+    bad = tmp_path / "big.eval"
+    _rewrite(DEFLATED, bad, {"samples/1_epoch_1.json": raw})
+    code, out, err = run_cli(capsys, "history", f"{bad}#1:1", "store.x")
+    assert code == 0, err
+    assert f"absent → {big}" in out
+    log = orjson.loads((LOGS / "upstream" / "log_formats.json").read_bytes())
+    log["samples"][0]["id"] = "the id"
+    as_json = tmp_path / "big.json"
+    as_json.write_bytes(orjson.dumps(log).replace(b'"id":"the id"', b'"id":%d' % big))
+    code, out, err = run_cli(capsys, "check", str(as_json))
+    assert code == 0, err
+    assert f"#{big}:1: verified" in out

@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.formats.gemini.lines import GeminiLines
 from replay_tui.formats.sessions import RecordEvent
@@ -39,6 +40,15 @@ def is_document(head: bytes) -> bool:
     JSON lines."""
     first = head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n").split(b"\n", 1)[0]
     return first.strip() == b"{"
+
+
+def _line(value: Any) -> bytes:
+    """One value of the document as a line; one nested past what a line is
+    written to stays too deep to read, the one stop a session's line can make."""
+    try:
+        return strict_json.dumps(value) + b"\n"
+    except (RecursionError, TypeError, orjson.JSONEncodeError):
+        return b'{"$why":' + b"[" * 201 + b"]" * 201 + b"}\n"
 
 
 class DocumentLines(GeminiLines):
@@ -58,9 +68,9 @@ class Document:
     def __init__(self, path: Path) -> None:
         raw = read_whole(path)
         self.sha256 = hashlib.sha256(raw).hexdigest()
-        try:
-            doc = orjson.loads(raw.removeprefix(b"\xef\xbb\xbf"))
-        except orjson.JSONDecodeError as exc:
+        try:  # as JSON.parse reads it: the last of a repeated key, every digit of an integer
+            doc = strict_json.loads_written(raw.removeprefix(b"\xef\xbb\xbf"))
+        except ValueError as exc:
             raise CannotRun(f"{path}: not a Gemini CLI session: not JSON ({exc})") from None
         if type(doc) is not dict or "sessionId" not in doc:
             raise CannotRun(
@@ -76,6 +86,6 @@ class Document:
 
     def lines(self) -> Iterator[bytes]:
         """The document's lines, a chunk at a time."""
-        yield orjson.dumps(self.head) + b"\n"
+        yield _line(self.head)
         for at in range(0, len(self.messages), _CHUNK):
-            yield b"".join(orjson.dumps(m) + b"\n" for m in self.messages[at : at + _CHUNK])
+            yield b"".join(_line(m) for m in self.messages[at : at + _CHUNK])

@@ -10,8 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
-
+from replay_tui.core import strict_json
 from replay_tui.formats.inspect.convert import (
     RECORD,
     envelope_lines,
@@ -72,7 +71,7 @@ def open_sample(path: Path, selector: str | None) -> SampleSource:
         sample = log.sample(ref, raw)
         header = log.header() if log.kind == "eval" else {"eval": log.header().get("eval")}
         if raw is None:
-            raw = orjson.dumps(sample)
+            raw = strict_json.dumps(sample)
         digest = hashlib.sha256(raw).hexdigest()
         del raw
     finally:

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.formats.inspect.archive import Archive, is_zip
 from replay_tui.formats.langgraph.sqlite import SQLITE_MAGIC
@@ -71,7 +70,7 @@ class SampleRef:
 
 def _sample_id(text: str) -> str | int:
     """A member's id as Inspect writes it: digits are an int id."""
-    return int(text) if text.isdigit() and len(text) < 19 else text
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 19 else text
 
 
 def _order(ref: SampleRef) -> tuple[int, int, str, int]:
@@ -94,9 +93,11 @@ _LOG_IS = "an Inspect log is a .eval zip or a .json document"
 
 
 def _loads(data: bytes, what: str) -> Any:
+    """JSON as Inspect's reader takes it (the last of a repeated key),
+    integers past 64 bits read exactly."""
     try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
+        return strict_json.loads_written(data)
+    except ValueError as exc:
         raise CannotRun(f"{what}: not valid JSON ({exc})") from None
 
 
@@ -124,7 +125,8 @@ class InspectLog:
             if not isinstance(doc, dict) or "eval" not in doc:
                 raise CannotRun(f'{path}: not an Inspect log (no "eval" in it)')
             self._doc = doc
-            for index, smp in enumerate(doc.get("samples") or []):
+            listed = doc.get("samples")
+            for index, smp in enumerate(listed if isinstance(listed, list) else []):
                 if isinstance(smp, dict):
                     epoch = smp.get("epoch", 1)
                     ref = SampleRef(
@@ -142,8 +144,8 @@ class InspectLog:
         (looked at only then: a log is read once)."""
         data = read_whole(path)
         try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError:
+            return strict_json.loads_written(data)
+        except ValueError:
             pass
         if data.startswith(SQLITE_MAGIC):
             raise CannotRun(

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun
 from replay_tui.formats.langgraph import postgres, sqlite
@@ -18,6 +20,17 @@ from replay_tui.formats.langgraph.thread import load_thread
 from replay_tui.formats.ledger.converted import ConvertedLedger
 
 LANGGRAPH = FORMAT
+
+
+def _line(event: dict[str, Any]) -> bytes:
+    """One event's envelope line; a value nested past what JSON is written
+    to (metadata, a stored JSON value) gives a line that fails as
+    ``bad_json`` at its seq, not an exception."""
+    try:
+        return strict_json.dumps(event)
+    except (RecursionError, TypeError, orjson.JSONEncodeError):
+        head = {k: event[k] for k in ("seq", "run_id", "kind")}
+        return orjson.dumps(head)[:-1] + b',"payload":' + b"[" * 201 + b"]" * 201 + b"}"
 
 
 #: A checkpointer's database: a SQLite file, or a PostgreSQL URL.
@@ -180,7 +193,7 @@ class ThreadLedger(ConvertedLedger):
             else:
                 self._given_writes.add((p["checkpoint_id"], p["task_id"], p["idx"]))
             self._seq = event["seq"]
-            chunk.append(strict_json.dumps(event))
+            chunk.append(_line(event))
             if len(chunk) >= batch:
                 yield b"\n".join(chunk) + b"\n"
                 chunk = []

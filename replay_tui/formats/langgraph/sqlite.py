@@ -60,6 +60,34 @@ def connect(path: Path) -> Iterator[sqlite3.Connection]:
         conn.close()
 
 
+def _blob(kind: Any, value: Any) -> tuple[Any, bytes]:
+    """A value column (and its type) as bytes, whatever SQLite holds there (a
+    column of any declared type keeps a value of any type): NULL as nothing,
+    text as its UTF-8; a number is no stored value at all, so its type says
+    what it is, for the decoder to name and leave undecoded (``bytes(n)``
+    would be n zero bytes, a huge n a huge allocation)."""
+    if value is None:
+        return kind, b""
+    if isinstance(value, bytes):
+        return kind, value
+    if isinstance(value, str):
+        return kind, value.encode("utf-8", "surrogatepass")
+    return f"a number ({value!r}) where bytes belong", b""
+
+
+def _metadata(value: Any) -> bytes | str | None:
+    """A metadata column as JSON text or bytes (a number as its digits)."""
+    return value if value is None or isinstance(value, bytes | str) else str(value)
+
+
+def _idx(value: Any, where: str) -> int:
+    """A write's ``idx``, which orders a task's writes: an integer, or the
+    thread cannot be read in LangGraph's order."""
+    if type(value) is int:
+        return value
+    raise CannotRun(f"{where} has idx {value!r}, not an integer (a damaged writes table)")
+
+
 def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
     return {str(row[1]) for row in conn.execute(f"PRAGMA table_info({table})")}
 
@@ -125,7 +153,7 @@ def thread_facts(path: Path) -> list[ThreadFacts]:
         kind = "c.type" if "type" in _columns(conn, "checkpoints") else "'msgpack'"
         last = {
             str(r[0]): CheckpointRow(
-                str(r[1]), None if r[2] is None else str(r[2]), r[3], bytes(r[4] or b""), r[5]
+                str(r[1]), None if r[2] is None else str(r[2]), *_blob(r[3], r[4]), _metadata(r[5])
             )
             for r in conn.execute(
                 f"SELECT c.thread_id, c.checkpoint_id, c.parent_checkpoint_id, {kind}, "
@@ -147,7 +175,7 @@ def thread_facts(path: Path) -> list[ThreadFacts]:
             f"WHERE checkpoint_ns = '' AND thread_id IN ({_FORKED})"
         ):
             row = CheckpointRow(
-                str(cid), None if parent is None else str(parent), None, b"", metadata
+                str(cid), None if parent is None else str(parent), None, b"", _metadata(metadata)
             )
             trees.setdefault(str(thread), []).append(row)
         conn.execute("COMMIT")
@@ -174,7 +202,7 @@ def read_thread(path: Path, thread: str, ns: str) -> tuple[list[CheckpointRow], 
         has_type = "type" in _columns(conn, "checkpoints")
         checkpoints = [
             CheckpointRow(
-                str(r[0]), None if r[1] is None else str(r[1]), r[2], bytes(r[3] or b""), r[4]
+                str(r[0]), None if r[1] is None else str(r[1]), *_blob(r[2], r[3]), _metadata(r[4])
             )
             for r in conn.execute(
                 "SELECT checkpoint_id, parent_checkpoint_id, "
@@ -185,7 +213,14 @@ def read_thread(path: Path, thread: str, ns: str) -> tuple[list[CheckpointRow], 
             )
         ]
         writes = [
-            WriteRow(str(r[0]), str(r[1]), str(r[2] or ""), int(r[3]), str(r[4]), r[5], r[6])
+            WriteRow(
+                str(r[0]),
+                str(r[1]),
+                str(r[2] or ""),
+                _idx(r[3], f"{path}: thread {thread!r}: a write under checkpoint {r[0]}"),
+                str(r[4]),
+                *((r[5], None) if r[6] is None else _blob(r[5], r[6])),
+            )
             for r in conn.execute(
                 "SELECT checkpoint_id, task_id, "
                 + ("task_path" if has_path else "''")

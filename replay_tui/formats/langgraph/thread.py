@@ -145,6 +145,8 @@ class Thread:
         previous: CheckpointRow | None = None
         for row in self.branch:
             checkpoint, warnings = self._checkpoint(row)
+            if previous is None and row.parent is not None:
+                warnings.append(_first_parent(row.parent, self.branch))
             metadata = checkpoint["metadata"]
             source = metadata.get("source")
             if previous is not None and source in ("loop", "update"):
@@ -327,12 +329,30 @@ def _v1_pull_task(
     return None
 
 
+def _first_parent(parent: str, branch: list[CheckpointRow]) -> str:
+    """What a finding says of the first checkpoint of a branch that names a
+    parent: the branch starts there for a reason the table gives wrong."""
+    if any(c.id == parent for c in branch):
+        return (
+            f"the parent ids loop: this checkpoint's parent {parent!r} comes after it on this "
+            "branch, so the thread's history before it cannot be told"
+        )
+    return (
+        f"this checkpoint's parent {parent!r} is not in the thread: what came before it is "
+        "missing, and the run starts here"
+    )
+
+
 def _fork(start: str, children: dict[str | None, list[str]]) -> dict[str, Any]:
     """A branch leaving the run at ``start``: its first checkpoint, its
     newest tip and how many checkpoints it holds."""
     count, stack, tip = 0, [start], start
+    seen: set[str] = set()
     while stack:
         node = stack.pop()
+        if node in seen:  # parent ids that loop (a damaged table): each counted once
+            continue
+        seen.add(node)
         count += 1
         tip = max(tip, node)
         stack.extend(children.get(node, []))
