@@ -21,7 +21,7 @@ from replay_tui.state.diff import diff
 from replay_tui.state.patchlog import decode
 from replay_tui.synth.runs import write_agent_run
 from replay_tui.views.runview import RunView
-from tests.state.test_history import RULES_TANGLED, _same_changes
+from tests.helpers.tangled_rules import RULES_TANGLED, same_changes
 
 
 def _trusted(tmp_path: Path, source: str) -> LoadedReducer:
@@ -103,10 +103,10 @@ def test_rules_that_replace_and_set_back_give_the_same_patches_made_again(
     states = [plain.state_at(k) for k in range(261)]
     for k in range(260, 0, -1):  # backwards: each step a span made again
         assert canonical.dumps(kept.frozen_at(k)) == canonical.dumps(states[k]), k
-        assert _same_changes(kept.step(k).changes, diff(states[k - 1], states[k])), k
+        assert same_changes(kept.step(k).changes, diff(states[k - 1], states[k])), k
     log = kept.history.patch_log()
     for k in range(1, 261):
-        assert _same_changes(decode(log.raw(k)), diff(states[k - 1], states[k])), k
+        assert same_changes(decode(log.raw(k)), diff(states[k - 1], states[k])), k
 
 
 RULES_COUNTING = """

@@ -27,17 +27,10 @@ from replay_tui.state.history import History, apply_changes
 from replay_tui.state.patchlog import PatchLog
 from replay_tui.state.persistent import BIG, FrozenDict, freeze, thaw
 from replay_tui.synth.runs import write_agent_run
+from tests.helpers.tangled_rules import RULES_TANGLED, same_changes
 
 RULES = load_reducer(None)
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def _key(change: Any) -> str:
-    return orjson.dumps([change.path, change.op], default=str).decode()
-
-
-def _same_changes(a: list[Any], b: list[Any]) -> bool:
-    return sorted(a, key=_key) == sorted(b, key=_key)
 
 
 @SETTINGS
@@ -60,7 +53,7 @@ def test_every_prefix_and_every_patch_match_a_plain_replay(seed: int, n: int, ev
             assert kept.state_at(k) == states[k]
         for k in range(1, n + 1):
             step = kept.step(k)
-            assert _same_changes(step.changes, diff(states[k - 1], states[k])), k
+            assert same_changes(step.changes, diff(states[k - 1], states[k])), k
             assert thaw(apply_changes(freeze(states[k - 1]), step.changes)) == states[k]
 
 
@@ -158,7 +151,7 @@ def test_a_draft_changes_as_a_plain_dict_does(start: dict[str, Any], ops: list[A
     frozen = draft.commit(patches)
     # the same JSON, keys in the same order, and the patches are the diff
     assert orjson.dumps(thaw(frozen)) == orjson.dumps(plain)
-    assert _same_changes(patches, diff(start, plain))
+    assert same_changes(patches, diff(start, plain))
     assert thaw(apply_changes(base, patches)) == plain
     assert thaw(base) == start  # the base is never changed
 
@@ -194,7 +187,7 @@ def test_a_journal_across_events_gives_each_events_diff(
         patches: list[Any] = []
         if not journal.end_event(patches):  # as the engine does: compare whole states
             patches = diff(thaw(before), thaw(journal.freeze()))
-        assert _same_changes(patches, diff(was, plain)), i
+        assert same_changes(patches, diff(was, plain)), i
         after = apply_changes(before, patches)
         # (key order aside: patches do not say a key deleted and set back to
         # the same value moved last, as diff does not)
@@ -332,34 +325,6 @@ def test_what_is_still_open_is_read_once_per_prefix(tmp_path: Path, monkeypatch:
         replay.close()
 
 
-RULES_TANGLED = """
-from replay_tui.reducers.agent_run import AgentRunRules
-
-
-class Rules(AgentRunRules):
-    drafts = True
-
-    def initial_state(self):
-        return {**super().initial_state(), "tally": {"n": 0, "seen": []}}
-
-    def apply(self, state, event, ctx):
-        state = super().apply(state, event, ctx)
-        state["tally"]["n"] += 1
-        state["tally"]["seen"].append(event.kind[:1])
-        if event.seq % 3 == 0:  # changed below, then replaced: compared whole
-            state["tally"] = {"n": state["tally"]["n"], "seen": state["tally"]["seen"][-2:]}
-        if event.seq % 7 == 0:  # set back within the event: no patch
-            state["attempt"] += 1
-            state["attempt"] -= 1
-        if event.seq % 11 == 0:  # a new dict, not the draft changed
-            return {k: state[k] for k in state}
-        return state
-
-
-REDUCER = Rules()
-"""
-
-
 def test_the_apps_journal_gives_a_plain_replays_states_and_diffs(tmp_path: Path) -> None:
     """Rules that replace what they changed, set a value back, and return a
     new dict: at every seq the app's journal gives the state and the diff a
@@ -374,7 +339,7 @@ def test_the_apps_journal_gives_a_plain_replays_states_and_diffs(tmp_path: Path)
     assert states[-1]["tally"]["n"] == 260
     for k in range(1, 261):
         assert canonical.dumps(kept.frozen_at(k)) == canonical.dumps(states[k]), k
-        assert _same_changes(kept.step(k).changes, diff(states[k - 1], states[k])), k
+        assert same_changes(kept.step(k).changes, diff(states[k - 1], states[k])), k
 
 
 def test_a_draft_replaced_but_still_held_changes_nothing() -> None:
@@ -394,7 +359,7 @@ def test_a_draft_replaced_but_still_held_changes_nothing() -> None:
         step(journal.root, held)
         patches: list[Any] = []
         assert journal.end_event(patches)
-        assert _same_changes(patches, diff(states[-1], plain))
+        assert same_changes(patches, diff(states[-1], plain))
         states.append(orjson.loads(orjson.dumps(plain)))
     assert thaw(journal.freeze()) == plain == {"a": {"fresh": 1, "y": 2, "z": 3}}
 
@@ -429,5 +394,5 @@ def test_common_idioms_keep_to_the_journal() -> None:
         change(journal.root)
         patches: list[Any] = []
         assert journal.end_event(patches), change.__name__
-        assert _same_changes(patches, diff(was, plain)), change.__name__
+        assert same_changes(patches, diff(was, plain)), change.__name__
     assert thaw(journal.freeze()) == plain
