@@ -221,7 +221,12 @@ def _watch(
                 dog.stop()
             replay.close()
             replay, dog = open_replay(
-                run, args.reducer, timeout=args.rules_timeout, fmt=args.format, history=True
+                run,
+                args.reducer,
+                timeout=args.rules_timeout,
+                fmt=args.format,
+                history=True,
+                record_patches=True,  # the search reads every event's patches
             )
             judge(replay, at, run)
             search.from_replay(replay)

@@ -125,7 +125,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         # before the replay, which may take a while: a bad --out fails at once
         refuse_inside_run(locate_run(args.run, fmt=args.format), args.out)
     replay, dog = open_replay(
-        args.run, args.reducer, timeout=args.rules_timeout, fmt=args.format, history=True
+        args.run,
+        args.reducer,
+        timeout=args.rules_timeout,
+        fmt=args.format,
+        history=True,
+        record_patches=bool(charts),  # a chart reads every event's patches
     )
     try:
         replay.verify()

@@ -184,6 +184,7 @@ class ReplayCore:
         following: bool = False,
         watch: RulesWatch | None = None,
         history: bool = False,
+        record_patches: bool = False,
         skip: Iterable[int] = (),
     ) -> None:
         self.paths = paths
@@ -207,7 +208,9 @@ class ReplayCore:
         self._start_judging()
         self._load_budget()
         initial = self._start_rules(watch, history=history, following=following)
-        self._keep_states(initial, history, checkpoint_every, checkpoint_budget)
+        self._keep_states(
+            initial, history, checkpoint_every, checkpoint_budget, record=record_patches
+        )
         self._final: tuple[int, str, str] | None = None  # (valid, summary, digest)
         self._still_open: tuple[int, list[str]] | None = None  # (valid, what is open)
         #: Called with (seq, state, kind) after each event of the forward
@@ -322,7 +325,9 @@ class ReplayCore:
             return SequenceChecker(kinds, ignorable)
         return mapping.checker(kinds, ignorable, self.ledger.raw_line)
 
-    def _keep_states(self, initial: State, history: bool, every: int, budget: int) -> None:
+    def _keep_states(
+        self, initial: State, history: bool, every: int, budget: int, *, record: bool
+    ) -> None:
         """With ``history`` (the app, ``state``), every prefix's state is kept,
         sharing structure, with each event's patches: seeks and diffs cost
         what changed. The rules then change a draft of the frozen state
@@ -336,7 +341,9 @@ class ReplayCore:
         self.patches_made_again = False
         if history and self.rules_call.drafts:
             spacing = max(1, every)
-            if not self.guarded and not self.from_start:
+            # (``record``: the caller reads every event's patches at once, a
+            # chart of the whole run: cheaper made in the pass than again)
+            if not self.guarded and not self.from_start and not record:
                 # a state kept every 512 events: a seek runs the rules over
                 # at most that many (a few ms)
                 self.patches_made_again = True
