@@ -29,6 +29,22 @@ def live_run(tmp_path: Path, n: int, seed: int, first: int) -> tuple[Path, list[
     return live, lines
 
 
+def write_edited_rules(path: Path, cut: int) -> None:
+    """Rules of one's own at ``path`` (``path:REDUCER``): ``agent_run``'s, but
+    from seq ``cut`` on each state also holds a note (an edit to reload)."""
+    path.write_text(
+        "from replay_tui.reducers.agent_run import AgentRunRules\n\n"
+        "class Rules(AgentRunRules):\n"
+        '    name = "edited"\n'
+        "    def apply(self, state, event, ctx):\n"
+        "        state = super().apply(state, event, ctx)\n"
+        f"        if event.seq >= {cut}:\n"
+        '            state["note"] = "changed"\n'
+        "        return state\n\n"
+        "REDUCER = Rules()\n"
+    )
+
+
 def demo_with_password(tmp_path: Path) -> Path:
     """The demo run with ``"password": "hunter2"`` in seq 3's call arguments."""
     run = tmp_path / "secret-run"

@@ -14,7 +14,7 @@ from replay_tui.reducers import load_reducer
 from replay_tui.ui.app import Progress, ReplayApp
 from replay_tui.ui.launch import make_app
 from tests.conftest import DEMO
-from tests.helpers.runs import live_run, source_run
+from tests.helpers.runs import live_run, source_run, write_edited_rules
 from tests.helpers.screen import notices, pane_text, status
 from tests.helpers.waiting import until
 
@@ -138,34 +138,19 @@ async def test_an_atomic_replace_with_the_same_history_grown_is_an_append(
         assert app.main.riding
 
 
-RULES = """
-from replay_tui.reducers.agent_run import AgentRunRules
-
-class Rules(AgentRunRules):
-    name = "edited"
-    def apply(self, state, event, ctx):
-        state = super().apply(state, event, ctx)
-        if event.seq >= {cut}:
-            state["note"] = "changed"
-        return state
-
-REDUCER = Rules()
-"""
-
-
 async def test_editing_the_rules_moves_the_difference_mark(tmp_path: Path) -> None:
     src, _ = source_run(tmp_path, 50)
     rules = tmp_path / "rules.py"
-    rules.write_text(RULES.format(cut=10_000))
+    write_edited_rules(rules, 10_000)
     app = make_app(src, follow=True, reducer=f"{rules}:REDUCER", watch_rules=True)
     assert isinstance(app, ReplayApp)
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: app.replay.valid == 50)  # the rules file is watched by now
-        rules.write_text(RULES.format(cut=30))
+        write_edited_rules(rules, 30)
         await until(pilot, lambda: "first difference at seq 30" in status(app))
         assert app.main.view.difference_index == 29
         assert "rules differ from here" in app.main.timeline._build(29, 1, 140).text
-        rules.write_text(RULES.format(cut=12))
+        write_edited_rules(rules, 12)
         await until(pilot, lambda: "first difference at seq 12" in status(app))
         assert app.main.view.difference_index == 11
         sha = app.replay.rules.rules_sha256[:12]

@@ -18,7 +18,7 @@ from replay_tui.questions.rules_diff import first_difference
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.messages import RulesFailed, RulesReloaded, WatchFound
 from tests.conftest import DEMO
-from tests.helpers.runs import source_run
+from tests.helpers.runs import source_run, write_edited_rules
 from tests.helpers.screen import settle, status
 from tests.helpers.waiting import until
 
@@ -64,21 +64,6 @@ async def test_watching_a_path_again_does_not_take_the_last_scan_s_answer(
         assert seqs and seqs == sorted(set(seqs))
 
 
-RULES = """
-from replay_tui.reducers.agent_run import AgentRunRules
-
-class Rules(AgentRunRules):
-    name = "edited"
-    def apply(self, state, event, ctx):
-        state = super().apply(state, event, ctx)
-        if event.seq >= {cut}:
-            state["note"] = "changed"
-        return state
-
-REDUCER = Rules()
-"""
-
-
 def _held_rules_reload(
     monkeypatch: pytest.MonkeyPatch, reader: Any
 ) -> tuple[threading.Event, threading.Event, threading.Semaphore]:
@@ -114,13 +99,13 @@ async def test_following_while_the_rules_reload_keeps_following(
     its next read, new events never shown)."""
     src, _ = source_run(tmp_path, 40)
     rules = tmp_path / "rules.py"
-    rules.write_text(RULES.format(cut=10_000))
+    write_edited_rules(rules, 10_000)
     app = make_app(src, reducer=f"{rules}:REDUCER")
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         screen = app.main
         entered, release, posted = _held_rules_reload(monkeypatch, screen.reader)
-        rules.write_text(RULES.format(cut=12))
+        write_edited_rules(rules, 12)
         await pilot.press("R")
         await until(pilot, entered.is_set)
         release.set()
@@ -142,7 +127,7 @@ async def test_a_second_reload_as_the_first_answers_does_not_fail(
     reload re-ran the replay the first one's answer closed)."""
     src, _ = source_run(tmp_path, 40)
     rules = tmp_path / "rules.py"
-    rules.write_text(RULES.format(cut=10_000))
+    write_edited_rules(rules, 10_000)
     app = make_app(src, reducer=f"{rules}:REDUCER")
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
@@ -171,7 +156,7 @@ async def test_a_second_reload_as_the_first_answers_does_not_fail(
             "replay_tui.ui.features.run.controller.first_difference", slow_difference
         )
         monkeypatch.setattr(reader, "post_message", held_post)
-        rules.write_text(RULES.format(cut=12))
+        write_edited_rules(rules, 12)
         await pilot.press("R")
         await until(pilot, answering.is_set)  # the first answers
         await pilot.press("R")  # the second begins
