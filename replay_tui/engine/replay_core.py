@@ -344,11 +344,14 @@ class ReplayCore:
             # (``record``: the caller reads every event's patches at once, a
             # chart of the whole run: cheaper made in the pass than again)
             if not self.guarded and not self.from_start and not record:
-                # a state kept every 512 events: a seek runs the rules over
-                # at most that many (a few ms)
+                # a state kept every 512 events, or 5 ms of the pass if
+                # sooner: a seek runs the rules over at most that many again
                 self.patches_made_again = True
                 self.history = History(
-                    freeze(initial), every_patches=1 << 62, every_events=2 * spacing
+                    freeze(initial),
+                    every_patches=1 << 62,
+                    every_events=2 * spacing,
+                    every_seconds=SPAN_SECONDS,
                 )
             else:
                 # a checkpoint costs the nodes copied since the last one: every
@@ -515,6 +518,13 @@ class ReplayCore:
     def event(self, index: int) -> Event | LineError:
         """Line ``index`` (0-based) as parsed, for display (cached)."""
         return self.ledger.event(index)
+
+
+#: Where the patches are made again, a state is kept at least this often in
+#: the pass's time (seconds), so that making a span again (two to three
+#: times the pass's work on it) takes a key's worth of time, whatever an
+#: event costs the rules.
+SPAN_SECONDS = 0.005
 
 
 class Part:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import bisect
 import gc
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -63,6 +64,7 @@ class History:
         *,
         every_patches: int = CHECKPOINT_PATCHES,
         every_events: int = CHECKPOINT_EVENTS,
+        every_seconds: float | None = None,
     ) -> None:
         self.patches = PatchLog()
         self._keys: list[int] = [0]
@@ -73,6 +75,11 @@ class History:
         self._every_patches = max(1, every_patches)
         self._every_events = max(1, every_events)
         self._since = 0  # patches since the last checkpoint
+        #: Keep a state once the pass spent this long since the last one
+        #: (None: by count alone): where each event costs the rules much,
+        #: a span made again stays as quick to make as one of cheap events.
+        self._every_seconds = every_seconds
+        self._kept_at = time.perf_counter()
         self._lock = threading.Lock()
         #: The last state asked for, so that a step costs one event's patches.
         self._near: tuple[int, Any] = (0, initial)
@@ -142,7 +149,10 @@ class History:
 
     def due(self) -> bool:
         """Whether the state after the last event recorded is to be kept (:meth:`keep`)."""
-        return self._since >= self._every_patches or self._n - self._keys[-1] >= self._every_events
+        if self._since >= self._every_patches or self._n - self._keys[-1] >= self._every_events:
+            return True
+        seconds = self._every_seconds
+        return seconds is not None and time.perf_counter() - self._kept_at >= seconds
 
     def keep(self, n: int, state: Any, memo: Any = None) -> None:
         """``state`` is the frozen state after event ``n``, the last recorded
@@ -151,6 +161,7 @@ class History:
             self._keys.append(n)
             self._states.append(state)
             self._memos.append(memo)
+            self._kept_at = time.perf_counter()
             self._since = 0
         # Kept states live as long as the app: tell the cyclic GC to stop
         # rescanning them (frozen values hold no cycles; what dies among
