@@ -15,6 +15,7 @@ from replay_tui.handover import bookmarks as bookmarks_module
 from replay_tui.handover.bookmarks import Bookmarks
 from replay_tui.questions.across import iter_path_changes
 from replay_tui.questions.rules_diff import first_difference
+from replay_tui.ui.app import ReplayApp
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.messages import RulesFailed, RulesReloaded, WatchFound
 from tests.conftest import DEMO
@@ -90,6 +91,14 @@ def _held_rules_reload(
     return entered, release, posted
 
 
+def _app_with_own_rules(tmp_path: Path) -> tuple[ReplayApp, Path]:
+    """The app on a 40-event run with rules of one's own (reloadable), and their file."""
+    src, _ = source_run(tmp_path, 40)
+    rules = tmp_path / "rules.py"
+    write_edited_rules(rules, 10_000)
+    return make_app(src, reducer=f"{rules}:REDUCER"), rules
+
+
 async def test_following_while_the_rules_reload_keeps_following(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -97,10 +106,7 @@ async def test_following_while_the_rules_reload_keeps_following(
     followed with the new rules (the reload, made of the replay before
     ``f``, was swapped in over the followed one, and following stopped at
     its next read, new events never shown)."""
-    src, _ = source_run(tmp_path, 40)
-    rules = tmp_path / "rules.py"
-    write_edited_rules(rules, 10_000)
-    app = make_app(src, reducer=f"{rules}:REDUCER")
+    app, rules = _app_with_own_rules(tmp_path)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         screen = app.main
@@ -125,10 +131,7 @@ async def test_a_second_reload_as_the_first_answers_does_not_fail(
     """``R`` again (or the rules file saved again) as the first reload
     answers: the rules are loaded, not "rules failed to load" (the second
     reload re-ran the replay the first one's answer closed)."""
-    src, _ = source_run(tmp_path, 40)
-    rules = tmp_path / "rules.py"
-    write_edited_rules(rules, 10_000)
-    app = make_app(src, reducer=f"{rules}:REDUCER")
+    app, rules = _app_with_own_rules(tmp_path)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(app, pilot)
         screen, reader = app.main, app.main.reader
