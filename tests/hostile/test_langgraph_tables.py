@@ -124,3 +124,22 @@ def test_metadata_nested_past_a_line_fails_at_its_seq(
     code, out, err = run_cli(capsys, "check", str(db), "--thread", THREAD)
     assert code == 1, err
     assert "bad_json: nested more than 200 levels deep" in out
+
+
+@pytest.mark.parametrize("source", ["[1]", '{"a": 1}', "7"])
+def test_a_source_that_is_no_name_leaves_its_step_unproved(
+    tmp_path: Path, source: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Metadata whose ``source`` is a list, an object or a number (LangGraph
+    writes input, loop, update or fork): the step is not proved, and a
+    warning says why; the rules did not raise (``unhashable type: 'list'``)."""
+    meta = f'{{"source": {source}, "step": 1, "parents": {{}}}}'
+    meta = meta.replace("{", "{{").replace("}", "}}")  # the statement is formatted
+    db, _ = _damaged(
+        tmp_path,
+        f"UPDATE checkpoints SET metadata = CAST('{meta}' AS BLOB) WHERE checkpoint_id = '{{2}}'",
+    )
+    code, out, err = run_cli(capsys, "check", str(db), "--thread", THREAD)
+    assert code == 0, out + err
+    assert "reducer_error" not in out
+    assert f"gives source {source.replace(chr(34), chr(39))}" in out and "not proved" in out

@@ -246,10 +246,17 @@ def checkpoint_payload(row: CheckpointRow) -> tuple[dict[str, Any], list[str]]:
     if unreadable:
         warnings.append("this checkpoint's values could not be read: its step is not proved")
     values = body.get("channel_values")
+    source = metadata.get("source")
+    if source is not None and not isinstance(source, str):  # a damaged row
+        warnings.append(
+            f"this checkpoint's metadata gives source {source!r}, not the name of what made "
+            "it (input, loop, update or fork): its step is not proved"
+        )
+        source = None
     out: dict[str, Any] = {
         "checkpoint_id": row.id,
         "parent_id": row.parent,
-        "source": metadata.get("source"),
+        "source": source,
         "step": metadata.get("step"),
         "format": body.get("v"),
         "values": values if isinstance(values, dict) else {},
@@ -265,6 +272,8 @@ def checkpoint_payload(row: CheckpointRow) -> tuple[dict[str, Any], list[str]]:
     out["metadata"] = metadata
     if unreadable:
         out["unreadable"] = decoded.value
+    elif source is None and metadata.get("source") is not None:
+        out["unreadable"] = {"source": metadata.get("source")}
     return out, warnings
 
 
