@@ -110,6 +110,28 @@ def test_a_record_the_events_do_not_reach_is_a_divergence(
     assert "the store differs at answer" in out
 
 
+@pytest.mark.parametrize(
+    ("field", "said"),
+    [
+        ("store", "the record's store is int 5, not an object"),
+        ("messages", "the record's messages are int 5, not a list"),
+    ],
+)
+def test_a_record_field_of_the_wrong_type_is_a_divergence(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, field: str, said: str
+) -> None:
+    """A sample record whose store or messages are a number: the events do
+    not give it, and the verdict says which field (the rules raised TypeError)."""
+    with zipfile.ZipFile(DEFLATED) as zf:
+        sample = orjson.loads(zf.read("samples/1_epoch_1.json"))
+    sample[field] = 5
+    bad = tmp_path / "bad.eval"
+    _rewrite(DEFLATED, bad, {"samples/1_epoch_1.json": orjson.dumps(sample)})
+    code, out, _ = run_cli(capsys, "check", f"{bad}#1:1")
+    assert code == 1
+    assert "divergence" in out and said in out and "reducer_error" not in out
+
+
 def test_a_cut_json_log_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     cut = tmp_path / "cut.json"
     cut.write_bytes((LOGS / "upstream" / "log_formats.json").read_bytes()[:5000])

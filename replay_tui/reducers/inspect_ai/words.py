@@ -64,12 +64,16 @@ def differences(state: State, record: dict[str, Any]) -> list[str]:
     state = {k: plain(state.get(k)) for k in ("messages", "output", "store")}
     got = state.get("messages") or []
     want = record.get("messages") or []
-    if got != want:
+    if not isinstance(want, list):  # a damaged record: nothing to compare message by message
+        found.append(f"the record's messages are {type(want).__name__} {want!r:.40}, not a list")
+    elif got != want:
         found.append(_first_message_difference(got, want))
     if "output" in record and state.get("output") != record.get("output"):
         found.append("the output differs")
     store = record.get("store")
-    if store is not None and state.get("store") != store:
+    if store is not None and not isinstance(store, dict):
+        found.append(f"the record's store is {type(store).__name__} {store!r:.40}, not an object")
+    elif store is not None and state.get("store") != store:
         keys = sorted(
             k
             for k in set(state.get("store") or {}) | set(store)
