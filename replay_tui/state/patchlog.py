@@ -69,6 +69,7 @@ class PatchLog:
         self._spill_bytes = spill_bytes
         self._fd: int | None = None
         self._lock = threading.Lock()
+        self._closed = False
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
@@ -76,6 +77,8 @@ class PatchLog:
     def append(self, changes: list[Change]) -> None:
         data = encode(changes) if changes else _EMPTY
         with self._lock:
+            if self._closed:  # a log made behind a replay closed meanwhile (a reload)
+                raise ValueError("the patch log is closed")
             self._buffer += data
             self._offsets.append(self._offsets[-1] + len(data))
             if len(self._buffer) >= self._spill_bytes:
@@ -140,6 +143,7 @@ class PatchLog:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None

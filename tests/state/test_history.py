@@ -9,11 +9,13 @@ states around it.
 from __future__ import annotations
 
 import itertools
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -237,6 +239,18 @@ def test_patch_log_reads_back_after_spilling_to_disk() -> None:
     for i in (1, 2, 150, 299):
         assert log.changes(i) == diff(states[i - 1], states[i])
     log.close()
+
+
+def test_a_closed_patch_log_takes_no_more() -> None:
+    """A log made behind a replay closed meanwhile (a rules reload) stops
+    there: an append raises, and no temporary file is opened again."""
+    log = PatchLog(spill_bytes=64)
+    log.append(diff({"n": 0}, {"n": "x" * 100}))  # spilled: a file is open
+    log.close()
+    fds = len(os.listdir("/proc/self/fd"))
+    with pytest.raises(ValueError, match="closed"):
+        log.append(diff({"n": 1}, {"n": "y" * 100}))
+    assert len(os.listdir("/proc/self/fd")) == fds
 
 
 def test_history_seeks_any_prefix() -> None:
