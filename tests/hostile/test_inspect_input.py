@@ -218,3 +218,15 @@ def test_integers_past_64_bits_keep_their_digits(
     code, out, err = run_cli(capsys, "check", str(as_json))
     assert code == 0, err
     assert f"#{big}:1: verified" in out
+
+
+def test_a_sample_selector_reads_the_epochs_the_list_names() -> None:
+    """``#ID:EPOCH`` as the samples list names it: a negative epoch too (it
+    was listed as ``1:-3`` and refused); a digit outside ASCII is part of
+    the id, not an epoch (``int("²")`` raised)."""
+    from replay_tui.formats.inspect.log import split_selector
+
+    assert split_selector("1:-3") == ("1", -3)
+    assert split_selector("task-a:12") == ("task-a", 12)
+    assert split_selector("a:²") == ("a:²", None)
+    assert split_selector("7") == ("7", None)

@@ -81,11 +81,16 @@ def _order(ref: SampleRef) -> tuple[int, int, str, int]:
 
 
 def split_selector(selector: str) -> tuple[str, int | None]:
-    """``ID[:EPOCH]`` as (ID, EPOCH or None)."""
+    """``ID[:EPOCH]`` as (ID, EPOCH or None): an epoch as the samples list
+    names it, ASCII digits with a sign if negative (``str.isdigit`` takes
+    ``²``, which ``int`` refuses)."""
     head, colon, tail = selector.rpartition(":")
-    if colon and head and tail.isdigit():
+    if colon and head and _EPOCH.fullmatch(tail):
         return head, int(tail)
     return selector, None
+
+
+_EPOCH = re.compile(r"-?[0-9]+")
 
 
 #: What a log is, said when a file is none.
