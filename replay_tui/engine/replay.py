@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, Self
 
-from replay_tui.engine.again import MadeAgain, RulesNotDeterministic
 from replay_tui.engine.follow import Following
 from replay_tui.engine.forward import ForwardPass
 from replay_tui.engine.replay_core import (
@@ -38,7 +37,7 @@ from replay_tui.engine.replay_core import (
     why_not_follow,
 )
 from replay_tui.engine.results import RecordedResult, Results
-from replay_tui.engine.seek import Seeking, Step
+from replay_tui.engine.seek import MadeAgain, RulesNotDeterministic, Seeking, Step
 from replay_tui.formats.envelope import Event
 from replay_tui.formats.ledger import LedgerRewritten
 from replay_tui.formats.run import RunPaths

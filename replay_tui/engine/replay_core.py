@@ -335,7 +335,7 @@ class ReplayCore:
         rules that say ``drafts = True`` accept. Other user rules, and
         ``check``, keep one mutable state and JSON checkpoints."""
         #: The forward pass records no patches: they are made again from
-        #: the kept states when asked for (:mod:`.again`), for the built-in
+        #: the kept states when asked for (:class:`.seek.MadeAgain`), for the built-in
         #: rules that can go on from any state (not the trace rules, whose
         #: memo holds history; user rules are watched, and record them).
         self.patches_made_again = False

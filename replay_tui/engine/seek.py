@@ -6,12 +6,20 @@ is replayed again, beside the live state (a side :class:`Context`), so
 seeking never disturbs the forward pass. Rules whose memo holds what they
 read (``memo_holds_history``, the trace rules) are replayed from the first
 event instead: their state alone cannot be gone on from.
+
+With the built-in rules the app's pass records no patches: what an event
+changed is made again (:class:`MadeAgain`), by running the rules from the
+state kept before it beside the pass (a side context) on a journal, and the
+state they end at is checked against the one kept after
+(:func:`~replay_tui.state.diff.differs_along`): rules that do not give the
+same state twice are named, never shown as what happened.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from replay_tui.core import strict_json
 from replay_tui.core.words import plural
@@ -19,7 +27,9 @@ from replay_tui.engine.replay_core import Part
 from replay_tui.formats.envelope import Event
 from replay_tui.reducers.base import State, StateView
 from replay_tui.state import canonical
-from replay_tui.state.diff import Change, diff
+from replay_tui.state.diff import MISSING, Change, diff, differs_along, path_str
+from replay_tui.state.drafts import DictDraft, Journal
+from replay_tui.state.history import apply_changes
 from replay_tui.state.persistent import freeze, thaw
 
 
@@ -182,3 +192,77 @@ class Seeking(Part):
 
     def final_state(self) -> State:
         return self.state_at(self.run.valid)
+
+
+class RulesNotDeterministic(Exception):
+    """The rules, run again over events they were run over, gave another state."""
+
+
+class MadeAgain(Part):
+    """Each event's patches, made again from a kept state (see the module)."""
+
+    def patches(self, start: int, end: int, state: Any, memo: Any, kept: Any) -> list[list[Change]]:
+        """The patches of events ``start+1 .. end``, each event's list, from
+        ``state`` (the frozen state after ``start``; ``memo``: the rules' memo
+        kept with it, or None); ``kept`` is the frozen state kept after
+        ``end`` (None: none yet), which they must end at."""
+        run = self.run
+        ctx = run._side_context()
+        journal = Journal(state)
+        memo = run.rules_call.copy_memo(memo)  # the kept one stays as it was
+        if memo is not None:
+            ctx.adopt_memo(journal.root, memo)
+        made: list[list[Change]] = []
+        frozen_at = 0  # events made when the journal's base was frozen
+        for index in range(start, end):
+            event = run._event_for_apply(index)
+            patches: list[Change] = []
+            if not run.is_ignored(event):
+                root = journal.root
+                new = run.apply_rules(root, event, ctx)
+                if new is root:
+                    if not journal.end_event(patches):  # it cannot tell: compare
+                        before = _after(journal.base, made[frozen_at:])
+                        patches = _compared(before, journal.freeze())
+                        frozen_at = len(made) + 1
+                elif isinstance(new, dict | DictDraft):
+                    before = _after(journal.base, made[frozen_at:])
+                    frozen = freeze(new)
+                    patches = _compared(before, frozen)
+                    journal, frozen_at = Journal(frozen), len(made) + 1
+                else:
+                    raise RulesNotDeterministic(
+                        f"applied again, event {event.seq} returned {type(new).__name__}"
+                    )
+            made.append(patches)
+        if kept is not None:
+            where = differs_along(kept, journal.freeze(), made)
+            if where is not None:
+                raise RulesNotDeterministic(
+                    f"applied again from seq {start}, the rules gave another state after "
+                    f"{plural(end - start, 'event')}: {path_str(where)} differs (rules that "
+                    "read the clock, chance or anything beside the state and the event "
+                    "cannot be replayed)"
+                )
+        return made
+
+
+def _compared(before: Any, after: Any) -> list[Change]:
+    """The patches between two frozen states, as the pass that records them
+    gives them, their values frozen: they are kept for many seeks, and a
+    seek applies them to a draft, which would change a plain value in place."""
+    return [
+        Change(
+            c.path,
+            c.old if c.old is MISSING else freeze(c.old),
+            c.new if c.new is MISSING else freeze(c.new),
+        )
+        for c in diff(thaw(before), thaw(after))
+    ]
+
+
+def _after(state: Any, made: list[list[Change]]) -> Any:
+    """``state`` with the patches ``made`` applied."""
+    if not any(made):
+        return state
+    return apply_changes(state, (c for changes in made for c in changes))
