@@ -256,6 +256,9 @@ class RunReader(Widget):
         if replay is None:  # swapped out and gone: an answer would be stale
             return
         found = self.session.reload(replay, lambda: worker.is_cancelled)
+        # let it go before the answer: the screen may drop it at once, and
+        # this thread may not be done before the answer is shown
+        del replay
         if isinstance(found, str):
             self.post_message(RulesFailed(found, swaps))
         elif not worker.is_cancelled:
