@@ -84,6 +84,39 @@ fn utc_time_ok(ts: &[u8]) -> bool {
     (1..=days).contains(&day)
 }
 
+/// Days from 1970-01-01 to a day of the proleptic Gregorian calendar.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Seconds since the epoch of a `ts` that [`utc_time_ok`] accepts, as the
+/// Python reader gives them (`ts_seconds`: whole seconds, then the
+/// fraction's text read as a double and added).
+fn utc_seconds(ts: &[u8]) -> f64 {
+    let n = ts.len();
+    let num = |at: usize| (two(ts, at).unwrap_or(0)) as i64;
+    let year = num(0) * 100 + num(2);
+    let whole = days_from_civil(year, num(5), num(8)) * 86_400
+        + num(11) * 3_600
+        + num(14) * 60
+        + num(17);
+    if n > 20 {
+        let frac = std::str::from_utf8(&ts[19..n - 1])
+            .ok()
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0);
+        whole as f64 + frac
+    } else {
+        whole as f64
+    }
+}
+
 fn digits_value(b: &[u8]) -> Option<i64> {
     if b.is_empty() || b.len() > 18 {
         return None;
@@ -108,11 +141,14 @@ fn digits_value(b: &[u8]) -> Option<i64> {
 /// lines pin a receipt (`payload.receipt_sha256`
 /// beside a `payload.call_id`): for each, its index (from `start`'s line)
 /// and the byte range of its call id in `pins` (room for `3 * max_lines`).
+/// Where `seconds` is not null (room for `max_lines`), each proven line's
+/// `ts` in seconds since the epoch, as the Python reader reads it.
 /// Returns the lines proven.
 ///
 /// # Safety
 /// The pointers must be valid for the lengths given: `backs` for
-/// `max_lines` u32, `pins` for `3 * max_lines` i64, `out` for six i64.
+/// `max_lines` u32, `pins` for `3 * max_lines` i64, `out` for six i64,
+/// `seconds` (unless null) for `max_lines` f64.
 #[no_mangle]
 pub unsafe extern "C" fn rtlc_prove(
     buf: *const u8,
@@ -129,6 +165,7 @@ pub unsafe extern "C" fn rtlc_prove(
     backs: *mut u32,
     pins: *mut i64,
     out: *mut i64,
+    seconds: *mut f64,
 ) -> i64 {
     let buf = slice::from_raw_parts(buf, len);
     let kinds = slice::from_raw_parts(kinds, kinds_len);
@@ -139,6 +176,11 @@ pub unsafe extern "C" fn rtlc_prove(
     let backs = slice::from_raw_parts_mut(backs, max_lines);
     let out = slice::from_raw_parts_mut(out, OUT_SLOTS);
     let pins = slice::from_raw_parts_mut(pins, 3 * max_lines);
+    let mut seconds: Option<&mut [f64]> = if seconds.is_null() {
+        None
+    } else {
+        Some(slice::from_raw_parts_mut(seconds, max_lines))
+    };
     let mut n_pins = 0usize;
     let given_run: Option<&[u8]> = if run_id_len < 0 {
         None
@@ -237,6 +279,9 @@ pub unsafe extern "C" fn rtlc_prove(
                 n_backs += 1;
             }
             previous_ts = t;
+            if let Some(room) = seconds.as_deref_mut() {
+                room[proven] = utc_seconds(t);
+            }
         }
         if let (true, Some((s, e))) = (facts.pinned, facts.call_id) {
             pins[3 * n_pins] = proven as i64;
@@ -259,5 +304,5 @@ pub unsafe extern "C" fn rtlc_prove(
 /// The library's interface version: the Python side refuses another.
 #[no_mangle]
 pub extern "C" fn rtlc_version() -> i64 {
-    3
+    4
 }

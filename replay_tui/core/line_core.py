@@ -27,7 +27,7 @@ from array import array
 from pathlib import Path
 
 _ENV = "REPLAY_TUI_LINE_CORE"
-_INTERFACE = 3
+_INTERFACE = 4
 _FILE = {"darwin": "libreplay_tui_line_core.dylib", "win32": "replay_tui_line_core.dll"}.get(
     sys.platform, "libreplay_tui_line_core.so"
 )
@@ -39,10 +39,17 @@ BUILD_HINT = "cargo build --release --manifest-path native/Cargo.toml"
 class Proof:
     """What the native core proved of lines from a byte offset."""
 
-    __slots__ = ("backs", "end", "lines", "pins", "times", "why")
+    __slots__ = ("backs", "end", "lines", "pins", "seconds", "times", "why")
 
     def __init__(
-        self, lines: int, end: int, times: bool, backs: list[int], why: int, pins: list[int]
+        self,
+        lines: int,
+        end: int,
+        times: bool,
+        backs: list[int],
+        why: int,
+        pins: list[int],
+        seconds: array[float] | None = None,
     ) -> None:
         #: How many lines, from the offset, are regular.
         self.lines = lines
@@ -57,6 +64,9 @@ class Proof:
         #: The lines that pin a receipt, each as its index (from the first)
         #: and where its call id is in the bytes: index, start, end, ...
         self.pins = pins
+        #: Each line's ``ts`` in seconds, as ``ts_seconds`` reads it (where
+        #: asked for and the lines have one; else None).
+        self.seconds = seconds
 
 
 class NativeCore:
@@ -85,6 +95,7 @@ class NativeCore:
             ctypes.c_void_p,  # backs (u32 * max_lines)
             ctypes.c_void_p,  # pins (i64 * 3 * max_lines)
             ctypes.c_void_p,  # out (i64 * 6)
+            ctypes.c_void_p,  # seconds (f64 * max_lines, or null: not asked for)
         ]
         self._prove = prove
         read = lib.rtlc_read_files
@@ -124,14 +135,16 @@ class NativeCore:
         max_depth: int,
         max_lines: int,
         max_len: int = 0,
+        seconds: bool = False,
     ) -> Proof:
         """The regular lines of ``buf`` (lines each ending in ``\\n``) from
-        byte ``start``: see ``native/src/lib.rs``."""
+        byte ``start`` (``seconds``: with each one's ``ts`` in seconds): see
+        ``native/src/lib.rs``."""
         blob = self._kinds.get(kinds)
         if blob is None:
             blob = self._kinds[kinds] = b"".join(k.encode() + b"\n" for k in sorted(kinds))
         run = run_id.encode() if run_id is not None else b""
-        backs, pins, out = self._room(max_lines)
+        backs, pins, out, times = self._room(max_lines)
         proven = self._prove(
             buf,
             len(buf),
@@ -147,6 +160,7 @@ class NativeCore:
             backs.buffer_info()[0],
             pins.buffer_info()[0],
             out.buffer_info()[0],
+            times.buffer_info()[0] if seconds else None,
         )
         return Proof(
             int(proven),
@@ -155,14 +169,15 @@ class NativeCore:
             backs[: out[3]].tolist(),
             out[4],
             pins[: 3 * out[5]].tolist(),
+            times[:proven] if seconds and out[2] == 1 and proven else None,
         )
 
-    def _room(self, lines: int) -> tuple[array[int], array[int], array[int]]:
+    def _room(self, lines: int) -> tuple[array[int], array[int], array[int], array[float]]:
         """This thread's arrays for what :meth:`prove` writes, room for
         ``lines`` lines: kept, since a chunk with many lines the core does
         not prove asks once after each (a new chunk-sized pair each time
         was quadratic in them)."""
-        room: tuple[array[int], array[int], array[int]] | None = getattr(
+        room: tuple[array[int], array[int], array[int], array[float]] | None = getattr(
             self._scratch, "room", None
         )
         if room is None or len(room[0]) < lines:
@@ -171,6 +186,7 @@ class NativeCore:
                 array("I", bytes(4 * size)),
                 array("q", bytes(24 * size)),
                 array("q", bytes(48)),
+                array("d", bytes(8 * size)),
             )
             self._scratch.room = room
         return room

@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
+from itertools import count
 
 from replay_tui.formats.envelope import Event
 
@@ -51,6 +52,7 @@ class CallIndex:
         *,
         nests: bool = False,
         parent_of: Callable[[Event], str | None] | None = None,
+        end_kinds: Collection[str] | None = None,
     ) -> None:
         self._call_of = call_of
         #: Calls nest: a call's parent is the call its first line's parent_seq
@@ -64,6 +66,9 @@ class CallIndex:
         #: Calls waiting for their parent to start (still roots).
         self.awaiting = 0
         self._failed = failed
+        #: The only kinds ``failed`` can be true of, where the rules say
+        #: (their optional ``call_end_kinds``); None: any kind.
+        self._end_kinds = end_kinds
         #: The lines that end a call in failure, in order (``e`` stops there),
         #: where the rules say how calls end (``failed``).
         self.failed = array("i")
@@ -133,8 +138,60 @@ class CallIndex:
         if new:  # counted, and a row, once every entry of line and call is there
             self.rows.append(index)
             self._calls = number + 1
-        if self._failed is not None and self._failed(event):
+        ends = self._end_kinds
+        failed = self._failed
+        if failed is not None and (ends is None or event.kind in ends) and failed(event):
             self.failed.append(index)
+
+    def note_many(self, first: int, events: Sequence[Event]) -> None:
+        """Lines ``first``.. (validated, in order) are ``events``: as
+        :meth:`note` for each, at once (a run of regular lines: the rules
+        asked for each line's call in one go, the arrays kept in locals)."""
+        if first != len(self.call) or self.nests:
+            for index, event in enumerate(events, first):
+                self.note(index, event)
+            return
+        try:
+            keys = list(map(self._call_of, events))
+        except Exception:  # optional rules code: a bug leaves its event alone
+            for index, event in enumerate(events, first):
+                self.note(index, event)
+            return
+        numbers = self._numbers
+        calls, following, rows = self.call, self._next, self.rows
+        firsts, last, lines = self.first, self.last, self.count
+        for index, key in zip(count(first), keys):
+            if not isinstance(key, str):
+                calls.append(NO_CALL)
+                following.append(NO_CALL)
+                rows.append(index)
+                continue
+            number = numbers.get(key)
+            if number is None:  # as note(): counted once every entry is there
+                number = numbers[key] = len(firsts)
+                self.keys.append(key)
+                firsts.append(index)
+                last.append(index)
+                lines.append(1)
+                self.parent.append(NO_CALL)
+                self.children.append(0)
+                self._placed.append(0)
+                calls.append(number)
+                following.append(NO_CALL)
+                rows.append(index)
+                self._calls = number + 1
+            else:
+                following[last[number]] = index
+                last[number] = index
+                lines[number] += 1
+                calls.append(number)
+                following.append(NO_CALL)
+        failed = self._failed
+        if failed is not None:
+            ends = self._end_kinds
+            for index, event in zip(count(first), events):
+                if (ends is None or event.kind in ends) and failed(event):
+                    self.failed.append(index)
 
     def _note_parent(self, number: int, index: int, event: Event) -> None:
         """Call ``number`` starts at line ``index``: where calls nest, its

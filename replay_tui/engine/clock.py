@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import bisect
 from array import array
+from collections.abc import Sequence
+from itertools import accumulate, repeat
+from typing import cast
 
 
 class EventClock:
@@ -40,6 +43,29 @@ class EventClock:
         while len(at) < index:  # not expected: lines come in order
             at.append(self._latest)
         at.append(self._latest)
+
+    def note_many(
+        self, first: int, seconds: Sequence[float | None] | None, n: int, last: float | None
+    ) -> None:
+        """Lines ``first``.. (``n`` of them) happened at ``seconds`` (each
+        line's; None: they carry none, and ``last`` stands for them): as
+        :meth:`note` for each, the running latest taken in C."""
+        at = self._at
+        if first != len(at) or not n or (seconds is not None and None in seconds):
+            for index in range(first, first + n):
+                self.note(index, seconds[index - first] if seconds is not None else last)
+            return
+        if seconds is None:
+            self.note(first, last)
+            at.extend(repeat(at[-1], n - 1))
+            return
+        times = cast("Sequence[float]", seconds)  # no None in them (above)
+        if self._first is None:
+            self._first = times[0]
+        first_ts: float = self._first
+        since = list(accumulate(map(first_ts.__rsub__, times), max, initial=self._latest))
+        self._latest = since[-1]
+        at.extend(array("f", since[1:]))
 
     @property
     def span(self) -> float:

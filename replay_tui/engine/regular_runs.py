@@ -14,16 +14,27 @@ objects, no extra calls per event).
 from __future__ import annotations
 
 import threading
+import time
 import zlib
 from bisect import bisect_left
+from collections.abc import Sequence
+from math import inf
 from typing import TYPE_CHECKING
 
 from replay_tui.core.line_core import NATIVE, NativeCore, Proof
-from replay_tui.engine.rules_step import NotAState, RulesStep, not_a_state
+from replay_tui.engine.rules_step import (
+    AlreadyFailed,
+    NotAState,
+    RulesStep,
+    StateNotJSON,
+    not_a_state,
+)
 from replay_tui.formats.chunks import Regular, proven_events, regular_events
 from replay_tui.formats.envelope import MAX_DEPTH, parse_line, ts_seconds
 from replay_tui.formats.ledger import BIG_LINE
 from replay_tui.reducers.base import State
+from replay_tui.state.drafts import DictDraft, Journal
+from replay_tui.state.persistent import freeze
 
 #: Regular lines are made events and applied this many at a time: they are
 #: still in the processor's cache when applied (a whole chunk's, made first,
@@ -99,6 +110,7 @@ class RegularRuns(RulesStep):
                 max_depth=MAX_DEPTH - 1,
                 max_lines=n - at,
                 max_len=big,
+                seconds=run.clock is not None,  # the app's clock: each ts in seconds
             )
             if proof.lines:
                 self._apply_proven(index + at, lines[at : at + proof.lines], proof, buf, core)
@@ -133,6 +145,9 @@ class RegularRuns(RulesStep):
                 earlier=[b - sub for b in backs[lo:hi]],  # the first: against the last ts
                 last_ts=checker.last_ts,
                 compact_needed=run.guarded,
+                seconds=(
+                    proof.seconds[sub : sub + len(group)] if proof.seconds is not None else None
+                ),
             )
             piece = ready.get(sub // PROVEN_GROUP)
             if piece is not None:
@@ -181,6 +196,9 @@ class RegularRuns(RulesStep):
         the rules and what they need (the call ids seen, the indexes the app
         keeps); ``valid`` and the state published once, at the end."""
         run = self.run
+        if run.history is not None and run.history.made_again:
+            self._apply_on_drafts(index, lines, regular)
+            return
         checker = run._checker
         events = regular.events
         ctx = run.ctx
@@ -197,9 +215,7 @@ class RegularRuns(RulesStep):
         apply_line = run.rules_call.apply_line
         checkpoints = run.checkpoints
         due = checkpoints.next_due
-        seconds = (
-            list(map(ts_seconds, regular.times)) if clock is not None and regular.times else None
-        )
+        seconds = _seconds(regular) if clock is not None else None
         state = None
         if history is None:
             state = run._state if run._state is not None else run._live_state()
@@ -268,6 +284,99 @@ class RegularRuns(RulesStep):
             return
         self._settle_chunk(index, lines, done, state, regular)
 
+    def _apply_on_drafts(self, index: int, lines: list[bytes], regular: Regular) -> None:
+        """Apply a regular chunk in the app's pass with built-in rules: on
+        the draft, recording nothing (their patches are made again when
+        asked for), per event only the rules; the call index, the clock,
+        ``valid`` and the count of events passed noted once, at the end
+        (or before a state is kept, or where the rules fail)."""
+        run = self.run
+        history = run.history
+        assert history is not None
+        events = regular.events
+        ctx = run.ctx
+        ctx.warnings.clear()
+        apply = run.rules_call.reducer.apply  # built-in rules: called as they are
+        calls_seen = run.calls_seen
+        clock = run.clock
+        seconds = _seconds(regular) if clock is not None else None
+        saved_ts = run._checker.last_ts  # the last ts before the chunk
+        if run.run_id is None:
+            run.run_id = events[0].run_id
+        journal = run._journal
+        if journal is None:
+            journal = run._journal = Journal(history.head, recording=False)
+            ctx.carry_memo(journal.base, journal.root)
+        root = journal.root
+        noted = done = 0
+
+        def publish(applied: int, seen: int) -> None:
+            # events[:seen] noted in the indexes the app reads, [:applied] valid
+            nonlocal noted
+            if run.calls is not None:
+                run.calls.note_many(index + noted, events[noted:seen])
+            if clock is not None:
+                times = seconds[noted:seen] if seconds is not None else None
+                clock.note_many(index + noted, times, seen - noted, saved_ts)
+            noted = seen
+            if applied:
+                with run._lock:
+                    history.passed(events[applied - 1].seq)
+                    run.valid = events[applied - 1].seq
+
+        due_seq, due_at = history.next_due()
+        backs = iter(regular.backs)
+        back = next(backs, -1)
+        try:
+            for item, cid in zip(events, regular.call_ids, strict=True):
+                if done == back:
+                    run._warn(
+                        "ts_backwards",
+                        f"ts {item.ts} is earlier than the event before",
+                        item.seq,
+                        item.line,
+                    )
+                    back = next(backs, -1)
+                if cid is not None:
+                    if "receipt_sha256" in item.payload:
+                        calls_seen[cid] = item.line - 1
+                    else:
+                        calls_seen.setdefault(cid, -1)
+                new = apply(root, item, ctx)
+                if new is not root:  # a new dict, not the draft changed
+                    if not isinstance(new, dict | DictDraft):
+                        raise NotAState(not_a_state(new))
+                    journal = run._journal = Journal(freeze(new), recording=False)
+                    root = journal.root
+                if item.seq >= due_seq or (
+                    not done & 15 and due_at != inf and time.perf_counter() >= due_at
+                ):
+                    publish(done + 1, done + 1)
+                    self._keep_journal(item.seq)
+                    root = run._journal.root  # type: ignore[union-attr]
+                    due_seq, due_at = history.next_due()
+                if ctx.warnings:
+                    self._rule_warnings(item)
+                done += 1
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            run._journal = None  # the rules may have half-applied the event
+            if not isinstance(exc, AlreadyFailed):  # (else what is valid is said)
+                publish(done, done + 1)  # the failing line is noted, as a line alone would be
+            item = events[done]
+            self._settle_chunk(index, lines, done, None, regular)
+            saved = run._checker.last_ts
+            run._checker.last_seq = item.seq
+            if item.ts is not None:
+                run._checker.last_ts = item.ts_s
+            if isinstance(exc, TypeError):
+                exc = StateNotJSON(str(exc))
+            self._rules_raised(item, exc, saved)
+            return
+        publish(done, done)
+        self._settle_chunk(index, lines, done, None, regular)
+
     def _keep_checkpoint(
         self, seq: int, index: int, lines: list[bytes], done: int, state: State
     ) -> bool:
@@ -326,3 +435,10 @@ class RegularRuns(RulesStep):
         except BaseException as exc:  # a bug in the rules
             self._fail_where_raised(None, exc)  # (it turns settle_later off)
             return False
+
+
+def _seconds(regular: Regular) -> Sequence[float | None] | None:
+    """Each event's ``ts`` in seconds, for the app's clock (None: they carry none)."""
+    if regular.seconds is not None:
+        return regular.seconds  # the native core read them
+    return list(map(ts_seconds, regular.times)) if regular.times else None

@@ -160,6 +160,15 @@ def _ends_in_failure(reducer: object, event: Event) -> bool:
     return said is not None and said.status in FAILED_CALL
 
 
+def _end_kinds(reducer: object) -> frozenset[str] | None:
+    """The only kinds whose ``call_facts`` can end a call in failure, where
+    built-in rules say (``call_end_kinds``); None: ask of every kind."""
+    kinds = getattr(reducer, "call_end_kinds", None)
+    if isinstance(kinds, frozenset) and all(isinstance(k, str) for k in kinds):
+        return kinds
+    return None
+
+
 def _validated_in(crcs: array[int], index: int, raw: bytes) -> bool:
     """Line ``index`` is the very line strict replay accepted (by its crc32
     in ``crcs``, the replay's: given to the ledger, which must not keep the
@@ -295,6 +304,7 @@ class ReplayCore:
                 None if self.guarded else partial(_ends_in_failure, self.reducer),
                 nests=nests,
                 parent_of=parent_of if callable(parent_of) else None,
+                end_kinds=_end_kinds(self.reducer) if not self.guarded else None,
             )
             if call_of is not None
             else None

@@ -30,7 +30,7 @@ the lines it proved.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import repeat
 from operator import itemgetter, methodcaller
 from typing import Any
@@ -68,7 +68,7 @@ _CALL_IDS = re.compile(r"(?:[A-Za-z0-9_:-][A-Za-z0-9._:-]{0,127}\n)*", re.ASCII)
 class Regular:
     """A chunk's events, and what the checks of the next chunk start from."""
 
-    __slots__ = ("backs", "call_ids", "compact", "events", "last_ts", "times")
+    __slots__ = ("backs", "call_ids", "compact", "events", "last_ts", "seconds", "times")
 
     def __init__(
         self,
@@ -78,6 +78,7 @@ class Regular:
         last_ts: float | None,
         compact: bool,
         backs: list[int],
+        seconds: Sequence[float] | None = None,
     ) -> None:
         self.events = events
         #: Each event's ``payload["call_id"]`` (a valid call id), or None.
@@ -92,6 +93,8 @@ class Regular:
         #: Indexes of the events whose ``ts`` is earlier than the one before
         #: (the last before the chunk for the first): a ``ts_backwards`` each.
         self.backs = backs
+        #: Each event's ``ts`` in seconds where the line core read them (else None).
+        self.seconds = seconds
 
 
 def regular_events(
@@ -178,23 +181,25 @@ def _events(
     versions: Iterable[int],
     first_line: int,
     offsets: Iterable[int],
+    seconds: Sequence[float] | None = None,
 ) -> list[Event]:
-    """The chunk's events, made in one ``map`` (no parent: a regular line has none)."""
-    return list(
-        map(
-            Event,
-            objs,
-            seqs,
-            run_ids,
-            kinds,
-            payloads,
-            times if times is not None else repeat(None),
-            repeat(None),
-            versions,
-            range(first_line, first_line + len(objs)),
-            offsets,
-        )
+    """The chunk's events, made in one ``map`` (no parent: a regular line
+    has none; ``seconds``: each one's ``ts`` in seconds, known already)."""
+    fields = (
+        objs,
+        seqs,
+        run_ids,
+        kinds,
+        payloads,
+        times if times is not None else repeat(None),
+        repeat(None),
+        versions,
+        range(first_line, first_line + len(objs)),
+        offsets,
     )
+    if seconds is None:
+        return list(map(Event, *fields))
+    return list(map(Event, *fields, seconds))
 
 
 def _regular_times(times: list[Any]) -> bool:
@@ -228,11 +233,13 @@ def proven_events(
     earlier: list[int],
     last_ts: float | None,
     compact_needed: bool,
+    seconds: Sequence[float] | None = None,
 ) -> Regular | None:
     """The events of ``lines``, which the native line core proved regular
     (seqs from ``first_seq``; each with a ``ts`` if ``timed``; ``earlier``:
-    the indexes whose ``ts`` text is before the one before's); None if
-    orjson reads them otherwise (then they are judged a line at a time)."""
+    the indexes whose ``ts`` text is before the one before's; ``seconds``:
+    each ``ts`` in seconds, where the core read them); None if orjson
+    reads them otherwise (then they are judged a line at a time)."""
     n = len(lines)
     try:
         objs = list(map(orjson.loads, lines))
@@ -243,7 +250,7 @@ def proven_events(
     backs: list[int] = []
     if times is not None:
         backs = _went_back(times, last_ts, earlier)
-        last_ts = ts_seconds(times[-1])
+        last_ts = seconds[-1] if seconds is not None else ts_seconds(times[-1])
     events = _events(
         objs,
         range(first_seq, first_seq + n),
@@ -254,6 +261,8 @@ def proven_events(
         repeat(1),
         first_line,
         offsets,
+        seconds if times is not None else None,
     )
     compact = compact_needed and trust_chunk(lines, objs) == COMPACT
-    return Regular(events, list(map(_CALL_ID_OR_NONE, payloads)), times, last_ts, compact, backs)
+    call_ids = list(map(_CALL_ID_OR_NONE, payloads))
+    return Regular(events, call_ids, times, last_ts, compact, backs, seconds if times else None)

@@ -81,6 +81,9 @@ class AgentRunRules:
     name = "agent_run"
     version = "1.0.0"
     kinds = KINDS
+    #: The kinds whose call_facts can say how a call ended (the forward
+    #: pass asks only them whether a call failed).
+    call_end_kinds = frozenset({"tool_denied", "tool_finished"})
 
     def copy_memo(self, memo: dict[str, Any]) -> dict[str, Any]:
         """The memo copied (see :func:`_busy`): a seek from a kept state

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import bisect
 import gc
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -153,6 +154,14 @@ class History:
             return True
         seconds = self._every_seconds
         return seconds is not None and time.perf_counter() - self._kept_at >= seconds
+
+    def next_due(self) -> tuple[int, float]:
+        """When a pass that records nothing keeps a state next: after the
+        event of this seq, or once ``time.perf_counter()`` passes this (inf:
+        by count alone)."""
+        seconds = self._every_seconds
+        at = self._kept_at + seconds if seconds is not None else math.inf
+        return self._keys[-1] + self._every_events, at
 
     def keep(self, n: int, state: Any, memo: Any = None) -> None:
         """``state`` is the frozen state after event ``n``, the last recorded

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from replay_tui.core import line_core
 from replay_tui.engine import regular_runs
 from replay_tui.engine.replay import Replay
 from replay_tui.engine.report import build_report
+from replay_tui.formats.envelope import ts_seconds
 from replay_tui.formats.run import locate_run
 from replay_tui.reducers import load_reducer
 from replay_tui.state import canonical
@@ -206,6 +208,10 @@ def _answers(replay: Replay, prefixes: bool) -> dict[str, Any]:
     }
     if prefixes:
         said["digests"] = [canonical.digest(replay.state_at(k)) for k in range(replay.valid + 1)]
+        calls, clock = replay.calls, replay.clock
+        assert calls is not None and clock is not None
+        said["calls"] = (list(calls.call), list(calls.rows), list(calls.failed))
+        said["clock"] = list(clock._at)
     return said
 
 
@@ -372,3 +378,52 @@ def test_receipts_read_ahead_say_what_each_read_says(how: str, tmp_path: Path) -
     assert native == python
     error = native["report"]["error"]
     assert error is not None and error["seq"] == pinned["seq"], error
+
+
+@needs_native
+@SETTINGS
+@given(
+    moments=st.lists(
+        st.tuples(
+            st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31)),
+            st.sampled_from([0, 1, 3, 6, 9, 17]),
+            st.integers(0, 10**17 - 1),
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_the_native_core_reads_each_ts_as_the_python_reader(
+    moments: list[tuple[datetime, int, int]],
+) -> None:
+    """The seconds the native core gives the app's clock are, to the last
+    bit, what ``ts_seconds`` reads, from year 1 to 9999, with fractions of
+    any length; and its proof is the same with or without them."""
+    stamps = []
+    for moment, places, frac in moments:
+        m = moment
+        text = f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}"
+        if places:
+            text += "." + str(frac).zfill(17)[:places]
+        stamps.append(text + "Z")
+    length = max(map(len, stamps))
+    stamps = [t for t in stamps if len(t) == length]  # one form and length a run
+    lines = [
+        orjson.dumps({"seq": i + 1, "run_id": "r", "kind": "run_started", "ts": ts, "payload": {}})
+        for i, ts in enumerate(stamps)
+    ]
+    buf = b"\n".join(lines) + b"\n"
+    assert NATIVE is not None
+    args = {
+        "first_seq": 1,
+        "run_id": None,
+        "kinds": frozenset({"run_started"}),
+        "max_depth": 64,
+        "max_lines": len(lines),
+    }
+    proof = NATIVE.prove(buf, 0, seconds=True, **args)
+    plain = NATIVE.prove(buf, 0, **args)
+    assert proof.lines == plain.lines == len(lines) and plain.seconds is None
+    assert proof.backs == plain.backs and proof.end == plain.end
+    assert proof.seconds is not None
+    assert list(proof.seconds) == [ts_seconds(ts) for ts in stamps]

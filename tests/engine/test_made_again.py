@@ -184,3 +184,99 @@ def test_a_state_not_json_is_found_at_its_event(tmp_path: Path, every: int) -> N
         .verify()
         .frozen_at(22)
     )
+
+
+def _indexes(replay: Replay) -> tuple[Any, ...]:
+    """What the app reads beside the states: the call index (``v``, ``e``)
+    and the clock (the overview strip)."""
+    calls, clock = replay.calls, replay.clock
+    assert calls is not None and clock is not None
+    return (
+        list(calls.call),
+        list(calls.rows),
+        calls.keys,
+        [list(calls.lines(n)) for n in range(calls.calls)],
+        list(calls.failed),
+        list(clock._at),
+    )
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 300), every=st.integers(1, 40))
+def test_the_indexes_noted_a_chunk_at_a_time_are_those_noted_per_event(
+    seed: int, n: int, every: int
+) -> None:
+    """The pass on drafts notes each chunk's calls and times at once: the
+    same call index, failed calls and clock as noting them event by event
+    (the pass that records patches), and failures where the rules word them."""
+    import tempfile
+
+    from replay_tui.reducers.base import FAILED_CALL, call_facts
+
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Path(tmp) / "run"
+        write_agent_run(run, n, seed=seed)
+        (Path(tmp) / "rules.py").write_text(RULES_WATCHED)
+        made = Replay(locate_run(run), load_reducer(None), history=True, checkpoint_every=every)
+        watched = load_reducer(f"{Path(tmp) / 'rules.py'}:REDUCER")
+        recorded = Replay(locate_run(run), watched, history=True, checkpoint_every=every)
+        made.verify()
+        recorded.verify()
+        assert made.history is not None and made.history.made_again
+        assert made.error is None and recorded.error is None
+        ours, theirs = _indexes(made), _indexes(recorded)
+        assert ours[:4] == theirs[:4] and ours[5] == theirs[5]
+        # the watched rules are not asked how calls end: the rules' words are
+        events = [made._event_for_apply(i) for i in range(n)]
+        facts = [call_facts(made.reducer, e) for e in events]
+        assert ours[4] == [i for i, f in enumerate(facts) if f and f.status in FAILED_CALL]
+        made.close()
+        recorded.close()
+
+
+RULES_RAISING = """
+from replay_tui.reducers.agent_run import AgentRunRules
+
+
+class Rules(AgentRunRules):
+    drafts = True
+
+    def apply(self, state, event, ctx):
+        if event.seq == 23:
+            raise RuntimeError("a bug at 23")
+        return super().apply(state, event, ctx)
+
+
+REDUCER = Rules()
+"""
+
+
+@pytest.mark.parametrize("every", [4, 256])
+def test_rules_that_raise_stop_the_pass_on_drafts_where_they_raised(
+    tmp_path: Path, every: int
+) -> None:
+    """Rules that raise mid-chunk: the error at that seq, the valid prefix
+    before it, and the failing line in the call index and on the clock, as
+    in the pass that records patches."""
+    write_agent_run(tmp_path / "run", 60, seed=4)
+    made = Replay(
+        locate_run(tmp_path / "run"),
+        _trusted(tmp_path, RULES_RAISING),
+        history=True,
+        checkpoint_every=every,
+    ).verify()
+    recorded = Replay(
+        locate_run(tmp_path / "run"),
+        load_reducer(f"{tmp_path / 'rules.py'}:REDUCER"),
+        history=True,
+        checkpoint_every=every,
+    ).verify()
+    assert made.history is not None and made.history.made_again
+    for replay in (made, recorded):
+        error: Any = replay.error
+        assert error is not None and (error.code, error.seq) == ("reducer_error", 23)
+        assert "a bug at 23" in error.message
+        assert replay.valid == 22
+    ours, theirs = _indexes(made), _indexes(recorded)
+    assert ours[:4] == theirs[:4] and ours[5] == theirs[5]
+    assert len(ours[0]) == 23  # the failing line is in the index, as it is on screen

@@ -150,6 +150,9 @@ class ClaudeCodeRules(SessionRules):
     name = "claude_code"
     version = "2.0.0"
     kinds = KINDS
+    #: The kinds whose call_facts can say how a call ended (the forward
+    #: pass asks only them whether a call failed).
+    call_end_kinds = frozenset({"tool_result"})
     #: The source these rules are for: never chosen for an events.jsonl by its first kind.
     source_format = "claude-code"
     awaited = "tool_result"
