@@ -30,7 +30,7 @@ from replay_tui.engine.rules_step import (
     not_a_state,
 )
 from replay_tui.formats.chunks import Regular, proven_events, regular_events
-from replay_tui.formats.envelope import MAX_DEPTH, parse_line, ts_seconds
+from replay_tui.formats.envelope import MAX_DEPTH, Event, parse_line, ts_seconds
 from replay_tui.formats.ledger import BIG_LINE
 from replay_tui.reducers.base import State
 from replay_tui.state.drafts import DictDraft, Journal
@@ -229,12 +229,7 @@ class RegularRuns(RulesStep):
         try:
             for item, cid, raw in zip(events, regular.call_ids, lines, strict=True):
                 if done == back:
-                    run._warn(
-                        "ts_backwards",
-                        f"ts {item.ts} is earlier than the event before",
-                        item.seq,
-                        item.line,
-                    )
+                    self._went_back(item)
                     back = next(backs, -1)
                 if calls is not None:
                     calls.note(item.line - 1, item)
@@ -330,12 +325,7 @@ class RegularRuns(RulesStep):
         try:
             for item, cid in zip(events, regular.call_ids, strict=True):
                 if done == back:
-                    run._warn(
-                        "ts_backwards",
-                        f"ts {item.ts} is earlier than the event before",
-                        item.seq,
-                        item.line,
-                    )
+                    self._went_back(item)
                     back = next(backs, -1)
                 if cid is not None:
                     if "receipt_sha256" in item.payload:
@@ -376,6 +366,11 @@ class RegularRuns(RulesStep):
             return
         publish(done, done)
         self._settle_chunk(index, lines, done, None, regular)
+
+    def _went_back(self, item: Event) -> None:
+        self.run._warn(
+            "ts_backwards", f"ts {item.ts} is earlier than the event before", item.seq, item.line
+        )
 
     def _keep_checkpoint(
         self, seq: int, index: int, lines: list[bytes], done: int, state: State
