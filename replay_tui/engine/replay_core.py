@@ -19,7 +19,7 @@ import threading
 import weakref
 import zlib
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
@@ -452,10 +452,19 @@ class ReplayCore:
                 state = self.apply_rules(state, event, ctx)
         return state
 
-    def _event_for_apply(self, index: int) -> Event:
-        """Line ``index`` again, for the rules: the line validated (by its crc32)
-        or :class:`LedgerChanged`."""
-        raw = self.ledger.raw_line(index)
+    def _events_for_apply(self, start: int, end: int) -> Iterator[Event]:
+        """Lines ``start`` .. ``end - 1`` again, as :meth:`_event_for_apply`
+        gives each, read a few hundred at a time (a span made again)."""
+        for at in range(start, end, _REREAD_LINES):
+            count = min(_REREAD_LINES, end - at)
+            for index, raw in enumerate(self.ledger.raw_lines(at, count), at):
+                yield self._event_for_apply(index, raw)
+
+    def _event_for_apply(self, index: int, raw: bytes | None = None) -> Event:
+        """Line ``index`` again (``raw``: its bytes, read already), for the
+        rules: the line validated (by its crc32) or :class:`LedgerChanged`."""
+        if raw is None:
+            raw = self.ledger.raw_line(index)
         offset = self.ledger.line_span(index)[0]
         if index < len(self._crcs):
             if zlib.crc32(raw) != self._crcs[index]:
@@ -535,6 +544,8 @@ class ReplayCore:
 #: times the pass's work on it) takes a key's worth of time, whatever an
 #: event costs the rules.
 SPAN_SECONDS = 0.005
+#: Lines read again at once when a span is made again.
+_REREAD_LINES = 256
 
 
 class Part:

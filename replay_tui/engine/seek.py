@@ -214,8 +214,7 @@ class MadeAgain(Part):
             ctx.adopt_memo(journal.root, memo)
         made: list[list[Change]] = []
         frozen_at = 0  # events made when the journal's base was frozen
-        for index in range(start, end):
-            event = run._event_for_apply(index)
+        for event in run._events_for_apply(start, end):
             patches: list[Change] = []
             if not run.is_ignored(event):
                 root = journal.root

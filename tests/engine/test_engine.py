@@ -9,6 +9,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from replay_tui.engine.replay import Replay, verify
 from replay_tui.formats.ledger import Ledger, LedgerRewritten
@@ -356,6 +358,42 @@ def test_ledger_reads_appends_without_rereading(tmp_path: Path) -> None:
         path.write_bytes(b'{"a":1}\n')
         with pytest.raises(LedgerRewritten):
             ledger.check_unchanged()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lines=st.lists(
+        st.text(st.characters(codec="utf-8", exclude_characters="\n\x00"), max_size=40).map(
+            str.encode
+        ),
+        max_size=30,
+    ),
+    crlf=st.lists(st.booleans(), min_size=30, max_size=30),
+    data=st.data(),
+)
+def test_lines_read_together_are_the_lines_read_one_by_one(
+    lines: list[bytes], crlf: list[bool], data: st.DataObject
+) -> None:
+    """A span made again reads its lines in one go: each the bytes
+    ``raw_line`` gives, CRLF endings and empty lines included."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "events.jsonl"
+        path.write_bytes(
+            b"".join(
+                line + (b"\r\n" if cr else b"\n") for line, cr in zip(lines, crlf, strict=False)
+            )
+        )
+        with Ledger(path) as ledger:
+            for _ in ledger.scan():
+                pass
+            n = len(ledger)
+            assert n == len(lines)
+            start = data.draw(st.integers(0, n))
+            count = data.draw(st.integers(0, n - start))
+            together = ledger.raw_lines(start, count)
+            assert together == [ledger.raw_line(i) for i in range(start, start + count)]
 
 
 def test_events_sha256_covers_every_byte(run_factory: RunFactory) -> None:

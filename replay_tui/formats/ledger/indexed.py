@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 UTF8_BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 22  # 4 MiB reads: few syscalls, bounded memory
+#: Lines read again together (a seek's span) in one system call, up to this many bytes.
+_BULK_BYTES = 4 << 20
 _PLUS_ONE = (1).__add__
 _CACHE_LINE_LIMIT = 64 << 10  # the LRU keeps parsed lines up to 64 KiB: bounded by bytes too
 #: A session's records are large (kilobytes, not an event's hundred bytes): the
@@ -209,6 +211,23 @@ class Ledger:
         start, end = self.line_span(index)
         data = os.pread(self._fd, end - start, start)
         return data[:-1] if data.endswith(b"\r") else data
+
+    def raw_lines(self, index: int, count: int) -> list[bytes]:
+        """The bytes of lines ``index`` .. ``index + count - 1``, as
+        :meth:`raw_line` gives each, read at once (one system call, where
+        they are at most :data:`_BULK_BYTES` together)."""
+        if count <= 0:
+            return []
+        start, end = self._ends[index], self._ends[index + count] - 1
+        if end - start > _BULK_BYTES:
+            return [self.raw_line(i) for i in range(index, index + count)]
+        data = os.pread(self._fd, end - start, start)
+        lines = data.split(b"\n")
+        if len(lines) != count:  # the file changed under the index: each line as it is now
+            return [self.raw_line(i) for i in range(index, index + count)]
+        if b"\r" in data:
+            lines = [raw[:-1] if raw.endswith(b"\r") else raw for raw in lines]
+        return lines
 
     def event(self, index: int) -> Event | LineError:
         """Parsed line ``index``; cached in a bounded LRU. Treat as read-only."""
