@@ -445,8 +445,9 @@ class ListDraft(Draft, MutableSequence[Any]):
                 return kid
             return value
         size = len(self._base)
-        i = index + len(self) if index < 0 else index
-        if not 0 <= i < len(self):
+        n = size + len(self._tail)  # len(self), without a call of it
+        i = index + n if index < 0 else index
+        if not 0 <= i < n:
             raise IndexError("list index out of range")
         if i >= size:
             value = self._tail[i - size]
