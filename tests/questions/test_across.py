@@ -560,3 +560,27 @@ def test_a_big_object_is_watched_through_the_patch_log(capsys: pytest.CaptureFix
     assert code == 0 and [c["seq"] for c in json.loads(out)["changes"]] == moved
     code, out, _ = run_cli(capsys, "when", str(run), "--json", "--all", "calls == {}")
     assert json.loads(out)["seqs"] == [0]
+
+
+def test_a_turn_near_the_start_is_found_before_the_patch_log_is_whole(tmp_path: Path) -> None:
+    """With the built-in rules the patch log is made behind the pass: a
+    question asked before it is whole (``:`` right after opening a long run)
+    makes only as much of it as the first answer needs."""
+    from replay_tui.questions.across import iter_turns
+
+    write_agent_run(tmp_path / "run", 30_000, seed=2)
+    run = locate_run(tmp_path / "run")
+    replay = Replay(run, rules_for_run(None, run.events, run.format), history=True).verify()
+    assert replay.history is not None and replay.history.made_again
+    assert len(replay.history.patches) == 0  # nothing made yet
+    first = next(iter_turns(replay, parse_condition('phase == "running"'), replay.valid))
+    assert first.seq == 1
+    assert 0 < len(replay.history.patches) < replay.valid // 2
+    # and every answer is the rules run again's, the log made on the way
+    plain = Replay(
+        run, rules_for_run(None, run.events, run.format)
+    ).verify()  # no patch log: the rules run again
+    for text in ('phase == "running"', 'phase == "retrying"', "spent.tool_calls > 40"):
+        condition = parse_condition(text)
+        made = [t.seq for t in condition_turns(replay, condition, replay.valid)]
+        assert made == [t.seq for t in condition_turns(plain, condition, plain.valid)], text

@@ -33,22 +33,30 @@ if TYPE_CHECKING:
 
 
 def _touching(
-    log: Any,
+    history: History,
     start: int,
     until: int,
     patterns: list[re.Pattern[bytes]],
     cancelled: threading.Event | None,
 ) -> Iterator[tuple[int, list[list[Any]] | None]]:
-    """Events ``start+1 .. until`` of a patch log whose record matches one of
-    ``patterns`` (see :func:`path_needles`), as (seq, decoded rows), read a chunk
-    at a time; after each chunk (last seq, None): everything up to it is
-    read. Stops between chunks when ``cancelled``."""
+    """Events ``start+1 .. until`` of ``history``'s patch log whose record
+    matches one of ``patterns`` (see :func:`path_needles`), as (seq, decoded
+    rows), read a chunk at a time; after each chunk (last seq, None):
+    everything up to it is read. Where the log is made behind the pass, each
+    chunk is made first (the first small, then larger), so an answer near
+    the start comes before the whole log is made. Stops between chunks when
+    ``cancelled``, or where the log ends."""
     where = bisect.bisect_right
+    stop = None if cancelled is None else cancelled.is_set
     seq = start
+    step = FIRST_CHUNK_EVENTS
     while seq < until:
         if cancelled is not None and cancelled.is_set():
             return
-        first, last = seq + 1, min(until, seq + PatchScan.CHUNK_EVENTS)
+        log = history.patch_log(min(until, seq + step), stop)
+        first, last = seq + 1, min(until, seq + step, len(log))
+        if last < first:
+            return  # not made (cancelled), or no more events
         data, starts = log.span(first, last)
         view = memoryview(data)
         found: set[int] = set()
@@ -58,6 +66,14 @@ def _touching(
             yield first + k, strict_json.loads_written(view[starts[k] : starts[k + 1]])
         yield last, None
         seq = last
+        step = min(2 * step, PatchScan.CHUNK_EVENTS)
+
+
+#: The first chunk of the patch log a scan reads (then twice as many each
+#: time, up to ``PatchScan.CHUNK_EVENTS``): where the log is still being made
+#: behind the pass, a few thousand events of it are made in a fraction of a
+#: second, and the first answer past them needs no more.
+FIRST_CHUNK_EVENTS = 4096
 
 
 class PatchScan:
@@ -102,15 +118,13 @@ class PatchScan:
     def advance(
         self, until: int, cancelled: threading.Event | None = None
     ) -> Iterator[tuple[int, Moves]]:
-        log = self.history.patch_log(until, None if cancelled is None else cancelled.is_set)
-        until = min(until, len(log))
         apply = (
             self._apply_leaf
             if self._leaf is not None
             else (self._apply_sized if self._sized else self._apply)
         )
         patterns = [self._finder, *self._patterns]
-        for seq, rows in _touching(log, self.seq, until, patterns, cancelled):
+        for seq, rows in _touching(self.history, self.seq, until, patterns, cancelled):
             self.seq = seq
             if rows is not None:
                 moves = apply(rows)
@@ -270,12 +284,10 @@ def _leaf_turns(
     """:func:`scan_turns` for the commonest question, one comparison of one
     value (``spent.tokens > 1000``, ``phase == "retrying"``), in one loop:
     the comparison made once, only where a patch wrote a new value."""
-    log = scan.history.patch_log(until, None if cancelled is None else cancelled.is_set)
-    until = min(until, len(log))
     path = compare.path
     test = compare.test
     apply = scan._apply_leaf
-    for seq, rows in _touching(log, scan.seq, until, [scan._finder], cancelled):
+    for seq, rows in _touching(scan.history, scan.seq, until, [scan._finder], cancelled):
         scan.seq = seq
         moves = apply(rows) if rows is not None else None
         if not moves:
@@ -336,10 +348,8 @@ class PathScan:
         self._needles, _ = path_needles(path, "value")
 
     def advance(self, until: int, cancelled: threading.Event | None = None) -> Iterator[PathChange]:
-        log = self.history.patch_log(until, None if cancelled is None else cancelled.is_set)
-        until = min(until, len(log))
         finder = re.compile(b"|".join(self._needles))
-        for seq, rows in _touching(log, self.seq, until, [finder], cancelled):
+        for seq, rows in _touching(self.history, self.seq, until, [finder], cancelled):
             self.seq = seq
             if rows is not None:
                 change = self._event(rows, seq)
