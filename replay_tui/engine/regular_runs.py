@@ -196,8 +196,8 @@ class RegularRuns(RulesStep):
         the rules and what they need (the call ids seen, the indexes the app
         keeps); ``valid`` and the state published once, at the end."""
         run = self.run
-        if run.history is not None and run.history.made_again:
-            self._apply_on_drafts(index, lines, regular)
+        if run.history is not None and run.history.made_again and run.observer is None:
+            self._apply_on_drafts(index, lines, regular)  # (an observer sees each event)
             return
         checker = run._checker
         events = regular.events

@@ -280,3 +280,31 @@ def test_rules_that_raise_stop_the_pass_on_drafts_where_they_raised(
     ours, theirs = _indexes(made), _indexes(recorded)
     assert ours[:4] == theirs[:4] and ours[5] == theirs[5]
     assert len(ours[0]) == 23  # the failing line is in the index, as it is on screen
+
+
+def test_an_observer_sees_every_event_of_the_pass_on_drafts(tmp_path: Path) -> None:
+    """Compare mode watches the pass (which receipts each event read): with
+    the built-in rules on drafts, every event is seen, in order, with the
+    receipts it read."""
+    write_agent_run(tmp_path / "run", 2_000, seed=6)
+    replay = Replay(locate_run(tmp_path / "run"), load_reducer(None), history=True)
+    assert replay.history is not None and replay.history.made_again
+    seen: list[int] = []
+    reads: dict[int, int] = {}
+    log: list[tuple[str, str]] = []
+    replay.ctx.receipt_log = log
+
+    def observe(seq: int, state: Any, kind: str) -> None:
+        seen.append(seq)
+        if log:
+            reads[seq] = len(log)
+            log.clear()
+
+    replay.observer = observe
+    replay.verify()
+    assert replay.error is None
+    assert seen == list(range(1, 2_001))
+    finished = [
+        e.seq for e in map(replay._event_for_apply, range(2_000)) if e.kind == "tool_finished"
+    ]
+    assert sorted(reads) == finished
