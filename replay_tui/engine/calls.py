@@ -187,10 +187,10 @@ class CallIndex:
                 calls.append(number)
                 following.append(NO_CALL)
         failed = self._failed
-        if failed is not None:
+        if failed is not None:  # as note(): only a line in a call ends one
             ends = self._end_kinds
-            for index, event in zip(count(first), events):
-                if (ends is None or event.kind in ends) and failed(event):
+            for index, key, event in zip(count(first), keys, events):
+                if isinstance(key, str) and (ends is None or event.kind in ends) and failed(event):
                     self.failed.append(index)
 
     def _note_parent(self, number: int, index: int, event: Event) -> None:

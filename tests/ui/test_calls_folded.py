@@ -4,6 +4,7 @@ ended, how long it took and what it cost; Enter / → unfold it, ← folds it.""
 from __future__ import annotations
 
 from array import array
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -66,6 +67,62 @@ def test_rules_whose_call_of_raises_leave_the_event_alone() -> None:
     index = CallIndex(broken)  # type: ignore[arg-type]
     index.note(0, object())  # type: ignore[arg-type]
     assert list(index.rows) == [0] and index.calls == 0
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.integers(0, 6), st.sampled_from([7, b"x"])),
+            st.booleans(),
+            st.sampled_from(["start", "end"]),
+        ),
+        max_size=80,
+    ),
+    st.lists(st.integers(1, 30), max_size=6),
+    st.booleans(),
+)
+def test_lines_noted_a_group_at_a_time_are_noted_as_one_by_one(
+    lines: list[tuple[Any, bool, str]], cuts: list[int], kinds_named: bool
+) -> None:
+    """The forward pass notes a chunk's lines at once: the same calls, rows,
+    links and failed calls as noting them one by one; a line in no call (or
+    whose call is not a name) ends none, whatever the rules say of it."""
+    events = [
+        type(
+            "E",
+            (),
+            {
+                "key": key if not isinstance(key, int) or key == 7 else f"c{key}",
+                "failed": bad,
+                "kind": kind,
+            },
+        )()
+        for key, bad, kind in lines
+    ]
+    ends = frozenset({"end"}) if kinds_named else None
+
+    def index() -> CallIndex:
+        return CallIndex(
+            lambda e: e.key,
+            lambda e: e.failed,
+            end_kinds=ends,  # type: ignore[attr-defined]
+        )
+
+    one, many = index(), index()
+    for at, event in enumerate(events):
+        one.note(at, event)  # type: ignore[arg-type]
+    at = 0
+    for cut in [*cuts, len(events)]:
+        many.note_many(at, events[at : at + cut])  # type: ignore[arg-type]
+        at = min(len(events), at + cut)
+    many.note_many(at, events[at:])  # type: ignore[arg-type]
+    assert list(many.call) == list(one.call) and list(many.rows) == list(one.rows)
+    assert many.keys == one.keys and list(many.count) == list(one.count)
+    assert [list(many.lines(n)) for n in range(many.calls)] == [
+        list(one.lines(n)) for n in range(one.calls)
+    ]
+    assert list(many.failed) == list(one.failed)
+    assert all(isinstance(events[i].key, str) for i in many.failed)  # type: ignore[attr-defined]
 
 
 @given(st.lists(st.one_of(st.none(), st.integers(0, 5)), min_size=1, max_size=60), st.data())
