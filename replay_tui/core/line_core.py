@@ -77,7 +77,10 @@ class NativeCore:
     def __init__(self, path: Path) -> None:
         lib = ctypes.CDLL(str(path))  # CDLL: the interpreter's lock is let go for each call
         if lib.rtlc_version() != _INTERFACE:
-            raise OSError(f"{path} is interface {lib.rtlc_version()}, not {_INTERFACE}")
+            raise OSError(
+                f"{path} is interface {lib.rtlc_version()}, not {_INTERFACE}: "
+                f"a build of other sources; build it again ({BUILD_HINT})"
+            )
         prove = lib.rtlc_prove
         prove.restype = ctypes.c_int64
         prove.argtypes = [

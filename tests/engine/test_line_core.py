@@ -301,6 +301,24 @@ def _version(core: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def test_a_library_built_from_other_sources_says_to_build_it_again(tmp_path: Path) -> None:
+    """After a pull that changed the core, the old build is not taken: the
+    Python path is, and ``--version`` says to build the library again."""
+    import shutil
+
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler to make a library of another interface")
+    source = tmp_path / "old.c"
+    source.write_text("long long rtlc_version(void) { return 3; }\n")
+    old = tmp_path / "libold.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(old), str(source)], check=True)
+    said = _version(str(old)).stdout
+    assert "line core: python (" in said
+    assert f"{old} is interface 3, not {line_core._INTERFACE}" in said
+    assert f"build it again ({line_core.BUILD_HINT})" in said
+
+
 def test_version_says_which_path(tmp_path: Path) -> None:
     """A fresh clone with no Rust toolchain takes the Python path, and says so
     (with how to build the other); a library named that does not load is named."""
