@@ -269,13 +269,7 @@ class RegularRuns(RulesStep):
             if watching:
                 self._settle_chunk(index, lines, done + 1, state, regular)
                 raise
-            item = events[done]
-            self._settle_chunk(index, lines, done, state, regular)
-            saved_ts = checker.last_ts
-            checker.last_seq = item.seq
-            if item.ts is not None:
-                checker.last_ts = item.ts_s
-            self._rules_raised(item, exc, saved_ts)
+            self._raised_in_chunk(index, lines, done, state, regular, exc)
             return
         self._settle_chunk(index, lines, done, state, regular)
 
@@ -355,18 +349,33 @@ class RegularRuns(RulesStep):
             run._journal = None  # the rules may have half-applied the event
             if not isinstance(exc, AlreadyFailed):  # (else what is valid is said)
                 publish(done, done + 1)  # the failing line is noted, as a line alone would be
-            item = events[done]
-            self._settle_chunk(index, lines, done, None, regular)
-            saved = run._checker.last_ts
-            run._checker.last_seq = item.seq
-            if item.ts is not None:
-                run._checker.last_ts = item.ts_s
             if isinstance(exc, TypeError):
                 exc = StateNotJSON(str(exc))
-            self._rules_raised(item, exc, saved)
+            self._raised_in_chunk(index, lines, done, None, regular, exc)
             return
         publish(done, done)
         self._settle_chunk(index, lines, done, None, regular)
+
+    def _raised_in_chunk(
+        self,
+        index: int,
+        lines: list[bytes],
+        done: int,
+        state: State | None,
+        regular: Regular,
+        exc: BaseException,
+    ) -> None:
+        """The rules raised ``exc`` at event ``done`` of a regular chunk: the
+        events before it are valid, the line checks go on from it, and the
+        error (or the wait for a receipt) is said at it."""
+        item = regular.events[done]
+        self._settle_chunk(index, lines, done, state, regular)
+        checker = self.run._checker
+        saved_ts = checker.last_ts
+        checker.last_seq = item.seq
+        if item.ts is not None:
+            checker.last_ts = item.ts_s
+        self._rules_raised(item, exc, saved_ts)
 
     def _went_back(self, item: Event) -> None:
         self.run._warn(

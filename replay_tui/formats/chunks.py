@@ -248,7 +248,9 @@ def proven_events(
     payloads = list(map(_GET_PAYLOAD, objs))
     times = list(map(_GET_TS, objs)) if timed else None
     backs: list[int] = []
-    if times is not None:
+    if times is None:
+        seconds = None  # none to read
+    else:
         backs = _went_back(times, last_ts, earlier)
         last_ts = seconds[-1] if seconds is not None else ts_seconds(times[-1])
     events = _events(
@@ -261,8 +263,8 @@ def proven_events(
         repeat(1),
         first_line,
         offsets,
-        seconds if times is not None else None,
+        seconds,
     )
     compact = compact_needed and trust_chunk(lines, objs) == COMPACT
     call_ids = list(map(_CALL_ID_OR_NONE, payloads))
-    return Regular(events, call_ids, times, last_ts, compact, backs, seconds if times else None)
+    return Regular(events, call_ids, times, last_ts, compact, backs, seconds)

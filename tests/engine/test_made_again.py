@@ -314,35 +314,34 @@ def test_an_observer_sees_every_event_of_the_pass_on_drafts(tmp_path: Path) -> N
     assert sorted(reads) == finished
 
 
-RULES_SLOW = """
-import time
+class _SlowClock:
+    """The pass's ``time``: each look at the clock is 2 ms after the one
+    before, as if the rules took 2 ms an event (the pass looks once an event)."""
 
-from replay_tui.reducers.agent_run import AgentRunRules
+    def __init__(self) -> None:
+        self.now = 0.0
 
-
-class Rules(AgentRunRules):
-    drafts = True
-
-    def apply(self, state, event, ctx):
-        time.sleep(0.002)  # 2 ms an event, at least
-        return super().apply(state, event, ctx)
+    def perf_counter(self) -> float:
+        self.now += 0.002
+        return self.now
 
 
-REDUCER = Rules()
-"""
-
-
-def test_where_the_rules_are_slow_a_span_is_a_few_ms_of_them(tmp_path: Path) -> None:
+def test_where_the_rules_are_slow_a_span_is_a_few_ms_of_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A state is kept once the pass spent 5 ms since the last (SPAN_SECONDS):
     with rules taking 2 ms an event or more, no span holds more than three
     events, so a step into one runs the rules again over three at most."""
+    from replay_tui.engine import regular_runs
     from replay_tui.engine.replay_core import SPAN_SECONDS
+    from replay_tui.state import history as history_module
 
     assert SPAN_SECONDS <= 0.006
+    clock = _SlowClock()
+    monkeypatch.setattr(history_module, "time", clock)
+    monkeypatch.setattr(regular_runs, "time", clock)
     write_agent_run(tmp_path / "run", 90, seed=8)
-    replay = Replay(
-        locate_run(tmp_path / "run"), _trusted(tmp_path, RULES_SLOW), history=True
-    ).verify()
+    replay = Replay(locate_run(tmp_path / "run"), load_reducer(None), history=True).verify()
     assert replay.error is None and replay.history is not None
     assert replay.history.made_again
     kept = replay.history._keys
