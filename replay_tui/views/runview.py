@@ -126,8 +126,9 @@ class RunView:
             if said:  # the rules' words first; the payload after, still searchable
                 summary = escape_controls(said) + ("  " + row.summary if row.summary else "")
                 row = dataclasses.replace(row, summary=summary)
-        if not keep:
-            return row
+        calls = self.replay.calls
+        if not keep or (calls is not None and index >= len(calls)):
+            return row  # (what the call index says of the line is not known yet)
         with self._lock:
             self._rows[index] = row
             if len(self._rows) > self._cache_size:

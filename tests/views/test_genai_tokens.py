@@ -35,3 +35,28 @@ def test_the_span_attributes_come_first_then_details_then_adk() -> None:
                            "attributes": {"gen_ai.usage.input_tokens": 1}})  # fmt: skip
     end = _event("span_end", {"name": "chat"})
     assert span_tokens([other, end, None]) is None
+
+
+def test_a_span_end_row_drawn_before_its_line_is_validated_gets_its_tokens_after() -> None:
+    """The timeline draws rows of lines read but not yet validated (a long
+    trace while the app proves it): a model span's end drawn then says its
+    tokens once its line is in the call index, not never."""
+    from replay_tui.engine.replay import Replay
+    from replay_tui.formats.run import locate_run
+    from replay_tui.reducers import rules_for_run
+    from replay_tui.views.runview import RunView
+    from tests.conftest import TESTS
+
+    paths = locate_run(TESTS / "fixtures" / "otel-traces" / "adk_py" / "v1_default" / "S2.json")
+    replay = Replay(paths, rules_for_run(None, paths.events, paths.format), history=True)
+    try:
+        replay.advance(limit=3)
+        view = RunView(replay)
+        assert replay.valid < 8 < view.row_count()
+        early = view.row(7).summary  # seq 8: a model span's end, not validated yet
+        assert " in/" not in early
+        replay.advance()
+        replay.finish()
+        assert view.row(7).summary.startswith("20 in/5 out · generate_content")
+    finally:
+        replay.close()
