@@ -17,15 +17,24 @@ def first_difference(old: Replay, new: Replay) -> int | None:
     """The first seq whose state or verdict differs between two replays of one ledger.
 
     ``None`` when both agree on every prefix and on the verdict; 1 when the
-    initial states differ (the first event is the first to see it).
+    initial states differ (the first event is the first to see it). Where
+    one is still reading, only the prefixes both have read are compared.
     """
     candidates: list[int] = []
-    if _verdict(old) != _verdict(new):
+    # a replay still reading what was written (a followed ledger being caught
+    # up on) has no verdict yet: how far it got is no difference
+    reading = _still_reading(old) or _still_reading(new)
+    if not reading and _verdict(old) != _verdict(new):
         candidates.append(min(old.valid, new.valid) + 1)
     state_seq = first_state_difference(old, new, min(old.valid, new.valid))
     if state_seq is not None:
         candidates.append(max(state_seq, 1))
     return min(candidates) if candidates else None
+
+
+def _still_reading(replay: Replay) -> bool:
+    """Lines read that the replay has not judged yet (no error stopped it)."""
+    return not replay.finished and replay.error is None and replay.valid < len(replay.ledger)
 
 
 def _verdict(replay: Replay) -> tuple[str | None, int | None, int]:

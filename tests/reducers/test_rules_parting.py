@@ -303,3 +303,28 @@ def test_minus_zero_is_not_zero_to_a_digest() -> None:
     patches: list[Any] = []
     draft.commit(patches)
     assert len(patches) == 1
+
+
+def test_a_replay_still_reading_differs_only_where_both_have_read(tmp_path: Path) -> None:
+    """Rules reloaded over a followed run still being caught up on: the new
+    replay has read every line, the old one only some. The same rules give
+    no difference (not one just past where the old one had got to); rules
+    that differ early still say where."""
+    from replay_tui.synth.runs import write_agent_run
+    from tests.helpers.runs import write_edited_rules
+
+    write_agent_run(tmp_path / "run", 40, seed=4)
+    run = locate_run(tmp_path / "run")
+    old = Replay(run, load_reducer(None))
+    old.advance(limit=5)
+    assert old.valid == 5 and len(old.ledger) == 40 and not old.finished
+    new = Replay(run, load_reducer(None)).verify()
+    assert first_difference(old, new) is None
+    assert first_difference(new, old) is None
+    done = Replay(run, load_reducer(None)).verify()
+    assert first_difference(done, new) is None
+    write_edited_rules(tmp_path / "rules.py", 3)
+    edited = Replay(run, load_reducer(f"{tmp_path / 'rules.py'}:REDUCER")).verify()
+    assert first_difference(old, edited) == 3  # within what both have read
+    for replay in (old, new, done, edited):
+        replay.close()
