@@ -100,8 +100,14 @@ def run(cmd: list[str]) -> tuple[float, float, str]:
         "dt = time.perf_counter() - t\n"
         "rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
         "sys.stdout.write(f'{dt} {rss}\\n' + p.stdout)\n"
+        "sys.stderr.write(p.stderr)\n"
+        "sys.exit(p.returncode)\n"
     )
-    out = subprocess.run([PY, "-c", wrapper, *cmd], capture_output=True, text=True, check=True)
+    out = subprocess.run([PY, "-c", wrapper, *cmd], capture_output=True, text=True)
+    if out.returncode not in (0, 1) or "Traceback (most recent call last)" in out.stderr:
+        # a pass that crashed is not a time: say so rather than print its 0.04 s
+        # (exit 1 alone is a verdict: `check` of a run that fails)
+        raise SystemExit(f"{' '.join(cmd)} failed ({out.returncode}):\n{out.stderr[-2000:]}")
     head, _, rest = out.stdout.partition("\n")
     seconds, rss = head.split()
     return float(seconds), float(rss), rest
