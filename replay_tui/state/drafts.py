@@ -517,9 +517,7 @@ class ListDraft(Draft, MutableSequence[Any]):
             vec = base._vec
             for i, value in changed.items():
                 vec = vec.set(i, value)
-            for value in tail:
-                vec = vec.append(value)
-            return BigList(vec)
+            return BigList(vec.extend(tail))
         items = list(base)
         for i, value in changed.items():
             items[i] = value
