@@ -31,6 +31,7 @@ import gc
 import math
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -176,8 +177,9 @@ class History:
         # rescanning them (frozen values hold no cycles; what dies among
         # them is freed by reference counting as before). Without this,
         # collections rescan millions of them: 40% of a 1M-event pass.
-        gc.freeze()
-        self._froze = True
+        if _may_freeze():
+            gc.freeze()
+            self._froze = True
 
     def settle(self, n: int, state: Any) -> None:
         """``state`` is the frozen state after event ``n``, the last recorded:
@@ -270,11 +272,46 @@ class History:
         froze anything, the collector's objects thawed, so that it can free
         this store and what refers to it in cycles (the app's panes that
         showed it) once they are dropped; a store still in use freezes them
-        again at its next keep. A store that never kept a state thaws
+        again at its next keep, once a collection has freed this one (a
+        keep in between, as a reload's new replay fills, froze it again
+        with what held it: never freed). A store that never kept a state thaws
         nothing: the collector is not sent to rescan another's kept states."""
         self.patches.close()
         if self._froze:
             gc.unfreeze()
+            with _CLOSED_LOCK:
+                _closed.append(weakref.ref(self))
+
+
+#: Stores closed since the collector last freed them: until it has, a
+#: keep (another store's, filling in the meantime) would freeze them again
+#: with what refers to them, for good (the replay a reload let go of).
+_closed: list[weakref.ref[History]] = []
+_CLOSED_LOCK = threading.Lock()
+#: Keeps that wait for a closed store still held elsewhere before freezing
+#: anyway (each waits with one collection: a store held on purpose only
+#: slows the collector a while, it is not kept from freezing for good).
+_WAITS = 4
+_waited = 0
+
+
+def _may_freeze() -> bool:
+    """Whether a keep may freeze the collector's objects now: not while a
+    store closed since is still alive (it would be frozen again, and never
+    freed); a collection first frees the ones let go of."""
+    global _waited
+    with _CLOSED_LOCK:
+        if not _closed:
+            return True
+    gc.collect()
+    with _CLOSED_LOCK:
+        _closed[:] = [ref for ref in _closed if ref() is not None]
+        if _closed and _waited < _WAITS:
+            _waited += 1
+            return False
+        _closed.clear()
+        _waited = 0
+        return True
 
 
 def apply_changes(state: Any, changes: Iterable[Change]) -> Any:

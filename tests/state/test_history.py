@@ -8,9 +8,11 @@ states around it.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import tempfile
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -410,3 +412,55 @@ def test_common_idioms_keep_to_the_journal() -> None:
         assert journal.end_event(patches), change.__name__
         assert same_changes(patches, diff(was, plain)), change.__name__
     assert thaw(journal.freeze()) == plain
+
+
+class _Pane:
+    """What shows a store in the app: held in a cycle, freed by the collector."""
+
+    def __init__(self, history: History) -> None:
+        self.history = history
+        self.me = self
+
+
+def _filled(states: int) -> History:
+    history = History(freeze({"n": 0}), every_patches=1, every_events=1)
+    for n in range(1, states + 1):
+        history.record(n, diff({"n": n - 1}, {"n": n}))
+        history.keep(n, freeze({"n": n}))
+    return history
+
+
+def test_a_store_closed_while_another_fills_is_freed_once_let_go() -> None:
+    """A reload: the old replay's store is closed while the new one is
+    still keeping states, and let go of a moment later. A keep in between
+    must not freeze it again with what holds it (it would never be freed)."""
+    gc.collect()
+    try:
+        old, new = _filled(3), _filled(3)
+        pane = _Pane(old)
+        shown = weakref.ref(pane)
+        old.close()  # the reload's swap: closed, still held by the pane a moment
+        new.record(4, diff({"n": 3}, {"n": 4}))
+        new.keep(4, freeze({"n": 4}))  # the new replay's pass goes on meanwhile
+        del pane, old
+        new.record(5, diff({"n": 4}, {"n": 5}))
+        new.keep(5, freeze({"n": 5}))
+        gc.collect()
+        assert shown() is None
+        assert gc.get_freeze_count() > 0  # the new store's states frozen again
+        assert thaw(new.state_at(5)) == {"n": 5}
+    finally:
+        gc.unfreeze()
+
+
+def test_a_closed_store_held_on_purpose_stops_freezing_only_a_while() -> None:
+    gc.collect()
+    try:
+        old, new = _filled(2), _filled(2)
+        old.close()
+        for n in range(3, 10):  # the old store stays held: freezing resumes
+            new.record(n, diff({"n": n - 1}, {"n": n}))
+            new.keep(n, freeze({"n": n}))
+        assert gc.get_freeze_count() > 0 and old is not None
+    finally:
+        gc.unfreeze()
