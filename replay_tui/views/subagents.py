@@ -6,7 +6,8 @@ in the same store: :func:`rollout_of`).
 The rules record a ``Task`` call's agent id once its result names it
 (``agents.<call_id>.agent_id``); this looks it up in the state after the
 validated prefix, so a request row learns of its transcript once the
-result is read. Looked up again only when the prefix grew.
+result is read (while the run is still being proved, in the last state
+kept before it). Looked up again only when that state is another.
 
 A LangGraph node that is a compiled subgraph checkpoints under the namespace
 ``NODE:TASK_ID`` (below a subgraph's own namespace ``NS``:
@@ -48,8 +49,18 @@ class SubAgents:
         r = self.replay
         if r.paths.format not in (CLAUDE_CODE, CODEX) or r.history is None or r.valid <= 0:
             return {}
-        if self._known[0] != r.valid:
-            agents = r.frozen_at(r.valid).get("agents")
+        n = r.valid
+        if not r.finished:
+            # while the run is proved: the last state kept, not the state at
+            # the prefix (made again each time it grew: the rules run over
+            # hundreds of events for every row drawn, a twentieth of the
+            # app's time opening a session); a request row is made again
+            # until the proof is done, so it learns of its transcript then
+            kept, _ = r.history.last_kept()
+            if 0 < kept <= n:
+                n = kept
+        if self._known[0] != n:
+            agents = r.frozen_at(n).get("agents")
             found: dict[str, Path] = {}
             for call_id, agent in agents.items() if isinstance(agents, Mapping) else ():
                 agent_id = agent.get("agent_id") if isinstance(agent, Mapping) else None
@@ -61,7 +72,7 @@ class SubAgents:
                     path = subagent_transcript(r.paths.events, agent_id)
                 if path is not None:
                     found[str(call_id)] = path
-            self._known = (r.valid, found)
+            self._known = (n, found)
         return self._known[1]
 
     def at(self, event: Event | None) -> Path | None:
