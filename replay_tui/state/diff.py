@@ -19,6 +19,7 @@ from replay_tui.state.persistent import (
     SCALAR_TYPES,
     BigDict,
     BigList,
+    FrozenDict,
     json_default,
     plain_for_diff,
 )
@@ -193,3 +194,17 @@ def _differs_at(kept: Any, made: Any, touched: dict[Any, Any], path: Path) -> Pa
                 return found
         return None
     return None if _same(kept, made) and type(kept) is type(made) else path
+
+
+def in_diff_order(
+    patches: list[Change], found: dict[str, list[Change]], base: FrozenDict | BigDict
+) -> None:
+    """Patches in the order :func:`diff` gives: the base's
+    keys in its order, then the keys added (a big dict's few changed keys in
+    the order they were written)."""
+    if len(found) > 1 and type(base) is FrozenDict:
+        for k in base:
+            if k in found:
+                patches.extend(found.pop(k))
+    for changed in found.values():
+        patches.extend(changed)

@@ -21,11 +21,12 @@ import weakref
 from collections.abc import Iterator, MutableMapping, MutableSequence
 from typing import Any
 
-from replay_tui.state.diff import MISSING, Change, Path, diff, diff_frozen
+from replay_tui.state.diff import MISSING, Change, Path, diff, diff_frozen, in_diff_order
 from replay_tui.state.persistent import (
     BIG,
     DELETED,
     SCALAR_TYPES,
+    SMALL,
     BigDict,
     BigList,
     Draft,
@@ -35,6 +36,7 @@ from replay_tui.state.persistent import (
     dict_rebuilt_big,
     freeze,
     frozen_list,
+    thawed_small,
 )
 
 #: The value a key had when an event began, when that cannot be told from the
@@ -70,6 +72,7 @@ class DictDraft(Draft, MutableMapping[str, Any]):
         "_ev",
         "_key",
         "_kids",
+        "_loose",
         "_me",
         "_moved",
         "_up",
@@ -93,6 +96,9 @@ class DictDraft(Draft, MutableMapping[str, Any]):
         #: (None: nothing under this node was touched), and the kids touched.
         self._ev: dict[str, Any] | None = None
         self._ek: dict[str, DictDraft | ListDraft] | None = None
+        #: Recording nothing (see :class:`Journal`): a small dict read from a
+        #: small one is given plain, thawed whole, and frozen again at commit.
+        self._loose = False
 
     @property
     def base(self) -> FrozenDict | BigDict:
@@ -113,6 +119,18 @@ class DictDraft(Draft, MutableMapping[str, Any]):
             return found
         value = self._base[key]
         if type(value) in _CONTAINERS:
+            if self._loose:
+                # a plain dict reads and writes at C speed; a draft's every
+                # access is a Python call (a tenth of a session's proof)
+                if type(value) is FrozenDict and type(self._base) is FrozenDict:
+                    plain = thawed_small(value) if len(value) <= SMALL else None
+                    if plain is not None:
+                        writes[key] = plain
+                        return plain
+                kid = self._kids[key] = _draft_of(value)
+                if type(kid) is DictDraft:
+                    kid._loose = True
+                return kid
             kid = self._kids[key] = _draft_of(value, self._mine(), key)
             return kid
         return value
@@ -303,7 +321,7 @@ class DictDraft(Draft, MutableMapping[str, Any]):
             if len(found) == 1:
                 patches.extend(next(iter(found.values())))
             else:
-                _in_diff_order(patches, found, self._base)
+                in_diff_order(patches, found, self._base)
         return whole
 
     # -- committing ---------------------------------------------------------
@@ -351,26 +369,12 @@ class DictDraft(Draft, MutableMapping[str, Any]):
             if len(found) == 1:
                 patches.extend(next(iter(found.values())))
             else:
-                _in_diff_order(patches, found, base)
+                in_diff_order(patches, found, base)
         moved = self._moved or _NONE
         kids = new_kids or _NOTHING
         if isinstance(base, BigDict):
             return dict_rebuilt_big(base, kids, frozen_writes, moved)
         return dict_rebuilt(base, kids, frozen_writes, moved)
-
-
-def _in_diff_order(
-    patches: list[Change], found: dict[str, list[Change]], base: FrozenDict | BigDict
-) -> None:
-    """Patches in the order :func:`~replay_tui.state.diff.diff` gives: the base's
-    keys in its order, then the keys added (a big dict's few changed keys in
-    the order they were written)."""
-    if len(found) > 1 and type(base) is FrozenDict:
-        for k in base:
-            if k in found:
-                patches.extend(found.pop(k))
-    for changed in found.values():
-        patches.extend(changed)
 
 
 _NONE: frozenset[str] = frozenset()
@@ -561,14 +565,23 @@ class Journal:
 
     Not ``recording``, the draft tells nothing of what each event wrote
     (:meth:`end_event` gives no patches): it reads and writes as a plain
-    dict does, and costs little more, until it is frozen."""
+    dict does, and costs little more, until it is frozen; a small dict in a
+    small one is then given as a plain copy (``persistent.thawed_small``),
+    frozen again at the next freeze."""
 
     __slots__ = ("base", "recording", "root")
 
     def __init__(self, state: FrozenDict | BigDict, *, recording: bool = True) -> None:
         self.base = state
         self.recording = recording
-        self.root = DictDraft(state, _TOP if recording else None, None)
+        self.root = self._root_over(state)
+
+    def _root_over(self, state: FrozenDict | BigDict) -> DictDraft:
+        if self.recording:
+            return DictDraft(state, _TOP, None)
+        root = DictDraft(state)
+        root._loose = True
+        return root
 
     def end_event(self, patches: list[Change]) -> bool:
         """Append what the event just applied changed to ``patches`` (in the
@@ -583,5 +596,5 @@ class Journal:
         """The state now, frozen; the journal goes on over it."""
         state = self.root.commit(None)
         self.base = state
-        self.root = DictDraft(state, _TOP if self.recording else None, None)
+        self.root = self._root_over(state)
         return state

@@ -341,6 +341,34 @@ def thaw(value: Any) -> Any:
     return value
 
 
+#: A frozen dict of at most this many keys (each of its dicts and lists
+#: too) is thawed whole when a draft that records nothing reads it.
+SMALL = 16
+
+
+def thawed_small(value: FrozenDict) -> dict[str, Any] | None:
+    """A plain copy of ``value`` if it is small all the way down (at most
+    :data:`SMALL` keys or items at each level, no big dict or list in it),
+    else None."""
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        t = type(v)
+        if t is FrozenDict:
+            if len(v) > SMALL:
+                return None
+            v = thawed_small(v)
+            if v is None:
+                return None
+        elif t is FrozenList:
+            if len(v) > SMALL or not set(map(type, v)) <= SCALAR_TYPES:
+                return None
+            v = list(v)
+        elif t is BigDict or t is BigList:
+            return None
+        out[k] = v
+    return out
+
+
 def json_default(value: Any) -> Any:
     """``orjson`` ``default=``: a BigDict is written as the dict it is."""
     if isinstance(value, BigDict):

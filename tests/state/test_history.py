@@ -203,6 +203,36 @@ def test_a_journal_across_events_gives_each_events_diff(
     assert thaw(journal.freeze()) == plain  # frozen twice: the same
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    start=st.one_of(st.dictionaries(KEYS, VALUES, max_size=5), BIG_START),
+    events=st.lists(OPS, min_size=1, max_size=8),
+    kept=st.sets(st.integers(0, 7)),
+)
+def test_a_journal_recording_nothing_reads_and_writes_as_plain_dicts(
+    start: dict[str, Any], events: list[Any], kept: set[int]
+) -> None:
+    """The app's pass (patches made again later): small dicts read from
+    small ones are given plain, the rest as drafts; every state frozen
+    equals the plain one, key order too, and the states kept before are
+    never changed."""
+    plain = orjson.loads(orjson.dumps(start))
+    journal = Journal(freeze(start), recording=False)
+    frozen: list[tuple[Any, bytes]] = [(journal.base, orjson.dumps(start))]
+    for i, ops in enumerate(events):
+        _run(plain, ops)
+        _run(journal.root, ops)
+        patches: list[Any] = []
+        journal.end_event(patches)
+        assert patches == []  # nothing recorded
+        if i in kept:
+            state = journal.freeze()
+            assert orjson.dumps(thaw(state)) == orjson.dumps(plain), i
+            frozen.append((state, orjson.dumps(plain)))
+    assert orjson.dumps(thaw(journal.freeze())) == orjson.dumps(plain)
+    assert all(orjson.dumps(thaw(state)) == was for state, was in frozen)
+
+
 def test_big_dicts_keep_insertion_order_through_deletes() -> None:
     start = {f"k{i:03}": i for i in range(BIG + 20)}
     draft = DictDraft(freeze(start))
