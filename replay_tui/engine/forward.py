@@ -265,16 +265,9 @@ class ForwardPass(RegularRuns):
 
     def _check_final_state(self) -> None:
         """The final state must be JSON and have a summary (short runs never
-        reach a checkpoint, where this is otherwise checked); without a
-        store, its digest is made now, while it is at hand."""
+        reach a checkpoint, where this is otherwise checked)."""
         run = self.run
         state = run._live_state()
-        if run.history is not None:
-            # a frozen state, JSON by construction (freezing refuses what is
-            # not): its digest, which only a report reads, is made when one
-            # asks (at a million events, half a second of the app's proof)
-            run._summary_word(state)
-            return
         try:
             digest = canonical.digest(state)
         except TypeError as exc:
