@@ -494,3 +494,38 @@ def test_a_closed_store_held_on_purpose_stops_freezing_only_a_while() -> None:
         assert gc.get_freeze_count() > 0 and old is not None
     finally:
         gc.unfreeze()
+
+
+NOT_JSON_AT_THE_END = """
+from replay_tui.reducers.agent_run import AgentRunRules
+
+
+class Rules(AgentRunRules):
+    drafts = True
+
+    def apply(self, state, event, ctx):
+        state = super().apply(state, event, ctx)
+        if event.seq == 5:
+            state["note"] = "\\ud800"  # a lone surrogate: frozen, but no JSON has it
+        return state
+
+
+REDUCER = Rules()
+"""
+
+
+@pytest.mark.parametrize("history", [False, True])
+def test_a_final_state_that_freezes_but_is_not_json_fails_the_run(
+    tmp_path: Path, history: bool
+) -> None:
+    """Freezing refuses what is not a JSON type, not every value JSON has no
+    bytes for: the final state's digest still judges it, with a store too."""
+    write_agent_run(tmp_path / "run", 30, seed=1)
+    (tmp_path / "rules.py").write_text(NOT_JSON_AT_THE_END)
+    rules = load_reducer(f"{tmp_path / 'rules.py'}:REDUCER")
+    rules.trusted = True  # run as the built-in rules are: unwatched, patches made again
+    replay = Replay(locate_run(tmp_path / "run"), rules, history=history).verify()
+    assert (replay.history is not None) == history
+    assert not history or replay.history.made_again  # type: ignore[union-attr]
+    assert replay.error is not None and replay.error.code == "reducer_error"
+    assert "not JSON" in replay.error.message
