@@ -200,7 +200,8 @@ class DictDraft(Draft, MutableMapping[str, Any]):
                 continue
             yield k
         base = self._base
-        for k, v in writes.items():
+        # (a copy: a small dict read meanwhile is put in the writes, plain)
+        for k, v in list(writes.items()):
             if v is not DELETED and (k not in base or k in moved):
                 yield k
 

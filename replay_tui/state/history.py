@@ -177,8 +177,7 @@ class History:
         # rescanning them (frozen values hold no cycles; what dies among
         # them is freed by reference counting as before). Without this,
         # collections rescan millions of them: 40% of a 1M-event pass.
-        if _may_freeze():
-            gc.freeze()
+        if _freeze_unless_closed():
             self._froze = True
 
     def settle(self, n: int, state: Any) -> None:
@@ -276,41 +275,51 @@ class History:
         keep in between, as a reload's new replay fills, froze it again
         with what held it: never freed). A store that never kept a state thaws
         nothing: the collector is not sent to rescan another's kept states."""
+        global _collected, _skipped
         self.patches.close()
         if self._froze:
-            gc.unfreeze()
-            with _CLOSED_LOCK:
+            with _FREEZING:
+                gc.unfreeze()
                 _closed.append(weakref.ref(self))
+                _collected = _skipped = 0
 
 
 #: Stores closed since the collector last freed them: until it has, a
 #: keep (another store's, filling in the meantime) would freeze them again
 #: with what refers to them, for good (the replay a reload let go of).
 _closed: list[weakref.ref[History]] = []
-_CLOSED_LOCK = threading.Lock()
-#: Keeps that wait for a closed store still held elsewhere before freezing
-#: anyway (each waits with one collection: a store held on purpose only
-#: slows the collector a while, it is not kept from freezing for good).
-_WAITS = 4
-_waited = 0
+#: Held from the look at ``_closed`` to the freeze, and by ``close`` around
+#: its thaw: a store closed in between cannot be frozen again unseen.
+_FREEZING = threading.RLock()
+#: Keeps that go by without freezing, a closed store still held elsewhere,
+#: before the collector is asked once more; then freezing goes on (a store
+#: held on purpose is not freed, as before this wait). Each collection runs
+#: over the whole heap, thawed: two at most per close.
+_SKIPS = 64
+_collected = 0
+_skipped = 0
 
 
-def _may_freeze() -> bool:
-    """Whether a keep may freeze the collector's objects now: not while a
-    store closed since is still alive (it would be frozen again, and never
-    freed); a collection first frees the ones let go of."""
-    global _waited
-    with _CLOSED_LOCK:
-        if not _closed:
-            return True
-    gc.collect()
-    with _CLOSED_LOCK:
-        _closed[:] = [ref for ref in _closed if ref() is not None]
-        if _closed and _waited < _WAITS:
-            _waited += 1
-            return False
-        _closed.clear()
-        _waited = 0
+def _freeze_unless_closed() -> bool:
+    """Freeze the collector's objects (True), unless a store closed since is
+    still alive: it would be frozen again, never freed. A collection first
+    frees the ones let go of; one still held is waited for a while."""
+    global _collected, _skipped
+    with _FREEZING:
+        if _closed:
+            _closed[:] = [ref for ref in _closed if ref() is not None]  # freed meanwhile?
+            if _closed and _collected and _skipped < _SKIPS:
+                _skipped += 1
+                return False
+        if _closed:
+            gc.collect()
+            _collected += 1
+            _skipped = 0
+            _closed[:] = [ref for ref in _closed if ref() is not None]
+            if _closed and _collected < 2:
+                return False
+            _closed.clear()
+        gc.freeze()
         return True
 
 

@@ -341,26 +341,30 @@ def thaw(value: Any) -> Any:
     return value
 
 
-#: A frozen dict of at most this many keys (each of its dicts and lists
-#: too) is thawed whole when a draft that records nothing reads it.
-SMALL = 16
+#: A frozen dict of at most this many keys and items in all (its dicts'
+#: and lists' included) is thawed whole when a draft that records nothing
+#: reads it: copied each time, never shared with the state before.
+SMALL = 32
 
 
-def thawed_small(value: FrozenDict) -> dict[str, Any] | None:
+def thawed_small(value: FrozenDict, room: list[int] | None = None) -> dict[str, Any] | None:
     """A plain copy of ``value`` if it is small all the way down (at most
-    :data:`SMALL` keys or items at each level, no big dict or list in it),
-    else None."""
+    :data:`SMALL` keys and items in all, lists of scalars only), else None."""
+    if room is None:
+        room = [SMALL]
+    room[0] -= len(value)
+    if room[0] < 0:
+        return None
     out: dict[str, Any] = {}
     for k, v in value.items():
         t = type(v)
         if t is FrozenDict:
-            if len(v) > SMALL:
-                return None
-            v = thawed_small(v)
+            v = thawed_small(v, room)
             if v is None:
                 return None
         elif t is FrozenList:
-            if len(v) > SMALL or not set(map(type, v)) <= SCALAR_TYPES:
+            room[0] -= len(v)
+            if room[0] < 0 or not set(map(type, v)) <= SCALAR_TYPES:
                 return None
             v = list(v)
         elif t is BigDict or t is BigList:

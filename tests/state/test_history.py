@@ -29,7 +29,7 @@ from replay_tui.state.diff import diff
 from replay_tui.state.drafts import DictDraft, Journal
 from replay_tui.state.history import History, apply_changes
 from replay_tui.state.patchlog import PatchLog
-from replay_tui.state.persistent import BIG, FrozenDict, freeze, thaw
+from replay_tui.state.persistent import BIG, FrozenDict, freeze, thaw, thawed_small
 from replay_tui.synth.runs import write_agent_run
 from tests.helpers.tangled_rules import RULES_TANGLED, same_changes
 
@@ -86,7 +86,10 @@ VALUES = st.recursive(
 OPS = st.lists(
     st.tuples(
         st.sampled_from(
-            ["set", "del", "append", "pop", "update", "setdefault", "insert", "popitem", "again"]
+            [
+                *("set", "del", "append", "pop", "update", "setdefault", "insert", "popitem"),
+                *("again", "walk"),
+            ]
         ),
         st.lists(KEYS, max_size=2),
         KEYS,
@@ -130,6 +133,11 @@ def _run(root: Any, ops: list[tuple[str, list[str], str, Any]]) -> None:
                 node.popitem()
             elif op == "again" and key in node:
                 node[key] = node[key]  # what it holds, assigned back
+            elif op == "walk" and len(node):
+                last = list(node)[-1]
+                for k in node:  # a key read while the dict is walked, at its end
+                    if k == last:
+                        node.get(key)
         else:
             if op == "append":
                 node.append(value)
@@ -231,6 +239,26 @@ def test_a_journal_recording_nothing_reads_and_writes_as_plain_dicts(
             frozen.append((state, orjson.dumps(plain)))
     assert orjson.dumps(thaw(journal.freeze())) == orjson.dumps(plain)
     assert all(orjson.dumps(thaw(state)) == was for state, was in frozen)
+
+
+def test_a_dict_walked_while_a_small_one_in_it_is_read() -> None:
+    """A small dict read (and so given plain) while the dict holding it is
+    walked past its new keys: the walk goes on, as over a plain dict."""
+    journal = Journal(freeze({"a": {"n": 1}, "b": 1}), recording=False)
+    state = journal.root
+    state["c"] = 2
+    for k in state:
+        if k == "c":
+            state["a"]["n"] += 1
+    assert thaw(journal.freeze()) == {"a": {"n": 2}, "b": 1, "c": 2}
+
+
+def test_only_a_small_dict_is_thawed_whole() -> None:
+    small = freeze({"a": {"n": 1, "l": [1, 2]}, "b": "x"})
+    assert thawed_small(small) == {"a": {"n": 1, "l": [1, 2]}, "b": "x"}
+    wide = freeze({f"k{i}": {f"j{j}": {"v": j} for j in range(16)} for i in range(16)})
+    assert thawed_small(wide) is None  # 16 x 16 x 16: past the room in all
+    assert thawed_small(freeze({"l": [{"a": 1}]})) is None  # a list of dicts
 
 
 def test_big_dicts_keep_insertion_order_through_deletes() -> None:
@@ -473,25 +501,37 @@ def test_a_store_closed_while_another_fills_is_freed_once_let_go() -> None:
         new.record(4, diff({"n": 3}, {"n": 4}))
         new.keep(4, freeze({"n": 4}))  # the new replay's pass goes on meanwhile
         del pane, old
-        new.record(5, diff({"n": 4}, {"n": 5}))
-        new.keep(5, freeze({"n": 5}))
+        for n in range(5, 75):  # keeps go on: freezing waits a while, then resumes
+            new.record(n, diff({"n": n - 1}, {"n": n}))
+            new.keep(n, freeze({"n": n}))
         gc.collect()
         assert shown() is None
         assert gc.get_freeze_count() > 0  # the new store's states frozen again
-        assert thaw(new.state_at(5)) == {"n": 5}
+        assert thaw(new.state_at(74)) == {"n": 74}
     finally:
         gc.unfreeze()
 
 
-def test_a_closed_store_held_on_purpose_stops_freezing_only_a_while() -> None:
+def test_a_closed_store_held_on_purpose_stops_freezing_only_a_while(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A closed store still held: freezing waits, with two collections of the
+    whole heap at most, then goes on (the store is not freed, as before)."""
     gc.collect()
+    collect = gc.collect
+    collections: list[int] = []
+    monkeypatch.setattr(gc, "collect", lambda *a: collections.append(1) or collect(*a))
     try:
         old, new = _filled(2), _filled(2)
+        gc.unfreeze()
         old.close()
-        for n in range(3, 10):  # the old store stays held: freezing resumes
+        frozen = []
+        for n in range(3, 80):
             new.record(n, diff({"n": n - 1}, {"n": n}))
             new.keep(n, freeze({"n": n}))
-        assert gc.get_freeze_count() > 0 and old is not None
+            frozen.append(gc.get_freeze_count() > 0)
+        assert len(collections) == 2 and old is not None
+        assert not frozen[0] and frozen[-1]  # waited, then froze again
     finally:
         gc.unfreeze()
 
