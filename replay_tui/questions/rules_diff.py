@@ -23,7 +23,7 @@ def first_difference(old: Replay, new: Replay) -> int | None:
     candidates: list[int] = []
     # a replay still reading what was written (a followed ledger being caught
     # up on) has no verdict yet: how far it got is no difference
-    reading = _still_reading(old) or _still_reading(new)
+    reading = still_reading(old) or still_reading(new)
     if not reading and _verdict(old) != _verdict(new):
         candidates.append(min(old.valid, new.valid) + 1)
     state_seq = first_state_difference(old, new, min(old.valid, new.valid))
@@ -32,9 +32,14 @@ def first_difference(old: Replay, new: Replay) -> int | None:
     return min(candidates) if candidates else None
 
 
-def _still_reading(replay: Replay) -> bool:
-    """Lines read that the replay has not judged yet (no error stopped it)."""
-    return not replay.finished and replay.error is None and replay.valid < len(replay.ledger)
+def still_reading(replay: Replay) -> bool:
+    """Lines read that the replay has not judged yet, none read at all yet
+    (a replay just made for a followed run), or bytes written past the last
+    line read, while no error stopped it and the pass is not done."""
+    if replay.finished or replay.error is not None:
+        return False
+    ledger = replay.ledger
+    return replay.valid < len(ledger) or not len(ledger) or ledger.tail_size() > 0
 
 
 def _verdict(replay: Replay) -> tuple[str | None, int | None, int]:

@@ -135,3 +135,28 @@ def test_y_copies_the_state_masked_as_shown(tmp_path: Path) -> None:
     assert revealed is not None and "hunter2" in revealed[0]
     assert revealed[1].endswith(", secrets shown (r masks them)")
     replay.close()
+
+
+def test_a_reload_over_a_followed_run_not_yet_read_finds_the_first_difference(
+    tmp_path: Path,
+) -> None:
+    """``R`` answered over a followed replay that has read nothing yet (just
+    made, as ``f`` makes one): the difference is where the rules changed, not
+    "seq 1" (the verdicts of a replay at 0 and one at 40) nor "the same"
+    (no prefix read by both)."""
+    from tests.helpers.runs import source_run, write_edited_rules
+
+    src, _ = source_run(tmp_path, 40)
+    rules = tmp_path / "rules.py"
+    write_edited_rules(rules, 10_000)
+    spec = f"{rules}:REDUCER"
+    followed, _ = open_replay(str(src), spec, watchdog=False, history=True, following=True)
+    session = RunSession(followed, reducer_spec=spec)
+    write_edited_rules(rules, 12)
+    assert followed.valid == 0 and len(followed.ledger) == 0
+    answer = session.reload(followed, lambda: False)
+    assert not isinstance(answer, str)
+    new, difference = answer
+    assert difference == 12 and new.valid == 40
+    new.close()
+    followed.close()

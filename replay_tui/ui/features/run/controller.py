@@ -23,7 +23,7 @@ from replay_tui.core.words import plural
 from replay_tui.engine.open import reopen
 from replay_tui.engine.replay import LedgerChanged, Replay, RulesNotDeterministic, why_not_follow
 from replay_tui.formats.ledger import LedgerRewritten
-from replay_tui.questions.rules_diff import first_difference
+from replay_tui.questions.rules_diff import first_difference, still_reading
 from replay_tui.reducers import load_reducer
 from replay_tui.views.runview import RunView
 
@@ -299,7 +299,16 @@ class RunSession:
             new.advance(cancelled=cancelled)
             if not new.following:
                 new.finish()
-            return new, first_difference(old, new)
+            if not still_reading(old):
+                return new, first_difference(old, new)
+            # the replay shown has not read what the new one has (a followed
+            # run being caught up on): the last rules run again as far
+            last = reopen(old)
+            try:
+                last.advance(cancelled=cancelled)
+                return new, first_difference(last, new)
+            finally:
+                last.close()
         except CannotRun as exc:
             return str(exc)
         except Exception as exc:  # the new rules are broken: keep the last good ones
