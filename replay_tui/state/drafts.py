@@ -120,8 +120,7 @@ class DictDraft(Draft, MutableMapping[str, Any]):
         value = self._base[key]
         if type(value) in _CONTAINERS:
             if self._loose:
-                # a plain dict reads and writes at C speed; a draft's every
-                # access is a Python call (a tenth of a session's proof)
+                # a plain dict's reads and writes are C; a draft's, Python calls
                 if type(value) is FrozenDict and type(self._base) is FrozenDict:
                     plain = thawed_small(value) if len(value) <= SMALL else None
                     if plain is not None:
