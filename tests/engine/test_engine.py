@@ -512,3 +512,17 @@ def test_the_rules_say_what_is_still_open() -> None:
     wf["activities"] = {"5": {"type": "greet", "status": "started"}}
     wf["timers"] = {"t1": {"status": "started"}}
     assert temporal.still_open(wf) == ["activity 5 (greet) started", "timer t1 started"]
+
+
+def test_a_scan_let_go_of_after_its_ledger_closed_says_nothing(tmp_path: Path) -> None:
+    """A replay closed while its pass held a scan (a reload, a rewrite): the
+    scan, let go of later, has nothing left to hash or remember, and raises
+    nothing (it said "Exception ignored ... Bad file descriptor")."""
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"".join(orjson.dumps({"seq": i}) + b"\n" for i in range(1, 4)))
+    ledger = Ledger(path)
+    scan = ledger.scan_chunks()
+    first, lines = next(scan)
+    assert first == 0 and len(lines) == 3
+    ledger.close()
+    scan.close()  # as the collector closes a generator let go of

@@ -12,6 +12,7 @@ so a growing file is never reread.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -442,8 +443,12 @@ class Ledger:
                 yield first, lines
         finally:
             # a consumer that stopped early leaves lines indexed but not hashed
-            self._hash_through(ends[-1])
-            self._remember_edges()
+            # (nothing to do once the ledger is closed: a replay closed while
+            # its pass was held, the scan let go of later)
+            if self._fd >= 0:
+                with contextlib.suppress(OSError):  # closed meanwhile
+                    self._hash_through(ends[-1])
+                    self._remember_edges()
 
     def _hash_through(self, end: int) -> None:
         while self._hashed_end < end:
