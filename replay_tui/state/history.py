@@ -306,21 +306,25 @@ def _freeze_unless_closed() -> bool:
     frees the ones let go of; one still held is waited for a while."""
     global _collected, _skipped
     with _FREEZING:
-        if _closed:
-            _closed[:] = [ref for ref in _closed if ref() is not None]  # freed meanwhile?
-            if _closed and _collected and _skipped < _SKIPS:
-                _skipped += 1
-                return False
+        if _alive() and _collected and _skipped < _SKIPS:
+            _skipped += 1  # freed meanwhile by another collection, it goes on at once
+            return False
         if _closed:
             gc.collect()
             _collected += 1
             _skipped = 0
-            _closed[:] = [ref for ref in _closed if ref() is not None]
-            if _closed and _collected < 2:
+            if _alive() and _collected < 2:
                 return False
             _closed.clear()
         gc.freeze()
         return True
+
+
+def _alive() -> bool:
+    """Whether a store closed since the last freeze is still alive (the
+    freed ones forgotten)."""
+    _closed[:] = [ref for ref in _closed if ref() is not None]
+    return bool(_closed)
 
 
 def apply_changes(state: Any, changes: Iterable[Change]) -> Any:
