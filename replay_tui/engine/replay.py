@@ -72,7 +72,7 @@ class Replay(ReplayCore):
         self.results = Results(self, self.seeking)
         self.again = MadeAgain(self)
         if self.history is not None and self.patches_made_again:
-            self.history.make_again_with(self.again.patches)
+            self.history.make_again_with(self.again.patches, self.again.watch)
 
     # the forward pass
     def advance(

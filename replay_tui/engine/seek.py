@@ -245,6 +245,39 @@ class MadeAgain(Part):
                 )
         return made
 
+    def watch(
+        self, start: int, end: int, state: Any, memo: Any, see: Callable[[int, Any], bool]
+    ) -> bool:
+        """The rules run again from ``state`` (the frozen state after
+        ``start``, ``memo`` kept with it) over events ``start+1 .. end`` on a
+        draft that records nothing, as the pass runs them: ``see(n, state)``
+        is told the state after ``start`` and after each event (the same
+        draft, changed in place: read it, do not keep it). False if ``see``
+        said stop. What a question across time reads where the patch log is
+        not made yet: a third of the cost of making it."""
+        run = self.run
+        ctx = run._side_context()
+        journal = Journal(state, recording=False)
+        memo = run.rules_call.copy_memo(memo)
+        current: Any = journal.root
+        if memo is not None:
+            ctx.adopt_memo(current, memo)
+        if not see(start, current):
+            return False
+        n = start
+        for event in run._events_for_apply(start, end):
+            n += 1
+            if not run.is_ignored(event):
+                new = run.apply_rules(current, event, ctx)
+                if not isinstance(new, dict | DictDraft):
+                    raise RulesNotDeterministic(
+                        f"applied again, event {event.seq} returned {type(new).__name__}"
+                    )
+                current = new
+            if not see(n, current):
+                return False
+        return True
+
 
 def _compared(before: Any, after: Any) -> list[Change]:
     """The patches between two frozen states, as the pass that records them

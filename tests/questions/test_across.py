@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -565,7 +566,7 @@ def test_a_big_object_is_watched_through_the_patch_log(capsys: pytest.CaptureFix
 def test_a_turn_near_the_start_is_found_before_the_patch_log_is_whole(tmp_path: Path) -> None:
     """With the built-in rules the patch log is made behind the pass: a
     question asked before it is whole (``:`` right after opening a long run)
-    makes only as much of it as the first answer needs."""
+    runs the rules again only as far as the first answer needs."""
     from replay_tui.questions.across import iter_turns
 
     write_agent_run(tmp_path / "run", 30_000, seed=2)
@@ -573,9 +574,18 @@ def test_a_turn_near_the_start_is_found_before_the_patch_log_is_whole(tmp_path: 
     replay = Replay(run, rules_for_run(None, run.events, run.format), history=True).verify()
     assert replay.history is not None and replay.history.made_again
     assert len(replay.history.patches) == 0  # nothing made yet
+    told: list[int] = []  # the last event of each span the rules were run again over
+    watch_again = replay.history.watch_again
+
+    def watched(first: int, last: int, see: Callable[[int, Any], bool]) -> bool:
+        told.append(last)
+        return watch_again(first, last, see)
+
+    replay.history.watch_again = watched  # type: ignore[method-assign]
     first = next(iter_turns(replay, parse_condition('phase == "running"'), replay.valid))
     assert first.seq == 1
-    assert 0 < len(replay.history.patches) < replay.valid // 2
+    assert 0 < max(told) < replay.valid // 2
+    assert len(replay.history.patches) == 0  # a scalar: told by the rules run again
     # and every answer is the rules run again's, the log made on the way
     plain = Replay(
         run, rules_for_run(None, run.events, run.format)

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from replay_tui.core import strict_json
+from replay_tui.questions.across.again import RowsAgain
 from replay_tui.questions.across.changes import SCALARS, Moves, PathChange, Turn, needs_of
 from replay_tui.questions.across.patch_rows import (
     RowSpec,
@@ -38,14 +39,17 @@ def _touching(
     until: int,
     patterns: list[re.Pattern[bytes]],
     cancelled: threading.Event | None,
+    again: RowsAgain | None = None,
 ) -> Iterator[tuple[int, list[list[Any]] | None]]:
     """Events ``start+1 .. until`` of ``history``'s patch log whose record
     matches one of ``patterns`` (see :func:`path_needles`), as (seq, decoded
     rows), read a chunk at a time; after each chunk (last seq, None):
-    everything up to it is read. Where the log is made behind the pass, each
-    chunk is made first (the first small, then larger), so an answer near
-    the start comes before the whole log is made. Stops between chunks when
-    ``cancelled``, or where the log ends."""
+    everything up to it is read. Where the log is made behind the pass and
+    not made yet, a chunk is told by ``again`` (the rules run again,
+    watching the paths alone) where it can, else made first; the first
+    chunk is small, then larger, so an answer near the start comes before
+    the whole log is made. Stops between chunks when ``cancelled``, or
+    where the log ends."""
     where = bisect.bisect_right
     stop = None if cancelled is None else cancelled.is_set
     seq = start
@@ -53,8 +57,22 @@ def _touching(
     while seq < until:
         if cancelled is not None and cancelled.is_set():
             return
-        log = history.patch_log(min(until, seq + step), stop)
-        first, last = seq + 1, min(until, seq + step, len(log))
+        end = min(until, seq + step, len(history))
+        made = len(history.patches)
+        if again is not None and again.usable and history.can_watch and made <= seq < end:
+            told = again.rows(history, seq + 1, end, cancelled)
+            if told is not None:
+                yield from sorted(told.items())
+                yield end, None
+                seq = end
+                step = min(2 * step, PatchScan.CHUNK_EVENTS)
+                continue
+            if cancelled is not None and cancelled.is_set():
+                return
+        elif again is not None and again.usable and history.can_watch and seq < made < end:
+            end = made  # the part made already: read, not made again
+        log = history.patch_log(end, stop)
+        first, last = seq + 1, min(end, len(log))
         if last < first:
             return  # not made (cancelled), or no more events
         data, starts = log.span(first, last)
@@ -114,6 +132,8 @@ class PatchScan:
         if plain and self._specs[0].need == "value":
             self._leaf = (self._specs[0].path, self._specs[0].whole)
         self._sized = plain and self._specs[0].need == "len"
+        #: Chunks the log has not reached, told by running the rules again.
+        self.again = RowsAgain(self.needs)
 
     def advance(
         self, until: int, cancelled: threading.Event | None = None
@@ -124,7 +144,7 @@ class PatchScan:
             else (self._apply_sized if self._sized else self._apply)
         )
         patterns = [self._finder, *self._patterns]
-        for seq, rows in _touching(self.history, self.seq, until, patterns, cancelled):
+        for seq, rows in _touching(self.history, self.seq, until, patterns, cancelled, self.again):
             self.seq = seq
             if rows is not None:
                 moves = apply(rows)
@@ -287,7 +307,9 @@ def _leaf_turns(
     path = compare.path
     test = compare.test
     apply = scan._apply_leaf
-    for seq, rows in _touching(scan.history, scan.seq, until, [scan._finder], cancelled):
+    for seq, rows in _touching(
+        scan.history, scan.seq, until, [scan._finder], cancelled, scan.again
+    ):
         scan.seq = seq
         moves = apply(rows) if rows is not None else None
         if not moves:
@@ -346,10 +368,11 @@ class PathScan:
         self.present = lookup(history.state_at(start), path) is not ABSENT
         self.seq = start
         self._needles, _ = path_needles(path, "value")
+        self.again = RowsAgain({path: "value"})
 
     def advance(self, until: int, cancelled: threading.Event | None = None) -> Iterator[PathChange]:
         finder = re.compile(b"|".join(self._needles))
-        for seq, rows in _touching(self.history, self.seq, until, [finder], cancelled):
+        for seq, rows in _touching(self.history, self.seq, until, [finder], cancelled, self.again):
             self.seq = seq
             if rows is not None:
                 change = self._event(rows, seq)

@@ -158,16 +158,17 @@ class RunSession:
         """Behind the pass, where it records no patches: the patch log made
         for every event read, a kept state's span at a time, so that the
         questions across time find it made. It gives way as soon as there
-        is more to read, and while the person presses keys (both want the
-        one interpreter lock: a key took three times as long beside it).
+        is more to read, while the person presses keys (both want the
+        one interpreter lock: a key took three times as long beside it), and
+        while a question runs the rules again where the log is not made.
         (Whether it gave way to the person, to go on when they stop; what
         went wrong, to tell.)"""
         history = replay.history
         if history is None or not history.made_again or not self.is_current(replay):
             return False, None
 
-        def busy() -> bool:
-            return time.monotonic() - self._person_at < PERSON_SECONDS
+        def busy() -> bool:  # a key lately, or a question running the rules again
+            return time.monotonic() - self._person_at < PERSON_SECONDS or history.watching > 0
 
         try:
             log = history.patch_log(

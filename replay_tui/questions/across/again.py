@@ -1,0 +1,192 @@
+"""Patch rows for the watched paths alone, where the patch log is not made
+yet: the rules run again from the state kept before (recording nothing, as
+the app's pass runs them) and the value at each path is read after every
+event (:meth:`~replay_tui.state.history.History.watch_again`). That costs
+a third of making the log's patches, which record every change the rules
+make; a question deep in a long run is answered that much sooner.
+
+A row is written exactly at a watched path, as the log would give it there
+([path, op, old/new...]: see :mod:`replay_tui.state.patchlog`), for the
+scans to read as they read the log's. Only what is cheap to tell after
+every event is watched this way: a scalar, a length, whether a path is
+there. A watched value that is an object or a list (a change inside it is
+not seen without comparing it whole) is left to the log, and so are paths
+one inside another (a row at one would be read as above the other)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from replay_tui.engine.seek import RulesNotDeterministic
+from replay_tui.questions.across.changes import SCALAR_TYPES
+from replay_tui.questions.across.patch_rows import Sized
+from replay_tui.questions.condition import ABSENT, StatePath, key_index, lookup
+from replay_tui.state.diff import path_str
+from replay_tui.state.drafts import DictDraft
+from replay_tui.state.persistent import BigDict, FrozenDict
+
+if TYPE_CHECKING:
+    from replay_tui.state.history import History
+
+#: Events between two looks at whether the question was cancelled.
+_LOOK_EVERY = 1024
+
+#: A watched value that is an object or a list: left to the log.
+_OBJECT: Any = object()
+
+_ADDED, _CHANGED, _REMOVED = 1, 0, 2
+
+
+def _seen(value: Any, need: str) -> Any:
+    """What is told of a watched value after an event."""
+    if value is ABSENT:
+        return ABSENT
+    if need == "exists":
+        return True
+    if type(value) in SCALAR_TYPES:
+        return value
+    if need == "len":
+        return Sized(len(value))
+    return _OBJECT
+
+
+def _differ(a: Any, b: Any) -> bool:
+    """Whether the log would hold a change from ``a`` to ``b`` (as
+    ``diff_frozen`` tells scalars apart: by type, value, and the sign of
+    a zero)."""
+    if a is ABSENT or b is ABSENT:
+        return a is not b
+    if type(a) is not type(b) or a != b:
+        return True
+    return type(a) is float and str(a) != str(b)
+
+
+def _nested(paths: list[StatePath]) -> bool:
+    """Whether a watched path lies inside another (or is it twice)."""
+    for p in paths:
+        for q in paths:
+            if p is not q and len(p) <= len(q) and tuple(q[: len(p)]) == tuple(p):
+                return True
+    return False
+
+
+def _reader(path: StatePath) -> Callable[[Any], Any]:
+    """:func:`~replay_tui.state.paths.lookup` of ``path``, quicker through
+    objects (a draft's, a frozen one's or a dict's item read at once)."""
+    if any(not isinstance(k, str) or key_index(k) is not None for k in path):
+        return lambda state: lookup(state, path)
+    keys = tuple(path)
+
+    def read(state: Any) -> Any:
+        node = state
+        for i, key in enumerate(keys):
+            if type(node) not in _OBJECTS:
+                return lookup(node, keys[i:])
+            try:
+                node = node[key]
+            except KeyError:
+                return ABSENT
+        return node
+
+    return read
+
+
+_OBJECTS = frozenset({dict, DictDraft, FrozenDict, BigDict})
+
+
+class RowsAgain:
+    """The rows of events ``first .. last`` at the watched paths, the rules
+    run again (see the module); :attr:`usable` False once a watched value
+    was found to be an object: the scan reads the log from then on."""
+
+    def __init__(self, needs: Mapping[StatePath, str]) -> None:
+        self._specs = [(p, list(p), need, _reader(p)) for p, need in needs.items()]
+        self.usable = bool(self._specs) and not _nested(list(needs))
+
+    def rows(
+        self,
+        history: History,
+        first: int,
+        last: int,
+        cancelled: threading.Event | None = None,
+    ) -> dict[int, list[list[Any]]] | None:
+        """{seq: rows} for the events in ``first .. last`` that changed a
+        watched value; None if not told (a watched value is an object, or
+        the question was cancelled). Raises
+        :class:`~replay_tui.engine.seek.RulesNotDeterministic` where the
+        rules, run again, reach a kept state with other values watched."""
+        specs = self._specs
+        found: dict[int, list[list[Any]]] = {}
+        kept = history.kept_in(first, last)
+        look = cancelled.is_set if cancelled is not None else None
+        before: list[Any] = []
+        whole = True
+
+        def seen(state: Any) -> list[Any] | None:
+            now = [_seen(read(state), need) for _, _, need, read in specs]
+            return None if _OBJECT in now else now
+
+        def see(n: int, state: Any) -> bool:
+            nonlocal before, whole
+            if n >= first:
+                if len(specs) == 1:  # the common case, inline
+                    _, key, need, read = specs[0]
+                    value = read(state)
+                    if type(value) not in SCALAR_TYPES:
+                        value = _seen(value, need)
+                        if value is _OBJECT:
+                            whole = self.usable = False
+                            return False
+                    elif need == "exists":
+                        value = True
+                    was = before[0]
+                    if _differ(was, value):
+                        found[n] = [_row(key, was, value)]
+                        before = [value]
+                    now = before
+                else:
+                    told = seen(state)
+                    if told is None:
+                        whole = self.usable = False
+                        return False
+                    rows: list[list[Any]] | None = None
+                    for (_, key, _, _), was, value in zip(specs, before, told, strict=True):
+                        if _differ(was, value):
+                            if rows is None:
+                                rows = found[n] = []
+                            rows.append(_row(key, was, value))
+                    before = now = told
+                if n in kept:
+                    _check(n, now, kept[n])
+                if look is not None and n % _LOOK_EVERY == 0 and look():
+                    whole = False
+                    return False
+            elif n == first - 1:
+                told = seen(state)
+                if told is None:
+                    whole = self.usable = False
+                    return False
+                before = told
+            return True
+
+        def _check(n: int, now: list[Any], state: Any) -> None:
+            for (path, _, need, read), a in zip(specs, now, strict=True):
+                if _differ(a, _seen(read(state), need)):
+                    raise RulesNotDeterministic(
+                        f"applied again, the rules gave another state after event {n}: "
+                        f"{path_str(path)} differs (rules that read the clock, chance or "
+                        "anything beside the state and the event cannot be replayed)"
+                    )
+
+        history.watch_again(first, last, see)
+        return found if whole else None
+
+
+def _row(key: list[Any], was: Any, now: Any) -> list[Any]:
+    if was is ABSENT:
+        return [key, _ADDED, now]
+    if now is ABSENT:
+        return [key, _REMOVED, was]
+    return [key, _CHANGED, was, now]
