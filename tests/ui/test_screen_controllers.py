@@ -160,3 +160,31 @@ def test_a_reload_over_a_followed_run_not_yet_read_finds_the_first_difference(
     assert difference == 12 and new.valid == 40
     new.close()
     followed.close()
+
+
+def test_the_patch_log_made_behind_gives_way_to_a_question_running_the_rules_again(
+    tmp_path: Path,
+) -> None:
+    """Both want the one interpreter lock: while a question runs the rules
+    again (the log not made where it asks), the filler stops and says it
+    paused, to go on after; once the question is done it makes the log."""
+    from replay_tui.synth.runs import write_agent_run
+
+    write_agent_run(tmp_path / "run", 3000, seed=4)
+    replay, _ = open_replay(str(tmp_path / "run"), watchdog=False, history=True)
+    session = RunSession(replay)
+    replay.verify()
+    history = replay.history
+    assert history is not None and history.made_again
+    paused: list[tuple[bool, str | None]] = []
+
+    def see(n: int, state: object) -> bool:
+        if n == 1500:  # a question half way: the filler gives way at once
+            paused.append(session.fill_behind(replay, lambda: False))
+        return True
+
+    assert history.watch_again(1, replay.valid, see)
+    assert paused == [(True, None)] and len(history.patches) == 0
+    assert session.fill_behind(replay, lambda: False) == (False, None)
+    assert len(history.patches) == replay.valid
+    replay.close()
