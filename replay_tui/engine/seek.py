@@ -17,7 +17,7 @@ same state twice are named, never shown as what happened.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -246,35 +246,48 @@ class MadeAgain(Part):
         return made
 
     def watch(
-        self, start: int, end: int, state: Any, memo: Any, see: Callable[[int, Any], bool]
+        self,
+        start: int,
+        end: int,
+        state: Any,
+        memo: Any,
+        kept: Container[int],
+        see: Callable[[int, Any], bool],
     ) -> bool:
         """The rules run again from ``state`` (the frozen state after
         ``start``, ``memo`` kept with it) over events ``start+1 .. end`` on a
-        draft that records nothing, as the pass runs them: ``see(n, state)``
-        is told the state after ``start`` and after each event (the same
-        draft, changed in place: read it, do not keep it). False if ``see``
-        said stop. What a question across time reads where the patch log is
-        not made yet: a third of the cost of making it."""
+        draft that records nothing, as the pass runs them (frozen after each
+        seq in ``kept``, where the pass kept a state, and where the rules give
+        a new dict): ``see(n, state)`` is told the state after ``start`` and
+        after each event (a draft changed in place: read it, do not keep
+        it). False if ``see`` said stop. What a question across time reads
+        where the patch log is not made yet: a third of the cost of making it."""
         run = self.run
         ctx = run._side_context()
         journal = Journal(state, recording=False)
         memo = run.rules_call.copy_memo(memo)
-        current: Any = journal.root
+        root: Any = journal.root
         if memo is not None:
-            ctx.adopt_memo(current, memo)
-        if not see(start, current):
+            ctx.adopt_memo(root, memo)
+        if not see(start, root):
             return False
         n = start
         for event in run._events_for_apply(start, end):
             n += 1
             if not run.is_ignored(event):
-                new = run.apply_rules(current, event, ctx)
-                if not isinstance(new, dict | DictDraft):
-                    raise RulesNotDeterministic(
-                        f"applied again, event {event.seq} returned {type(new).__name__}"
-                    )
-                current = new
-            if not see(n, current):
+                new = run.apply_rules(root, event, ctx)
+                if new is not root:  # a new dict: frozen, as the pass does
+                    if not isinstance(new, dict | DictDraft):
+                        raise RulesNotDeterministic(
+                            f"applied again, event {event.seq} returned {type(new).__name__}"
+                        )
+                    journal = Journal(freeze(new), recording=False)
+                    root = journal.root
+            if n in kept:
+                journal.freeze()
+                ctx.carry_memo(root, journal.root)
+                root = journal.root
+            if not see(n, root):
                 return False
         return True
 

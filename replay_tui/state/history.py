@@ -33,7 +33,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from typing import Any
 
 from replay_tui.core.words import plural
@@ -56,11 +56,12 @@ SPANS_CACHED = 8
 #: there (None: none kept yet).
 MakeAgain = Callable[[int, int, Any, Any, Any], list[list[Change]]]
 
-#: ``watch(start, end, state, memo, see)``: the rules run again from
+#: ``watch(start, end, state, memo, kept, see)``: the rules run again from
 #: ``state`` (after ``start``, its ``memo``) over events ``start+1 .. end``,
-#: recording nothing, ``see(n, state)`` told each state from ``start`` on
-#: (True: go on); False if ``see`` stopped it.
-WatchAgain = Callable[[int, int, Any, Any, Callable[[int, Any], bool]], bool]
+#: recording nothing, their draft frozen after each seq in ``kept`` (where
+#: the pass kept a state: as it did), ``see(n, state)`` told each state
+#: from ``start`` on (True: go on); False if ``see`` stopped it.
+WatchAgain = Callable[[int, int, Any, Any, Container[int], Callable[[int, Any], bool]], bool]
 
 
 class History:
@@ -139,9 +140,10 @@ class History:
                 raise IndexError(f"no events {first}..{last}: {plural(self._n, 'event')} recorded")
             i = bisect.bisect_right(self._keys, first - 1) - 1
             start, state, memo = self._keys[i], self._states[i], self._memos[i]
+            kept = frozenset(self._keys[i + 1 : bisect.bisect_right(self._keys, last)])
             self.watching += 1
         try:
-            return watch(start, last, state, memo, see)
+            return watch(start, last, state, memo, kept, see)
         finally:
             with self._lock:
                 self.watching -= 1

@@ -44,7 +44,8 @@ def _answers(replay: Replay, condition: str, path: str) -> tuple[Any, Any]:
     turns = condition_turns(replay, parse_condition(condition), replay.valid)
     changes = path_changes(replay, parse_path(path), replay.valid)
     return (
-        [(t.seq, [(p, _typed(o), _typed(n)) for p, o, n in t.moves]) for t in turns],
+        # (the moves of a turn in any order: the log's follow the state's keys)
+        [(t.seq, sorted((repr(p), _typed(o), _typed(n)) for p, o, n in t.moves)) for t in turns],
         [(c.seq, c.op, _typed(c.old), _typed(c.new)) for c in changes],
     )
 
@@ -156,3 +157,77 @@ def test_rules_that_do_not_give_the_same_state_twice_are_named(tmp_path: Path) -
         assert len(replay.history.patches) == 0
     finally:
         replay.close()
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "checks.0.passed == false and checks[0] exists",  # one path inside another, spelt apart
+        "len(checks.1) == 3 or checks[1].passed == true",
+        "len(calls) > 20",  # a draft object's length: left to the log
+        "len(checks) == 2 and attempt >= 2",
+    ],
+)
+def test_paths_inside_one_another_and_object_lengths_get_the_logs_answers(
+    tmp_path: Path, condition: str
+) -> None:
+    write_agent_run(tmp_path / "run", 150, seed=2)
+    logged = _replay(tmp_path / "run", 4)
+    assert logged.history is not None
+    logged.history.patch_log()
+    want = _answers(logged, condition, "phase")
+    logged.close()
+    replay = _replay(tmp_path / "run", 4)
+    assert _answers(replay, condition, "phase") == want and want[0]
+    replay.close()
+
+
+RULES_SHARING = """
+from replay_tui.reducers.agent_run import AgentRunRules
+
+
+class Rules(AgentRunRules):
+    drafts = True
+
+    def apply(self, state, event, ctx):
+        state = super().apply(state, event, ctx)
+        if event.seq == 1:
+            shared = []
+            state["a"] = shared
+            state["b"] = shared  # one list under two keys, until it is frozen
+        state["a"].append(event.seq)
+        return state
+
+
+REDUCER = Rules()
+"""
+
+
+def test_the_rules_run_again_freeze_where_the_pass_kept_a_state(tmp_path: Path) -> None:
+    """Rules that hold one plain list under two keys see them part where
+    the pass froze its draft (its first kept state, after event 8 here):
+    run again, they must part at the same event, or ``len(b)`` would go on
+    growing with ``a`` (and the check at the next kept state would call
+    the rules not deterministic)."""
+    write_agent_run(tmp_path / "run", 40, seed=1)
+    source = tmp_path / "rules.py"
+    source.write_text(RULES_SHARING)
+    rules = load_reducer(f"{source}:REDUCER")
+    rules.trusted = True
+    replay = Replay(locate_run(tmp_path / "run"), rules, history=True, checkpoint_every=4)
+    replay.verify()
+    history = replay.history
+    assert history is not None and history.made_again
+    kept = history.kept_in(1, replay.valid)
+    assert sorted(kept)[:2] == [8, 16]
+    assert [len(kept[k]["b"]) for k in (8, 16)] == [8, 8]  # parted at the first
+    assert [len(kept[k]["a"]) for k in (8, 16)] == [8, 16]
+
+    def turns(text: str) -> list[int]:
+        return [t.seq for t in condition_turns(replay, parse_condition(text), replay.valid)]
+
+    assert turns("len(b) > 3") == [4]
+    assert turns("len(b) == 8") == [8]
+    assert turns("len(b) > 8") == []
+    assert turns("len(a) > 12") == [13]
+    replay.close()

@@ -4,7 +4,9 @@ owner, playback and what y copies."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 from rich.text import Text
@@ -186,5 +188,36 @@ def test_the_patch_log_made_behind_gives_way_to_a_question_running_the_rules_aga
     assert history.watch_again(1, replay.valid, see)
     assert paused == [(True, None)] and len(history.patches) == 0
     assert session.fill_behind(replay, lambda: False) == (False, None)
+    assert len(history.patches) == replay.valid
+    replay.close()
+
+
+def test_a_filler_that_gave_way_says_so_when_the_question_has_ended_meanwhile(
+    tmp_path: Path,
+) -> None:
+    """The question may end between the filler's stop and its return: it
+    still says it paused, to be started again, or the log would never be
+    made whole."""
+    from replay_tui.synth.runs import write_agent_run
+
+    write_agent_run(tmp_path / "run", 2000, seed=6)
+    replay, _ = open_replay(str(tmp_path / "run"), watchdog=False, history=True)
+    session = RunSession(replay)
+    replay.verify()
+    history = replay.history
+    assert history is not None and history.made_again
+    history.watching = 1  # a question is running the rules again
+    made = history.patch_log
+
+    def patch_log(until: int | None = None, cancelled: Callable[[], bool] | None = None) -> Any:
+        try:
+            return made(until, cancelled)
+        finally:
+            history.watching = 0  # the question ended just as the filler stopped
+
+    history.patch_log = patch_log  # type: ignore[method-assign]
+    assert session.fill_behind(replay, lambda: False) == (True, None)
+    assert len(history.patches) < replay.valid
+    assert session.fill_behind(replay, lambda: False) == (False, None)  # started again: made
     assert len(history.patches) == replay.valid
     replay.close()

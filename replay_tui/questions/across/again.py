@@ -8,9 +8,10 @@ make; a question deep in a long run is answered that much sooner.
 A row is written exactly at a watched path, as the log would give it there
 ([path, op, old/new...]: see :mod:`replay_tui.state.patchlog`), for the
 scans to read as they read the log's. Only what is cheap to tell after
-every event is watched this way: a scalar, a length, whether a path is
-there. A watched value that is an object or a list (a change inside it is
-not seen without comparing it whole) is left to the log, and so are paths
+every event is watched this way: a scalar, a length (not a draft object's,
+which costs all that was written to it), whether a path is there. A
+watched value that is an object or a list (a change inside it is not seen
+without comparing it whole) is left to the log, and so are paths
 one inside another (a row at one would be read as above the other)."""
 
 from __future__ import annotations
@@ -47,9 +48,9 @@ def _seen(value: Any, need: str) -> Any:
         return True
     if type(value) in SCALAR_TYPES:
         return value
-    if need == "len":
+    if need == "len" and type(value) is not DictDraft:
         return Sized(len(value))
-    return _OBJECT
+    return _OBJECT  # (a draft's length costs all it wrote: the log counts adds and removes)
 
 
 def _differ(a: Any, b: Any) -> bool:
@@ -64,12 +65,20 @@ def _differ(a: Any, b: Any) -> bool:
 
 
 def _nested(paths: list[StatePath]) -> bool:
-    """Whether a watched path lies inside another (or is it twice)."""
-    for p in paths:
-        for q in paths:
-            if p is not q and len(p) <= len(q) and tuple(q[: len(p)]) == tuple(p):
+    """Whether a watched path may lie inside another (or be it twice): a
+    key of digits alone taken for the list index it may read
+    (``checks.0`` is ``checks[0]`` of a list)."""
+    keys = [tuple(_as_index(k) for k in p) for p in paths]
+    for i, p in enumerate(keys):
+        for j, q in enumerate(keys):
+            if i != j and len(p) <= len(q) and q[: len(p)] == p:
                 return True
     return False
+
+
+def _as_index(key: Any) -> Any:
+    index = key_index(key) if isinstance(key, str) else None
+    return key if index is None else index
 
 
 def _reader(path: StatePath) -> Callable[[Any], Any]:

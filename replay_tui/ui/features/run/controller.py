@@ -167,19 +167,25 @@ class RunSession:
         if history is None or not history.made_again or not self.is_current(replay):
             return False, None
 
-        def busy() -> bool:  # a key lately, or a question running the rules again
-            return time.monotonic() - self._person_at < PERSON_SECONDS or history.watching > 0
+        gave_way = False
+
+        def stop() -> bool:
+            nonlocal gave_way
+            if cancelled() or self._dirty or self._advance_running:
+                return True
+            # a key lately, or a question running the rules again: told as
+            # it stops, since either may be over by the time it returns
+            busy = time.monotonic() - self._person_at < PERSON_SECONDS or history.watching > 0
+            gave_way = gave_way or busy
+            return busy
 
         try:
-            log = history.patch_log(
-                replay.valid,
-                lambda: cancelled() or self._dirty or self._advance_running or busy(),
-            )
+            log = history.patch_log(replay.valid, stop)
         except (RulesNotDeterministic, LedgerChanged) as exc:
             return False, f"the history of changes cannot be made: {exc}"
         except (OSError, ValueError):
             return False, None  # the file went away or was closed by a reload: the reader says so
-        paused = len(log) < replay.valid and busy() and not cancelled()
+        paused = gave_way and len(log) < replay.valid and not cancelled()
         return paused, None
 
     def want_verify(self) -> bool:
