@@ -14,7 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from replay_tui.core import strict_json
 from replay_tui.engine.replay import Replay, RulesNotDeterministic
+from replay_tui.engine.replay_core import LedgerChanged
 from replay_tui.formats.run import locate_run
 from replay_tui.reducers import LoadedReducer, load_reducer
 from replay_tui.state import canonical
@@ -346,3 +348,60 @@ def test_where_the_rules_are_slow_a_span_is_a_few_ms_of_them(
     assert replay.history.made_again
     kept = replay.history._keys
     assert max(b - a for a, b in pairwise(kept)) <= 3, kept
+
+
+def _told(event: Any) -> tuple[Any, ...]:
+    fields = strict_json.dumps(event.fields)
+    return (fields, event.seq, event.run_id, event.kind, event.line, event.offset, event.ts)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    n=st.integers(1, 700),
+    big=st.lists(st.integers(0, 699), max_size=4),
+    start=st.integers(0, 699),
+    count=st.integers(0, 700),
+)
+def test_lines_read_again_at_once_are_the_lines_read_one_by_one(
+    tmp_path_factory: pytest.TempPathFactory, n: int, big: list[int], start: int, count: int
+) -> None:
+    """A span made again (or run again for a question) makes a few hundred
+    lines' events at once: the events each line gives alone, an integer
+    past 64 bits read exactly, and a line changed since it was validated
+    named as it is alone."""
+    run = tmp_path_factory.mktemp("run") / "r"
+    write_agent_run(run, n, seed=n)
+    path = run / "events.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    for i in set(big):  # a payload with an integer past 64 bits
+        if i < n:
+            lines[i] = lines[i].replace(
+                b'"payload":{', b'"payload":{"wide":123456789012345678901234,', 1
+            )
+    path.write_bytes(b"\n".join(lines))
+    paths = locate_run(run)
+    replay = Replay(paths, load_reducer("agent_run"), history=True).verify()
+    try:
+        assert replay.error is None and replay.valid == n
+        start = min(start, n)
+        end = min(n, start + count)
+        together = list(replay._events_for_apply(start, end))
+        alone = [replay._event_for_apply(i) for i in range(start, end)]
+        assert [_told(e) for e in together] == [_told(e) for e in alone]
+        assert all(
+            e.fields["payload"]["wide"] == 123456789012345678901234
+            for e in together
+            if "wide" in e.fields["payload"]
+        )
+        if end > start:  # a byte of a line in the span changed where it was
+            at = (start + end) // 2
+            data = bytearray(path.read_bytes())
+            where = sum(len(x) + 1 for x in lines[:at]) + lines[at].index(b'"kind":"') + 8
+            data[where] = ord("X")
+            path.write_bytes(bytes(data))
+            with pytest.raises(LedgerChanged, match=f"line {at + 1} changed"):
+                list(replay._events_for_apply(start, end))
+    finally:
+        replay.close()

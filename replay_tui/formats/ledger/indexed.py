@@ -289,6 +289,11 @@ class Ledger:
             big = self._big.get(index)
         return big[1].detached() if big is not None else None
 
+    def kept_big_in(self, index: int, count: int) -> bool:
+        """Whether a parse of a line in ``index`` .. ``index + count - 1`` is kept."""
+        with self._cache_lock:
+            return any(index <= kept < index + count for kept in self._big)
+
     def fresh_event(self, index: int) -> Event | LineError:
         """A newly parsed copy, safe to hand to code that might mutate it."""
         return self.parse(self.raw_line(index), index + 1, self._ends[index])
