@@ -17,7 +17,7 @@ same state twice are named, never shown as what happened.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +25,7 @@ from replay_tui.core import strict_json
 from replay_tui.core.words import plural
 from replay_tui.engine.replay_core import Part
 from replay_tui.formats.envelope import Event
-from replay_tui.reducers.base import State, StateView
+from replay_tui.reducers.base import Context, State, StateView
 from replay_tui.state import canonical
 from replay_tui.state.diff import MISSING, Change, diff, differs_along, path_str
 from replay_tui.state.drafts import DictDraft, Journal
@@ -251,24 +251,23 @@ class MadeAgain(Part):
         end: int,
         state: Any,
         memo: Any,
-        kept: Container[int],
+        kept: Mapping[int, tuple[Any, Any]],
         see: Callable[[int, Any], bool],
     ) -> bool:
         """The rules run again from ``state`` (the frozen state after
         ``start``, ``memo`` kept with it) over events ``start+1 .. end`` on a
-        draft that records nothing, as the pass runs them (frozen after each
-        seq in ``kept``, where the pass kept a state, and where the rules give
-        a new dict): ``see(n, state)`` is told the state after ``start`` and
-        after each event (a draft changed in place: read it, do not keep
-        it). False if ``see`` said stop. What a question across time reads
-        where the patch log is not made yet: a third of the cost of making it."""
+        draft that records nothing, as the pass runs them: ``see(n, state)``
+        is told the state after ``start`` and after each event (a draft
+        changed in place: read it, do not keep it). After a seq in ``kept``
+        (where the pass kept a state: the state and memo kept) they go on
+        from the state kept, as the pass went on from it frozen (rules that
+        hold one value under two keys see them part there too), once
+        ``see`` has compared the two. False if ``see`` said stop. What a
+        question across time reads where the patch log is not made yet: a
+        third of the cost of making it."""
         run = self.run
         ctx = run._side_context()
-        journal = Journal(state, recording=False)
-        memo = run.rules_call.copy_memo(memo)
-        root: Any = journal.root
-        if memo is not None:
-            ctx.adopt_memo(root, memo)
+        root = self._draft_over(ctx, state, memo)
         if not see(start, root):
             return False
         n = start
@@ -281,15 +280,21 @@ class MadeAgain(Part):
                         raise RulesNotDeterministic(
                             f"applied again, event {event.seq} returned {type(new).__name__}"
                         )
-                    journal = Journal(freeze(new), recording=False)
-                    root = journal.root
-            if n in kept:
-                journal.freeze()
-                ctx.carry_memo(root, journal.root)
-                root = journal.root
+                    root = Journal(freeze(new), recording=False).root
             if not see(n, root):
                 return False
+            if n in kept:
+                root = self._draft_over(ctx, *kept[n])
         return True
+
+    def _draft_over(self, ctx: Context, state: Any, memo: Any) -> DictDraft:
+        """A draft that records nothing over a kept state, the rules' memo
+        kept with it (a copy) adopted for it."""
+        root = Journal(state, recording=False).root
+        memo = self.run.rules_call.copy_memo(memo)
+        if memo is not None:
+            ctx.adopt_memo(root, memo)
+        return root
 
 
 def _compared(before: Any, after: Any) -> list[Change]:

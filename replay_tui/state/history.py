@@ -33,7 +33,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from replay_tui.core.words import plural
@@ -58,10 +58,12 @@ MakeAgain = Callable[[int, int, Any, Any, Any], list[list[Change]]]
 
 #: ``watch(start, end, state, memo, kept, see)``: the rules run again from
 #: ``state`` (after ``start``, its ``memo``) over events ``start+1 .. end``,
-#: recording nothing, their draft frozen after each seq in ``kept`` (where
-#: the pass kept a state: as it did), ``see(n, state)`` told each state
-#: from ``start`` on (True: go on); False if ``see`` stopped it.
-WatchAgain = Callable[[int, int, Any, Any, Container[int], Callable[[int, Any], bool]], bool]
+#: recording nothing, ``see(n, state)`` told each state from ``start`` on
+#: (True: go on), going on from the state and memo ``kept`` after a seq
+#: where the pass kept one (as it went on from it); False if ``see`` stopped it.
+WatchAgain = Callable[
+    [int, int, Any, Any, Mapping[int, tuple[Any, Any]], Callable[[int, Any], bool]], bool
+]
 
 
 class History:
@@ -130,9 +132,10 @@ class History:
         """The states after events ``start .. last``, the rules run again
         from the state kept after ``start``, the last kept before ``first``,
         on a draft that records nothing (a third of what making their
-        patches costs): ``see(n, state)`` for each (the same draft, changed
-        in place). False if ``see`` said stop. See :meth:`kept_in` to check
-        the rules gave the kept states again."""
+        patches costs), going on from each state kept on the way as the
+        pass did: ``see(n, state)`` for each (a draft changed in place).
+        False if ``see`` said stop. See :meth:`kept_in` to check the rules
+        gave the kept states again."""
         watch = self._watch
         assert watch is not None
         with self._lock:
@@ -140,7 +143,14 @@ class History:
                 raise IndexError(f"no events {first}..{last}: {plural(self._n, 'event')} recorded")
             i = bisect.bisect_right(self._keys, first - 1) - 1
             start, state, memo = self._keys[i], self._states[i], self._memos[i]
-            kept = frozenset(self._keys[i + 1 : bisect.bisect_right(self._keys, last)])
+            j = bisect.bisect_right(self._keys, last)
+            kept = dict(
+                zip(
+                    self._keys[i + 1 : j],
+                    zip(self._states[i + 1 : j], self._memos[i + 1 : j], strict=True),
+                    strict=True,
+                )
+            )
             self.watching += 1
         try:
             return watch(start, last, state, memo, kept, see)
