@@ -3,6 +3,7 @@ app's answers from the patch log.
 
     python benchmarks/bench_across.py [--sizes 200000,1000000] [--workdir DIR]
                                       [--terminal] [--json OUT]
+    python benchmarks/bench_across.py --first [--repeat 3] [--source DIR] [--sizes ...]
 
 Per size, on a generated agent run (the same generator and seed as
 ``bench_engine.py``), baselines in the same run:
@@ -19,13 +20,17 @@ Per size, on a generated agent run (the same generator and seed as
   ms (the app's bound: 1 s);
 - with ``--terminal``, the real app in tmux: from Enter on ``:CONDITION`` to
   the status line showing the answer ("k of n (n/N)" or "never"), and from
-  ``w`` to the watch pane's title saying how many changes it found.
+  ``w`` to the watch pane's title saying how many changes it found;
+- with ``--first`` (alone), only the first question right after "✓
+  verified", before the patch log is made, ``--repeat`` times, with the
+  app's code from ``--source`` (a checkout of another commit, to compare).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -175,6 +180,42 @@ def bench_terminal(run_dir: Path) -> dict[str, float]:
     return out
 
 
+def first_question(run_dir: Path, source: Path, repeat: int) -> list[float]:
+    """The first question (``CONDITIONS[0]``, the whole run searched) asked
+    in tmux right after "✓ verified", before the patch log is made behind
+    the proof: from Enter to the answer on the status line, the app's code
+    taken from ``source`` (another tree's, to compare), one app per repeat."""
+    from bench_keys import Tmux
+
+    text = CONDITIONS[0][1]
+    out: list[float] = []
+    for k in range(repeat):
+        tmux = Tmux(f"bench-first-{id(run_dir)}-{k}", poll=0.005, timeout=600)
+        tmux.kill()
+        try:
+            core = os.environ.get("REPLAY_TUI_LINE_CORE")  # (tmux's server has its own env)
+            chosen = f" REPLAY_TUI_LINE_CORE={core}" if core else ""
+            tmux.start(f"env PYTHONPATH={source}{chosen} {PY} -m replay_tui {run_dir}")
+            t0 = time.perf_counter()
+            tmux.wait(lambda s: s.validated(), "validation", t0, timeout=600)
+            tmux.keys(":")
+            tmux.wait(lambda s: "Go to a seq (" in s.text, "the prompt", time.perf_counter())
+            time.sleep(0.3)  # the input takes focus just after the prompt is drawn
+            tmux.keys(text, literal=True)
+            tmux.wait(lambda s: text[:20] in s.text, "the typed condition", time.perf_counter())
+            t = time.perf_counter()
+            tmux.keys("Enter")
+            seconds, _ = tmux.wait(
+                lambda s: text in s.status and ("(n/N)" in s.status or ": never" in s.status),
+                f"the answer to {text}",
+                t,
+            )
+            out.append(seconds)
+        finally:
+            tmux.kill()
+    return out
+
+
 def _watch_done(screen: object) -> bool:
     """The watch pane's title says how many changes it found (not "so far")."""
     text = screen.text  # type: ignore[attr-defined]
@@ -187,7 +228,25 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "replay-bench")
     ap.add_argument("--terminal", action="store_true")
     ap.add_argument("--json", type=Path)
+    ap.add_argument(
+        "--first",
+        action="store_true",
+        help="only the first question right after the proof, in tmux (--repeat times)",
+    )
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--source", type=Path, default=ROOT, help="the app's code for --first (another tree's)"
+    )
     args = ap.parse_args()
+    if args.first:
+        for size in (int(s) for s in args.sizes.split(",")):
+            work = args.workdir / str(size)
+            work.mkdir(parents=True, exist_ok=True)
+            run_dir = generate(work, "valid", size)
+            took = first_question(run_dir, args.source.resolve(), args.repeat)
+            said = ", ".join(f"{s:.2f}" for s in took)
+            print(f"{size:,} events, {args.source}: {CONDITIONS[0][1]} answered in {said} s")
+        return
     results: dict[str, object] = {}
     for size in (int(s) for s in args.sizes.split(",")):
         work = args.workdir / str(size)
