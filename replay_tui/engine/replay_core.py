@@ -22,7 +22,6 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun, ReplayError, RuleViolation, Warning_
@@ -32,7 +31,7 @@ from replay_tui.engine.checkpoints import JsonCheckpoints
 from replay_tui.engine.clock import EventClock
 from replay_tui.formats import temporal
 from replay_tui.formats.budget import Budget, load_budget
-from replay_tui.formats.envelope import Event, LineError, SequenceChecker
+from replay_tui.formats.envelope import Event, LineError, SequenceChecker, event_of
 from replay_tui.formats.gemini.document import Document, DocumentLines, is_document
 from replay_tui.formats.gemini.lines import GeminiLines
 from replay_tui.formats.inspect import open_sample
@@ -455,24 +454,19 @@ class ReplayCore:
 
     def _events_for_apply(self, start: int, end: int) -> Iterator[Event]:
         """Lines ``start`` .. ``end - 1`` again, as :meth:`_event_for_apply`
-        gives each, read a few hundred at a time (a span made again)."""
+        gives each, read a few hundred at a time (a span made again, a
+        question's run): envelope lines judged valid, as they were, made at
+        once (:meth:`~replay_tui.formats.ledger.Ledger.valid_again`)."""
         ledger = self.ledger
         crcs = self._crcs
         for at in range(start, end, _REREAD_LINES):
             count = min(_REREAD_LINES, end - at)
             raws = ledger.raw_lines(at, count)
-            if (
-                self._reread is None
-                and at + count <= len(crcs)
-                and array("I", map(zlib.crc32, raws)) == crcs[at : at + count]
-                and not ledger.kept_big_in(at, count)
-            ):  # the lines validated, as they were: made at once
-                objs = strict_json.loads_written_many(raws)
-                lines = range(at + 1, at + count + 1)
-                yield from map(_event_of, objs, lines, ledger.line_offsets(at, count))
-                continue
-            for index, raw in enumerate(raws, at):  # each says what changed
-                yield self._event_for_apply(index, raw)
+            group = ledger.valid_again(at, raws, crcs) if self._reread is None else None
+            if group is not None:
+                yield from group
+            else:  # each says what changed, in turn
+                yield from map(self._event_for_apply, range(at, at + count), raws)
 
     def _event_for_apply(self, index: int, raw: bytes | None = None) -> Event:
         """Line ``index`` again (``raw``: its bytes, read already), for the
@@ -489,7 +483,7 @@ class ReplayCore:
                 return kept
             if self._reread is not None:
                 return self._reread(raw, index + 1, offset)
-            return _event_of(strict_json.loads_written(raw), index + 1, offset)
+            return event_of(strict_json.loads_written(raw), index + 1, offset)
         event = self._parse(raw, index + 1, offset)
         if not isinstance(event, Event):  # only valid lines are replayed
             raise LedgerChanged(f"line {index + 1} changed since it was validated")
@@ -539,22 +533,6 @@ class ReplayCore:
     def event(self, index: int) -> Event | LineError:
         """Line ``index`` (0-based) as parsed, for display (cached)."""
         return self.ledger.event(index)
-
-
-def _event_of(obj: dict[str, Any], line: int, offset: int) -> Event:
-    """The event of a validated line's object (line ``line``, 1-based, at ``offset``)."""
-    return Event(
-        obj,
-        obj["seq"],
-        obj["run_id"],
-        obj["kind"],
-        obj.get("payload", {}),
-        obj.get("ts"),
-        obj.get("parent_seq"),
-        obj.get("v", 1),
-        line,
-        offset,
-    )
 
 
 #: Where the patches are made again, a state is kept at least this often in

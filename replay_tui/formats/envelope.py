@@ -128,6 +128,23 @@ class Event:
         return twin
 
 
+def event_of(obj: dict[str, Any], line: int, offset: int) -> Event:
+    """The event of a line's object, already judged valid (line ``line``,
+    1-based, at byte ``offset``): read again, as it was."""
+    return Event(
+        obj,
+        obj["seq"],
+        obj["run_id"],
+        obj["kind"],
+        obj.get("payload", {}),
+        obj.get("ts"),
+        obj.get("parent_seq"),
+        obj.get("v", 1),
+        line,
+        offset,
+    )
+
+
 def _own_containers(value: Any) -> Any:
     if type(value) is dict:
         return {k: _own_containers(v) for k, v in value.items()}

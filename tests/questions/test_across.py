@@ -33,6 +33,7 @@ from replay_tui.state.persistent import thaw
 from replay_tui.synth.runs import write_agent_run
 from tests.conftest import DEMO, SAMPLES
 from tests.helpers.cli import run_cli
+from tests.helpers.questions import PATHS, conditions
 
 # -- paths ---------------------------------------------------------------------
 
@@ -330,57 +331,6 @@ def test_printed_values_are_inert(capsys: pytest.CaptureFixture[str], tmp_path: 
 
 
 # -- every way of answering agrees with brute force ----------------------------
-
-PATHS = [
-    "phase",
-    "attempt",
-    "spent.tokens",
-    "spent.tool_calls",
-    "calls.call-000001.status",
-    "calls.call-000002",
-    "calls.call-000003.ok",
-    "checks[0].passed",
-    "checks[1]",
-    "checks.0.passed",  # the dotted form of a list index: as checks[0].passed
-    "checks.1",
-    "calls",
-    "checks",
-    "spent",
-]
-ATOMS = st.one_of(
-    st.sampled_from(
-        [
-            'phase == "retrying"',
-            'phase != "running"',
-            'phase == "succeeded"',
-            "attempt >= 2",
-            "spent.tokens > 3000",
-            "spent.tool_calls == 2",
-            'calls.call-000001.status == "finished"',
-            'calls.call-000002.status == "denied"',
-            "calls.call-000003 exists",
-            "checks[0].passed == false",
-            "checks[1].passed == true",
-            "checks.0.passed == false",
-            "checks.1 exists",
-            "len(checks.0) == 3",
-            "len(calls) > 3",
-            "len(checks) == 1",
-            "spent.cost < 0.01",
-        ]
-    ),
-)
-
-
-@st.composite
-def conditions(draw: st.DrawFn) -> str:
-    left = draw(ATOMS)
-    how = draw(st.sampled_from(["", "and", "or", "not"]))
-    if how == "":
-        return left
-    if how == "not":
-        return f"not ({left})"
-    return f"{left} {how} {draw(ATOMS)}"
 
 
 def _replay(path: Path, *, history: bool) -> Replay:

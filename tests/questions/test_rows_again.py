@@ -20,7 +20,7 @@ from replay_tui.questions.across import condition_turns, path_changes, scans
 from replay_tui.questions.condition import parse_condition, parse_path
 from replay_tui.reducers import load_reducer, rules_for_run
 from replay_tui.synth.runs import write_agent_run
-from tests.questions.test_across import PATHS, conditions
+from tests.helpers.questions import PATHS, conditions
 
 
 def _replay(run: Path, every: int) -> Replay:

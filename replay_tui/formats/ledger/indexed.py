@@ -17,6 +17,7 @@ import hashlib
 import os
 import stat
 import threading
+import zlib
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -24,7 +25,8 @@ from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replay_tui.formats.envelope import Event, LineError, parse_line
+from replay_tui.core import strict_json
+from replay_tui.formats.envelope import Event, LineError, event_of, parse_line
 
 if TYPE_CHECKING:
     from replay_tui.formats.sessions import SessionLines
@@ -289,10 +291,25 @@ class Ledger:
             big = self._big.get(index)
         return big[1].detached() if big is not None else None
 
-    def kept_big_in(self, index: int, count: int) -> bool:
-        """Whether a parse of a line in ``index`` .. ``index + count - 1`` is kept."""
+    def valid_again(self, index: int, raws: list[bytes], crcs: array[int]) -> list[Event] | None:
+        """The events of lines ``index``.. (``raws``, as :meth:`raw_lines`
+        read them), judged valid before with these crc32s (``crcs``, one a
+        line from line 0), made at once: their crc32s compared in C, one
+        scan of them all for an integer past 64 bits, orjson mapped over
+        them. None if one is not as it was judged, or its parse is kept
+        big: each line then, alone, says which."""
+        count = len(raws)
+        if (
+            index + count > len(crcs)
+            or array("I", map(zlib.crc32, raws)) != crcs[index : index + count]
+        ):
+            return None
         with self._cache_lock:
-            return any(index <= kept < index + count for kept in self._big)
+            if any(index <= kept < index + count for kept in self._big):
+                return None
+        objs = strict_json.loads_written_many(raws)
+        lines = range(index + 1, index + count + 1)
+        return list(map(event_of, objs, lines, self._ends[index : index + count]))
 
     def fresh_event(self, index: int) -> Event | LineError:
         """A newly parsed copy, safe to hand to code that might mutate it."""
