@@ -24,7 +24,7 @@ from replay_tui.state.diff import diff
 from replay_tui.state.patchlog import decode
 from replay_tui.synth.runs import write_agent_run
 from replay_tui.views.runview import RunView
-from tests.helpers.tangled_rules import RULES_TANGLED, same_changes
+from tests.helpers.tangled_rules import RULES_COUNTING, RULES_TANGLED, same_changes
 
 
 def _trusted(tmp_path: Path, source: str) -> LoadedReducer:
@@ -110,27 +110,6 @@ def test_rules_that_replace_and_set_back_give_the_same_patches_made_again(
     log = kept.history.patch_log()
     for k in range(1, 261):
         assert same_changes(decode(log.raw(k)), diff(states[k - 1], states[k])), k
-
-
-RULES_COUNTING = """
-from replay_tui.reducers.agent_run import AgentRunRules
-
-applied = [0]
-
-
-class Rules(AgentRunRules):
-    drafts = True
-
-    def apply(self, state, event, ctx):
-        state = super().apply(state, event, ctx)
-        applied[0] += 1  # what the rules remember beside the state
-        if event.seq % 10 == 0:
-            state["stamp"] = applied[0]
-        return state
-
-
-REDUCER = Rules()
-"""
 
 
 def test_rules_that_do_not_give_the_same_state_twice_are_named(tmp_path: Path) -> None:

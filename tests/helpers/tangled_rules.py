@@ -1,6 +1,8 @@
 """Rules that replace what they changed, set a value back and return a new
 dict (the hard cases of a draft's patches), and how two lists of patches are
-compared (in any order): for the state store's tests."""
+compared (in any order): for the state store's tests; and rules that
+remember something beside the state (not deterministic: run again, they
+give another state)."""
 
 from __future__ import annotations
 
@@ -44,3 +46,25 @@ def key_of(change: Any) -> str:
 def same_changes(a: list[Any], b: list[Any]) -> bool:
     """The same patches, in any order."""
     return sorted(a, key=key_of) == sorted(b, key=key_of)
+
+
+#: A counter kept beside the state, written into it every tenth event.
+RULES_COUNTING = """
+from replay_tui.reducers.agent_run import AgentRunRules
+
+applied = [0]
+
+
+class Rules(AgentRunRules):
+    drafts = True
+
+    def apply(self, state, event, ctx):
+        state = super().apply(state, event, ctx)
+        applied[0] += 1  # what the rules remember beside the state
+        if event.seq % 10 == 0:
+            state["stamp"] = applied[0]
+        return state
+
+
+REDUCER = Rules()
+"""

@@ -21,6 +21,7 @@ from replay_tui.questions.condition import parse_condition, parse_path
 from replay_tui.reducers import load_reducer, rules_for_run
 from replay_tui.synth.runs import write_agent_run
 from tests.helpers.questions import PATHS, conditions
+from tests.helpers.tangled_rules import RULES_COUNTING
 
 
 def _replay(run: Path, every: int) -> Replay:
@@ -116,27 +117,6 @@ def test_a_scalar_question_makes_no_patch_log(tmp_path: Path) -> None:
         assert [t.seq for t in made] == [t.seq for t in turns]
     finally:
         replay.close()
-
-
-RULES_COUNTING = """
-from replay_tui.reducers.agent_run import AgentRunRules
-
-applied = [0]
-
-
-class Rules(AgentRunRules):
-    drafts = True
-
-    def apply(self, state, event, ctx):
-        state = super().apply(state, event, ctx)
-        applied[0] += 1  # what the rules remember beside the state
-        if event.seq % 10 == 0:
-            state["stamp"] = applied[0]
-        return state
-
-
-REDUCER = Rules()
-"""
 
 
 def test_rules_that_do_not_give_the_same_state_twice_are_named(tmp_path: Path) -> None:
