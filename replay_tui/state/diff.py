@@ -118,20 +118,24 @@ def diff_frozen(old: Any, new: Any, path: Path) -> list[Change]:
     what a draft wrote, against what it replaced."""
     if old is new:
         return _NO_CHANGES
-    to = type(new)
-    if to in SCALAR_TYPES and (old is MISSING or type(old) in SCALAR_TYPES):
-        if (
-            old is MISSING
-            or to is not type(old)
-            or old != new
-            or (to is float and str(old) != str(new))  # 0.0 and -0.0 write apart
-        ):
+    if type(new) in SCALAR_TYPES and (old is MISSING or type(old) in SCALAR_TYPES):
+        if old is MISSING or scalar_changed(old, new):
             return [Change(path, old, new)]
         return _NO_CHANGES
     return diff(plain_for_diff(old), plain_for_diff(new), path)
 
 
 _NO_CHANGES: list[Change] = []
+
+
+def scalar_changed(old: Any, new: Any) -> bool:
+    """Whether a patch tells one scalar from the other: as JSON writes them,
+    by type (``1``, ``1.0``, ``true``), value, and a zero's sign."""
+    return (
+        type(old) is not type(new)
+        or old != new
+        or (type(new) is float and str(old) != str(new))  # 0.0 and -0.0 write apart
+    )
 
 
 def path_str(path: Path) -> str:

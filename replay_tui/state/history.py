@@ -143,14 +143,7 @@ class History:
                 raise IndexError(f"no events {first}..{last}: {plural(self._n, 'event')} recorded")
             i = bisect.bisect_right(self._keys, first - 1) - 1
             start, state, memo = self._keys[i], self._states[i], self._memos[i]
-            j = bisect.bisect_right(self._keys, last)
-            kept = dict(
-                zip(
-                    self._keys[i + 1 : j],
-                    zip(self._states[i + 1 : j], self._memos[i + 1 : j], strict=True),
-                    strict=True,
-                )
-            )
+            kept = self._kept_between(start + 1, last)
             self.watching += 1
         try:
             return watch(start, last, state, memo, kept, see)
@@ -161,9 +154,14 @@ class History:
     def kept_in(self, first: int, last: int) -> dict[int, Any]:
         """The states kept after events ``first .. last``, by seq."""
         with self._lock:
-            i = bisect.bisect_left(self._keys, first)
-            j = bisect.bisect_right(self._keys, last)
-            return dict(zip(self._keys[i:j], self._states[i:j], strict=True))
+            return {n: state for n, (state, _) in self._kept_between(first, last).items()}
+
+    def _kept_between(self, first: int, last: int) -> dict[int, tuple[Any, Any]]:
+        """(state, memo) kept after events ``first .. last``, by seq (the lock held)."""
+        i = bisect.bisect_left(self._keys, first)
+        j = bisect.bisect_right(self._keys, last)
+        kept = zip(self._states[i:j], self._memos[i:j], strict=True)
+        return dict(zip(self._keys[i:j], kept, strict=True))
 
     @property
     def made_again(self) -> bool:

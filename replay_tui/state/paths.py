@@ -161,30 +161,42 @@ def lookup(state: Any, path: StatePath) -> Any:
     object, an index only a list: ``x[0]`` of an object is absent. A key of
     digits alone reads a list too, as that index (see :func:`key_index`)."""
     node = state
+    kinds = _KINDS
     for part in path:
-        if isinstance(part, str):
-            if type(node) is dict or (
-                isinstance(node, Mapping) and not isinstance(node, (str, bytes))
-            ):
-                node = node.get(part, ABSENT)
-                if node is ABSENT:
-                    return ABSENT
-            elif type(node) is list or (
-                isinstance(node, Sequence) and not isinstance(node, (str, bytes))
-            ):
-                index = key_index(part)
-                if index is None or index >= len(node):
-                    return ABSENT
-                node = node[index]
-            else:
+        kind = kinds.get(type(node))
+        if kind is None:
+            kind = _kind_of(node)
+        if kind is _OBJECT:
+            if not isinstance(part, str):
                 return ABSENT
-        else:
-            if type(node) is list or (
-                isinstance(node, Sequence) and not isinstance(node, (str, bytes))
-            ):
-                if part >= len(node):
-                    return ABSENT
+            try:
                 node = node[part]
-            else:
+            except KeyError:
                 return ABSENT
+        elif kind is _LIST:
+            index = key_index(part) if isinstance(part, str) else part
+            if index is None or index >= len(node):
+                return ABSENT
+            node = node[index]
+        else:
+            return ABSENT
     return node
+
+
+_OBJECT, _LIST, _NEITHER = "object", "list", "neither"
+#: Each type's kind, as first told (an abstract base's members are a type's, not
+#: an instance's): a draft's or a frozen state's read without asking the ABCs again.
+_KINDS: dict[type, str] = {dict: _OBJECT, list: _LIST, str: _NEITHER}
+
+
+def _kind_of(node: Any) -> str:
+    if isinstance(node, str | bytes):
+        kind = _NEITHER
+    elif isinstance(node, Mapping):
+        kind = _OBJECT
+    elif isinstance(node, Sequence):
+        kind = _LIST
+    else:
+        kind = _NEITHER
+    _KINDS[type(node)] = kind
+    return kind

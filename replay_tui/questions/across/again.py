@@ -17,16 +17,15 @@ one inside another (a row at one would be read as above the other)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from replay_tui.engine.seek import RulesNotDeterministic
 from replay_tui.questions.across.changes import SCALAR_TYPES
 from replay_tui.questions.across.patch_rows import Sized
 from replay_tui.questions.condition import ABSENT, StatePath, key_index, lookup
-from replay_tui.state.diff import path_str
+from replay_tui.state.diff import path_str, scalar_changed
 from replay_tui.state.drafts import DictDraft
-from replay_tui.state.persistent import BigDict, FrozenDict
 
 if TYPE_CHECKING:
     from replay_tui.state.history import History
@@ -54,14 +53,11 @@ def _seen(value: Any, need: str) -> Any:
 
 
 def _differ(a: Any, b: Any) -> bool:
-    """Whether the log would hold a change from ``a`` to ``b`` (as
-    ``diff_frozen`` tells scalars apart: by type, value, and the sign of
-    a zero)."""
+    """Whether the log would hold a change from ``a`` to ``b`` (scalars or
+    lengths, or absent)."""
     if a is ABSENT or b is ABSENT:
         return a is not b
-    if type(a) is not type(b) or a != b:
-        return True
-    return type(a) is float and str(a) != str(b)
+    return scalar_changed(a, b)
 
 
 def _nested(paths: list[StatePath]) -> bool:
@@ -81,37 +77,13 @@ def _as_index(key: Any) -> Any:
     return key if index is None else index
 
 
-def _reader(path: StatePath) -> Callable[[Any], Any]:
-    """:func:`~replay_tui.state.paths.lookup` of ``path``, quicker through
-    objects (a draft's, a frozen one's or a dict's item read at once)."""
-    if any(not isinstance(k, str) or key_index(k) is not None for k in path):
-        return lambda state: lookup(state, path)
-    keys = tuple(path)
-
-    def read(state: Any) -> Any:
-        node = state
-        for i, key in enumerate(keys):
-            if type(node) not in _OBJECTS:
-                return lookup(node, keys[i:])
-            try:
-                node = node[key]
-            except KeyError:
-                return ABSENT
-        return node
-
-    return read
-
-
-_OBJECTS = frozenset({dict, DictDraft, FrozenDict, BigDict})
-
-
 class RowsAgain:
     """The rows of events ``first .. last`` at the watched paths, the rules
     run again (see the module); :attr:`usable` False once a watched value
     was found to be an object: the scan reads the log from then on."""
 
     def __init__(self, needs: Mapping[StatePath, str]) -> None:
-        self._specs = [(p, list(p), need, _reader(p)) for p, need in needs.items()]
+        self._specs = [(p, list(p), need) for p, need in needs.items()]
         self.usable = bool(self._specs) and not _nested(list(needs))
 
     def rows(
@@ -133,56 +105,33 @@ class RowsAgain:
         before: list[Any] = []
         whole = True
 
-        def seen(state: Any) -> list[Any] | None:
-            now = [_seen(read(state), need) for _, _, need, read in specs]
-            return None if _OBJECT in now else now
-
         def see(n: int, state: Any) -> bool:
             nonlocal before, whole
+            if n < first - 1:
+                return True  # on the way from the state kept before
+            now = [_seen(lookup(state, p), need) for p, _, need in specs]
+            if _OBJECT in now:
+                whole = self.usable = False
+                return False
             if n >= first:
-                if len(specs) == 1:  # the common case, inline
-                    _, key, need, read = specs[0]
-                    value = read(state)
-                    if type(value) not in SCALAR_TYPES:
-                        value = _seen(value, need)
-                        if value is _OBJECT:
-                            whole = self.usable = False
-                            return False
-                    elif need == "exists":
-                        value = True
-                    was = before[0]
-                    if _differ(was, value):
-                        found[n] = [_row(key, was, value)]
-                        before = [value]
-                    now = before
-                else:
-                    told = seen(state)
-                    if told is None:
-                        whole = self.usable = False
-                        return False
-                    rows: list[list[Any]] | None = None
-                    for (_, key, _, _), was, value in zip(specs, before, told, strict=True):
-                        if _differ(was, value):
-                            if rows is None:
-                                rows = found[n] = []
-                            rows.append(_row(key, was, value))
-                    before = now = told
+                rows = [
+                    _row(key, was, value)
+                    for (_, key, _), was, value in zip(specs, before, now, strict=True)
+                    if _differ(was, value)
+                ]
+                if rows:
+                    found[n] = rows
                 if n in kept:
                     _check(n, now, kept[n])
                 if look is not None and n % _LOOK_EVERY == 0 and look():
                     whole = False
                     return False
-            elif n == first - 1:
-                told = seen(state)
-                if told is None:
-                    whole = self.usable = False
-                    return False
-                before = told
+            before = now
             return True
 
         def _check(n: int, now: list[Any], state: Any) -> None:
-            for (path, _, need, read), a in zip(specs, now, strict=True):
-                if _differ(a, _seen(read(state), need)):
+            for (path, _, need), a in zip(specs, now, strict=True):
+                if _differ(a, _seen(lookup(state, path), need)):
                     raise RulesNotDeterministic(
                         f"applied again, the rules gave another state after event {n}: "
                         f"{path_str(path)} differs (rules that read the clock, chance or "

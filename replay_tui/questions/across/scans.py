@@ -59,18 +59,19 @@ def _touching(
             return
         end = min(until, seq + step, len(history))
         made = len(history.patches)
-        if again is not None and again.usable and history.can_watch and made <= seq < end:
-            told = again.rows(history, seq + 1, end, cancelled)
-            if told is not None:
-                yield from sorted(told.items())
-                yield end, None
-                seq = end
-                step = min(2 * step, PatchScan.CHUNK_EVENTS)
-                continue
-            if cancelled is not None and cancelled.is_set():
-                return
-        elif again is not None and again.usable and history.can_watch and seq < made < end:
-            end = made  # the part made already: read, not made again
+        if again is not None and again.usable and history.can_watch and made < end:
+            if seq < made:
+                end = made  # the part made already: read, not made again
+            else:
+                told = again.rows(history, seq + 1, end, cancelled)
+                if told is not None:
+                    yield from sorted(told.items())
+                    yield end, None
+                    seq = end
+                    step = min(2 * step, PatchScan.CHUNK_EVENTS)
+                    continue
+                if cancelled is not None and cancelled.is_set():
+                    return
         log = history.patch_log(end, stop)
         first, last = seq + 1, min(end, len(log))
         if last < first:
