@@ -24,17 +24,7 @@ from replay_tui.state.diff import diff
 from replay_tui.state.patchlog import decode
 from replay_tui.synth.runs import write_agent_run
 from replay_tui.views.runview import RunView
-from tests.helpers.tangled_rules import RULES_COUNTING, RULES_TANGLED, same_changes
-
-
-def _trusted(tmp_path: Path, source: str) -> LoadedReducer:
-    """Rules from ``source`` run as the built-in ones are: unwatched, so
-    their patches are made again (user rules are watched, and record them)."""
-    path = tmp_path / "rules.py"
-    path.write_text(source)
-    rules = load_reducer(f"{path}:REDUCER")
-    rules.trusted = True
-    return rules
+from tests.helpers.tangled_rules import RULES_COUNTING, RULES_TANGLED, same_changes, trusted_rules
 
 
 def _replays(run: Path, rules: LoadedReducer, every: int) -> tuple[Replay, Replay]:
@@ -100,7 +90,7 @@ def test_rules_that_replace_and_set_back_give_the_same_patches_made_again(
     """Rules that replace what they changed, set a value back and return a
     new dict: made again, every state and diff is a plain replay's."""
     write_agent_run(tmp_path / "run", 260, seed=5)
-    kept, plain = _replays(tmp_path / "run", _trusted(tmp_path, RULES_TANGLED), 2)
+    kept, plain = _replays(tmp_path / "run", trusted_rules(tmp_path, RULES_TANGLED), 2)
     assert kept.history is not None and kept.history.made_again
     assert kept.error is None and plain.error is None
     states = [plain.state_at(k) for k in range(261)]
@@ -117,7 +107,7 @@ def test_rules_that_do_not_give_the_same_state_twice_are_named(tmp_path: Path) -
     replayed: made again, the state they end at is not the one kept, and
     the pane says so instead of showing what never happened."""
     write_agent_run(tmp_path / "run", 60, seed=3)
-    rules = _trusted(tmp_path, RULES_COUNTING)
+    rules = trusted_rules(tmp_path, RULES_COUNTING)
     replay = Replay(locate_run(tmp_path / "run"), rules, history=True, checkpoint_every=8)
     replay.verify()
     assert replay.error is None and replay.valid == 60
@@ -153,7 +143,7 @@ def test_a_state_not_json_is_found_at_its_event(tmp_path: Path, every: int) -> N
     is not JSON is found then, and the error is where it was written, as
     when each event's patches are recorded."""
     write_agent_run(tmp_path / "run", 60, seed=2)
-    rules = _trusted(tmp_path, RULES_NOT_JSON)
+    rules = trusted_rules(tmp_path, RULES_NOT_JSON)
     replay = Replay(locate_run(tmp_path / "run"), rules, history=True, checkpoint_every=every)
     replay.verify()
     assert replay.history is not None and replay.history.made_again
@@ -246,7 +236,7 @@ def test_rules_that_raise_stop_the_pass_on_drafts_where_they_raised(
     write_agent_run(tmp_path / "run", 60, seed=4)
     made = Replay(
         locate_run(tmp_path / "run"),
-        _trusted(tmp_path, RULES_RAISING),
+        trusted_rules(tmp_path, RULES_RAISING),
         history=True,
         checkpoint_every=every,
     ).verify()

@@ -6,9 +6,12 @@ give another state)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import orjson
+
+from replay_tui.reducers import LoadedReducer, load_reducer
 
 RULES_TANGLED = """
 from replay_tui.reducers.agent_run import AgentRunRules
@@ -68,3 +71,13 @@ class Rules(AgentRunRules):
 
 REDUCER = Rules()
 """
+
+
+def trusted_rules(tmp_path: Path, source: str) -> LoadedReducer:
+    """Rules from ``source`` run as the built-in ones are: unwatched, so
+    their patches are made again (user rules are watched, and record them)."""
+    path = tmp_path / "rules.py"
+    path.write_text(source)
+    rules = load_reducer(f"{path}:REDUCER")
+    rules.trusted = True
+    return rules

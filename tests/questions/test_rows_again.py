@@ -18,10 +18,10 @@ from replay_tui.engine.replay import Replay, RulesNotDeterministic
 from replay_tui.formats.run import locate_run
 from replay_tui.questions.across import condition_turns, path_changes, scans
 from replay_tui.questions.condition import parse_condition, parse_path
-from replay_tui.reducers import load_reducer, rules_for_run
+from replay_tui.reducers import rules_for_run
 from replay_tui.synth.runs import write_agent_run
 from tests.helpers.questions import PATHS, conditions
-from tests.helpers.tangled_rules import RULES_COUNTING
+from tests.helpers.tangled_rules import RULES_COUNTING, trusted_rules
 
 
 def _replay(run: Path, every: int) -> Replay:
@@ -124,10 +124,7 @@ def test_rules_that_do_not_give_the_same_state_twice_are_named(tmp_path: Path) -
     reach a kept state with another value at the watched path: the
     question says so instead of answering what never happened."""
     write_agent_run(tmp_path / "run", 60, seed=3)
-    source = tmp_path / "rules.py"
-    source.write_text(RULES_COUNTING)
-    rules = load_reducer(f"{source}:REDUCER")
-    rules.trusted = True  # run as the built-in rules are: the log made again
+    rules = trusted_rules(tmp_path, RULES_COUNTING)  # run as the built-in rules are
     replay = Replay(locate_run(tmp_path / "run"), rules, history=True, checkpoint_every=8)
     try:
         replay.verify()
@@ -190,10 +187,7 @@ def test_the_rules_run_again_freeze_where_the_pass_kept_a_state(tmp_path: Path) 
     growing with ``a`` (and the check at the next kept state would call
     the rules not deterministic)."""
     write_agent_run(tmp_path / "run", 40, seed=1)
-    source = tmp_path / "rules.py"
-    source.write_text(RULES_SHARING)
-    rules = load_reducer(f"{source}:REDUCER")
-    rules.trusted = True
+    rules = trusted_rules(tmp_path, RULES_SHARING)  # run as the built-in rules are
     replay = Replay(locate_run(tmp_path / "run"), rules, history=True, checkpoint_every=4)
     replay.verify()
     history = replay.history

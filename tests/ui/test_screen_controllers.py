@@ -12,6 +12,8 @@ import orjson
 from rich.text import Text
 
 from replay_tui.engine.open import open_replay
+from replay_tui.engine.replay import Replay
+from replay_tui.state.history import History
 from replay_tui.ui.features.run.clipboard import state_to_copy
 from replay_tui.ui.features.run.controller import COMPARE_FINISHED, RunSession
 from replay_tui.ui.features.run.cursor import CursorOwner
@@ -164,20 +166,28 @@ def test_a_reload_over_a_followed_run_not_yet_read_finds_the_first_difference(
     followed.close()
 
 
+def _proved_without_a_log(
+    tmp_path: Path, events: int, *, seed: int
+) -> tuple[Replay, RunSession, History]:
+    """A generated run proved with the built-in rules: its patch log not made yet."""
+    from replay_tui.synth.runs import write_agent_run
+
+    write_agent_run(tmp_path / "run", events, seed=seed)
+    replay, _ = open_replay(str(tmp_path / "run"), watchdog=False, history=True)
+    session = RunSession(replay)
+    replay.verify()
+    history = replay.history
+    assert history is not None and history.made_again
+    return replay, session, history
+
+
 def test_the_patch_log_made_behind_gives_way_to_a_question_running_the_rules_again(
     tmp_path: Path,
 ) -> None:
     """Both want the one interpreter lock: while a question runs the rules
     again (the log not made where it asks), the filler stops and says it
     paused, to go on after; once the question is done it makes the log."""
-    from replay_tui.synth.runs import write_agent_run
-
-    write_agent_run(tmp_path / "run", 3000, seed=4)
-    replay, _ = open_replay(str(tmp_path / "run"), watchdog=False, history=True)
-    session = RunSession(replay)
-    replay.verify()
-    history = replay.history
-    assert history is not None and history.made_again
+    replay, session, history = _proved_without_a_log(tmp_path, 3000, seed=4)
     paused: list[tuple[bool, str | None]] = []
 
     def see(n: int, state: object) -> bool:
@@ -198,14 +208,7 @@ def test_a_filler_that_gave_way_says_so_when_the_question_has_ended_meanwhile(
     """The question may end between the filler's stop and its return: it
     still says it paused, to be started again, or the log would never be
     made whole."""
-    from replay_tui.synth.runs import write_agent_run
-
-    write_agent_run(tmp_path / "run", 2000, seed=6)
-    replay, _ = open_replay(str(tmp_path / "run"), watchdog=False, history=True)
-    session = RunSession(replay)
-    replay.verify()
-    history = replay.history
-    assert history is not None and history.made_again
+    replay, session, history = _proved_without_a_log(tmp_path, 2000, seed=6)
     history.watching = 1  # a question is running the rules again
     made = history.patch_log
 
