@@ -104,23 +104,35 @@ class RowsAgain:
         look = cancelled.is_set if cancelled is not None else None
         before: list[Any] = []
         whole = True
+        one = specs[0] if len(specs) == 1 else None
 
         def see(n: int, state: Any) -> bool:
             nonlocal before, whole
             if n < first - 1:
                 return True  # on the way from the state kept before
-            now = [_seen(lookup(state, p), need) for p, _, need in specs]
+            if one is not None:  # one watched path, the common case: inline
+                path, key, need = one
+                value = lookup(state, path)
+                if type(value) not in SCALAR_TYPES or need == "exists":
+                    value = _seen(value, need)
+                now = [value]
+            else:
+                now = [_seen(lookup(state, p), need) for p, _, need in specs]
             if _OBJECT in now:
                 whole = self.usable = False
                 return False
             if n >= first:
-                rows = [
-                    _row(key, was, value)
-                    for (_, key, _), was, value in zip(specs, before, now, strict=True)
-                    if _differ(was, value)
-                ]
-                if rows:
-                    found[n] = rows
+                if one is not None:
+                    if _differ(before[0], value):
+                        found[n] = [_row(key, before[0], value)]
+                else:
+                    rows = [
+                        _row(k, was, told)
+                        for (_, k, _), was, told in zip(specs, before, now, strict=True)
+                        if _differ(was, told)
+                    ]
+                    if rows:
+                        found[n] = rows
                 if n in kept:
                     _check(n, now, kept[n])
                 if look is not None and n % _LOOK_EVERY == 0 and look():
