@@ -25,7 +25,7 @@ const OPEN_FLAGS: Option<c_int> = None;
 
 /// Files read by [`rtlc_read_files`]: their bytes one after another.
 pub struct Files {
-    data: Vec<u8>,
+    pub(crate) data: Vec<u8>,
 }
 
 #[cfg(target_os = "linux")]
@@ -45,6 +45,49 @@ unsafe fn open_in(dir_fd: c_int, name: &[u8], flags: c_int) -> Option<File> {
 #[cfg(not(target_os = "linux"))]
 unsafe fn open_in(_dir_fd: c_int, _name: &[u8], _flags: c_int) -> Option<File> {
     None
+}
+
+/// Read the regular file `name` of the folder open as `dir_fd`, never
+/// through a symlink, at most `max_size` bytes, onto the end of `data`;
+/// false (and `data` as it was) where it cannot be read so.
+pub(crate) unsafe fn read_into(
+    dir_fd: c_int,
+    name: &[u8],
+    max_size: u64,
+    flags: c_int,
+    data: &mut Vec<u8>,
+) -> bool {
+    let at = data.len();
+    let mut file = match open_in(dir_fd, name, flags) {
+        Some(f) => f,
+        None => return false,
+    };
+    let size = match file.metadata() {
+        Ok(m) if m.is_file() && m.len() <= max_size => m.len(),
+        _ => return false,
+    };
+    // the size it has and one byte more: a short read of a regular file
+    // is its end; a full one, it grew meanwhile: read on to its end
+    data.resize(at + size as usize + 1, 0);
+    let got = match file.read(&mut data[at..]) {
+        Ok(got) => got,
+        Err(_) => {
+            data.truncate(at);
+            return false;
+        }
+    };
+    data.truncate(at + got);
+    if (got as u64 > size && file.read_to_end(data).is_err()) || (data.len() - at) as u64 > max_size
+    {
+        data.truncate(at);
+        return false;
+    }
+    true
+}
+
+/// The flags files are opened with here (None: files are not read here).
+pub(crate) fn open_flags() -> Option<c_int> {
+    OPEN_FLAGS
 }
 
 /// Read the regular files `names` (each followed by `\n`) in the folder
@@ -75,38 +118,14 @@ pub unsafe extern "C" fn rtlc_read_files(
     let meta = slice::from_raw_parts_mut(meta, 2 * count);
     let mut data: Vec<u8> = Vec::new();
     for (n, name) in names.split(|c| *c == b'\n').take(count).enumerate() {
-        meta[2 * n] = -1;
-        meta[2 * n + 1] = 0;
-        let mut file = match open_in(dir_fd, name, flags) {
-            Some(f) => f,
-            None => continue,
-        };
-        let size = match file.metadata() {
-            Ok(m) if m.is_file() && m.len() <= max_size => m.len(),
-            _ => continue,
-        };
         let at = data.len();
-        // the size it has and one byte more: a short read of a regular file
-        // is its end; a full one, it grew meanwhile: read on to its end
-        data.resize(at + size as usize + 1, 0);
-        let got = match file.read(&mut data[at..]) {
-            Ok(got) => got,
-            Err(_) => {
-                data.truncate(at);
-                continue;
-            }
-        };
-        data.truncate(at + got);
-        if got as u64 > size && file.read_to_end(&mut data).is_err() {
-            data.truncate(at);
-            continue;
+        if read_into(dir_fd, name, max_size, flags, &mut data) {
+            meta[2 * n] = (data.len() - at) as i64;
+            meta[2 * n + 1] = at as i64;
+        } else {
+            meta[2 * n] = -1;
+            meta[2 * n + 1] = 0;
         }
-        if (data.len() - at) as u64 > max_size {
-            data.truncate(at);
-            continue;
-        }
-        meta[2 * n] = (data.len() - at) as i64;
-        meta[2 * n + 1] = at as i64;
     }
     Box::into_raw(Box::new(Files { data }))
 }

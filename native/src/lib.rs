@@ -18,12 +18,16 @@
 
 mod files;
 mod line;
+mod rules;
+mod sha256;
 
 use std::slice;
 
 use line::{is_digit, read_line, Why};
 
 pub use files::{rtlc_files_data, rtlc_files_len, rtlc_free_files, rtlc_read_files, Files};
+pub use rules::{rtar_apply, rtar_free, rtar_new, rtar_state, AgentRun};
+pub use sha256::rtlc_sha256;
 
 /// `out` slots of [`rtlc_prove`].
 const OUT_PROVEN: usize = 0;
@@ -304,5 +308,5 @@ pub unsafe extern "C" fn rtlc_prove(
 /// The library's interface version: the Python side refuses another.
 #[no_mangle]
 pub extern "C" fn rtlc_version() -> i64 {
-    4
+    5
 }

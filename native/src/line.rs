@@ -34,6 +34,46 @@ pub(crate) struct Facts {
     pub(crate) payload: bool,
     /// The payload has a `receipt_sha256` (its call's receipt is read).
     pub(crate) pinned: bool,
+    /// Byte ranges of the payload's members the built-in rules read
+    /// (see [`member_of`]), each value's whole text.
+    pub(crate) members: [Option<(usize, usize)>; MEMBERS],
+}
+
+/// The payload members the native `agent_run` rules read.
+pub(crate) const MEMBERS: usize = 13;
+pub(crate) const M_TOOL: usize = 0;
+pub(crate) const M_ARGS: usize = 1;
+pub(crate) const M_TOKENS: usize = 2;
+pub(crate) const M_ATTEMPT: usize = 3;
+pub(crate) const M_TASK: usize = 4;
+pub(crate) const M_MODEL: usize = 5;
+pub(crate) const M_REASON: usize = 6;
+pub(crate) const M_OK: usize = 7;
+pub(crate) const M_COST: usize = 8;
+pub(crate) const M_SHA: usize = 9;
+pub(crate) const M_PASSED: usize = 10;
+pub(crate) const M_NAME: usize = 11;
+pub(crate) const M_TO: usize = 12;
+
+/// Which of [`MEMBERS`] a payload key is.
+#[inline]
+fn member_of(key: &[u8]) -> Option<usize> {
+    Some(match key {
+        b"tool" => M_TOOL,
+        b"args" => M_ARGS,
+        b"tokens" => M_TOKENS,
+        b"attempt" => M_ATTEMPT,
+        b"task" => M_TASK,
+        b"model" => M_MODEL,
+        b"reason" => M_REASON,
+        b"ok" => M_OK,
+        b"cost" => M_COST,
+        b"receipt_sha256" => M_SHA,
+        b"passed" => M_PASSED,
+        b"name" => M_NAME,
+        b"to" => M_TO,
+        _ => return None,
+    })
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -41,6 +81,8 @@ enum Role {
     Top,
     Payload,
     Inner,
+    /// A receipt's top level: its `call_id`'s whole value is noted.
+    Receipt,
 }
 
 struct Line<'a> {
@@ -333,9 +375,22 @@ impl<'a> Line<'a> {
                 self.facts.call_id = Some((start, end));
                 Ok(())
             }
-            Role::Payload if key == b"receipt_sha256" => {
-                self.facts.pinned = true;
-                self.value(depth)
+            Role::Receipt => {
+                let start = self.i;
+                self.value(depth)?;
+                if key == b"call_id" {
+                    self.facts.call_id = Some((start, self.i));
+                }
+                Ok(())
+            }
+            Role::Payload => {
+                let start = self.i;
+                self.value(depth)?;
+                if let Some(m) = member_of(key) {
+                    self.facts.members[m] = Some((start, self.i));
+                    self.facts.pinned |= m == M_SHA;
+                }
+                Ok(())
             }
             _ => self.value(depth),
         }
@@ -404,6 +459,28 @@ fn call_id_ok(id: &[u8]) -> bool {
     }
     id.iter()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b':' | b'-'))
+}
+
+/// The end of the JSON value at `at` of `b` (its whole text: `b[at..end]`),
+/// read as strictly as a line's values; None if there is none there.
+pub(crate) fn value_end(b: &[u8], at: usize, max_depth: usize) -> Option<usize> {
+    let mut reader = Line::new(b, max_depth, Vec::new());
+    reader.i = at;
+    reader.value(0).ok().map(|_| reader.i)
+}
+
+/// A receipt's bytes read as strictly as a line (one JSON object, from its
+/// first byte, spaces after it): the byte range of its top-level
+/// `call_id`'s value where it has one. None where it is not read so (its
+/// reader then judges it).
+pub(crate) fn receipt_call_id(b: &[u8], max_depth: usize) -> Option<Option<(usize, usize)>> {
+    if b.first() != Some(&b'{') || std::str::from_utf8(b).is_err() {
+        return None;
+    }
+    let mut reader = Line::new(b, max_depth, Vec::new());
+    reader.object(1, Role::Receipt).ok()?;
+    reader.ws();
+    (reader.i == b.len()).then_some(reader.facts.call_id)
 }
 
 /// The envelope of one line, or why it is not regular.

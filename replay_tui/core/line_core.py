@@ -26,8 +26,10 @@ import threading
 from array import array
 from pathlib import Path
 
+from replay_tui.core.native_rules import RulesLibrary
+
 _ENV = "REPLAY_TUI_LINE_CORE"
-_INTERFACE = 4
+_INTERFACE = 5
 _FILE = {"darwin": "libreplay_tui_line_core.dylib", "win32": "replay_tui_line_core.dll"}.get(
     sys.platform, "libreplay_tui_line_core.so"
 )
@@ -123,6 +125,8 @@ class NativeCore:
         self._free = lib.rtlc_free_files
         self._free.restype = None
         self._free.argtypes = [ctypes.c_void_p]
+        #: The built-in ``agent_run`` rules, native (:mod:`replay_tui.core.native_rules`).
+        self.rules = RulesLibrary(lib)
         self.path = path
         self._kinds: dict[frozenset[str], bytes] = {}
         self._scratch = threading.local()

@@ -26,7 +26,6 @@ from replay_tui.engine.rules_step import AlreadyFailed, not_a_state
 from replay_tui.formats.envelope import Event, LineError, parse_line
 from replay_tui.formats.ledger import BIG_LINE, GZIP_MAGIC
 from replay_tui.formats.receipts import ReceiptStore
-from replay_tui.state import canonical
 
 #: The first rows are told after this many lines: the first screen need not
 #: wait for a whole chunk.
@@ -267,9 +266,9 @@ class ForwardPass(RegularRuns):
         """The final state must be JSON and have a summary (short runs never
         reach a checkpoint, where this is otherwise checked)."""
         run = self.run
-        state = run._live_state()
+        state = run._final_view()
         try:
-            digest = canonical.digest(state)
+            digest = run._final_digest(state)
         except TypeError as exc:
             self._fail_not_json(str(exc))
             return

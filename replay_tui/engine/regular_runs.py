@@ -21,7 +21,10 @@ from collections.abc import Sequence
 from math import inf
 from typing import TYPE_CHECKING
 
+import orjson
+
 from replay_tui.core.line_core import NATIVE, NativeCore, Proof
+from replay_tui.core.native_rules import NativeRules
 from replay_tui.engine.rules_step import (
     AlreadyFailed,
     NotAState,
@@ -29,9 +32,11 @@ from replay_tui.engine.rules_step import (
     StateNotJSON,
     not_a_state,
 )
-from replay_tui.formats.chunks import Regular, proven_events, regular_events
+from replay_tui.formats.chunks import Regular, proven_events, regular_events, went_back_in
 from replay_tui.formats.envelope import MAX_DEPTH, Event, parse_line, ts_seconds
 from replay_tui.formats.ledger import BIG_LINE
+from replay_tui.formats.receipts import MAX_RECEIPT_BYTES
+from replay_tui.reducers.agent_run import AgentRunRules
 from replay_tui.reducers.base import State
 from replay_tui.state.drafts import DictDraft, Journal
 from replay_tui.state.persistent import freeze
@@ -52,6 +57,15 @@ class RegularRuns(RulesStep):
         def _consume_each(self, index: int, lines: list[bytes]) -> None: ...  # from ForwardPass
 
         def _ready(self) -> bool: ...  # from ForwardPass
+
+    #: Events the built-in rules' native twin applied (see :meth:`_apply_natively`).
+    native_events = 0
+
+    @property
+    def rules_core(self) -> str:
+        """Which rules proved this history's events: ``native`` where the
+        built-in ``agent_run`` rules' native twin applied any, else ``python``."""
+        return "native" if self.native_events else "python"
 
     @property
     def line_core(self) -> str:
@@ -113,9 +127,27 @@ class RegularRuns(RulesStep):
                 seconds=run.clock is not None,  # the app's clock: each ts in seconds
             )
             if proof.lines:
-                self._apply_proven(index + at, lines[at : at + proof.lines], proof, buf, core)
-                at += proof.lines
-                byte = proof.end
+                done, byte = self._apply_natively(
+                    index + at, lines[at : at + proof.lines], proof, buf, byte, core
+                )
+                if done < proof.lines and self._ready():
+                    if done:  # the rest of the run proven again, for the Python rules
+                        proof = core.prove(
+                            buf,
+                            byte,
+                            first_seq=checker.last_seq + 1,
+                            run_id=checker.run_id,
+                            kinds=run._chunk_kinds,
+                            max_depth=MAX_DEPTH - 1,
+                            max_lines=proof.lines - done,
+                            max_len=big,
+                        )
+                    at += done
+                    self._apply_proven(index + at, lines[at : at + proof.lines], proof, buf, core)
+                    at += proof.lines
+                    byte = proof.end
+                else:
+                    at += done
             if at < n and self._ready():
                 self._consume_line(index + at, lines[at])
                 byte += len(lines[at]) + 1
@@ -158,6 +190,104 @@ class RegularRuns(RulesStep):
                 self._apply_regular(index + sub, group, regular)
             if not self._ready():
                 return
+
+    def _apply_natively(
+        self, index: int, lines: list[bytes], proof: Proof, buf: bytes, start: int, core: NativeCore
+    ) -> tuple[int, int]:
+        """Apply lines ``index``.. (proven regular, from byte ``start`` of
+        ``buf``) with the built-in ``agent_run`` rules' native twin, where it
+        may run them: until a line the Python rules must judge, which is
+        then theirs with the state. Returns the lines applied and the byte
+        where they end."""
+        run = self.run
+        rules = self._native_rules(core, len(lines))
+        if rules is None:
+            return 0, start
+        checker = run._checker
+        applied, end, ids, pins = rules.apply(
+            buf,
+            start,
+            len(lines),
+            checker.last_seq + 1,
+            run.receipts.folder_fd(),
+            MAX_RECEIPT_BYTES,
+        )
+        if applied:
+            self._settle_natively(index, lines[:applied], proof, ids, pins)
+        if applied < len(lines):  # the Python rules judge the next line, from this state
+            state = run._live_state()
+            if run.checkpoints.due(run.valid):  # (where they fail, it is rebuilt from here)
+                run.checkpoints.keep(run.valid, state)
+        return applied, end
+
+    def _native_rules(self, core: NativeCore, lines: int) -> NativeRules | None:
+        """The native rules holding the state, taken from the Python rules'
+        where they may run (the built-in ``agent_run`` rules in ``check``'s
+        pass: no patch log, clock, call index, observer or live receipts)
+        and taking them costs at most a few times the ``lines`` to come."""
+        run = self.run
+        if run._native is not None:
+            return run._native
+        ctx = run.ctx
+        fits = (
+            type(run.rules_call.reducer) is AgentRunRules
+            and not run.guarded
+            and run.history is None
+            and run.clock is None
+            and run.calls is None
+            and run.observer is None
+            and run.receipts.enabled
+            and not ctx.following
+            and not ctx.fresh_receipts
+            and not ctx.settle_later
+            and ctx.receipt_log is None
+        )
+        if not fits:
+            return None
+        state = run._live_state()
+        calls = state.get("calls")
+        if not isinstance(calls, dict) or len(calls) > 4 * lines:
+            return None
+        try:
+            data = orjson.dumps(state)
+        except TypeError:
+            return None
+        budget = ctx.budget
+        rules = NativeRules.take(
+            core.rules, data, budget.max_attempts, budget.max_tool_calls, budget.max_cost
+        )
+        if rules is not None:
+            run._native, run._state = rules, None
+        return rules
+
+    def _settle_natively(
+        self, index: int, lines: list[bytes], proof: Proof, ids: list[str], pins: list[int]
+    ) -> None:
+        """Lines ``index``.. were applied natively: their times going back
+        said, the call ids they name noted (``ids``, and ``pins``: the
+        place in ids and the index of the last line pinning its receipt),
+        and where the pass goes on."""
+        run = self.run
+        checker = run._checker
+        first_seq = checker.last_seq + 1
+        if proof.times:
+            backs = [b for b in proof.backs if b < len(lines)]
+            for at in went_back_in(lines, backs, checker.last_ts):
+                ts = orjson.loads(lines[at])["ts"]
+                self._went_back_at(ts, first_seq + at, index + at + 1)
+            checker.last_ts = ts_seconds(orjson.loads(lines[-1])["ts"])
+        calls_seen = run.calls_seen
+        calls_seen.update({cid: -1 for cid in ids if cid not in calls_seen})
+        pinned = map(ids.__getitem__, pins[::2])
+        calls_seen.update(zip(pinned, map(index.__add__, pins[1::2]), strict=True))
+        if run.run_id is None:
+            run.run_id = orjson.loads(lines[0])["run_id"]
+        run._crcs.extend(map(zlib.crc32, lines))
+        run._consumed = index + len(lines)
+        self.native_events += len(lines)
+        checker.last_seq = first_seq + len(lines) - 1
+        with run._lock:
+            run.valid = checker.last_seq
 
     def _read_receipts_ahead(
         self, buf: bytes, pins: list[int], core: NativeCore
@@ -378,9 +508,10 @@ class RegularRuns(RulesStep):
         self._rules_raised(item, exc, saved_ts)
 
     def _went_back(self, item: Event) -> None:
-        self.run._warn(
-            "ts_backwards", f"ts {item.ts} is earlier than the event before", item.seq, item.line
-        )
+        self._went_back_at(item.ts, item.seq, item.line)
+
+    def _went_back_at(self, ts: str | None, seq: int, line: int) -> None:
+        self.run._warn("ts_backwards", f"ts {ts} is earlier than the event before", seq, line)
 
     def _keep_checkpoint(
         self, seq: int, index: int, lines: list[bytes], done: int, state: State

@@ -103,6 +103,12 @@ class Replay(ReplayCore):
         """Which path proves this history's lines: ``native`` or ``python``."""
         return self.forward.line_core
 
+    @property
+    def rules_core(self) -> str:
+        """Which rules proved its events: ``native`` (the built-in
+        ``agent_run`` rules' native twin, for some) or ``python``."""
+        return self.forward.rules_core
+
     # a growing ledger
     def stop_following(self) -> None:
         """From now on the ledger is judged as complete: strict rules again."""

@@ -25,6 +25,7 @@ from functools import partial
 
 from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun, ReplayError, RuleViolation, Warning_
+from replay_tui.core.native_rules import NativeRules
 from replay_tui.engine.calls import CallIndex
 from replay_tui.engine.causes import CauseIndex
 from replay_tui.engine.checkpoints import JsonCheckpoints
@@ -51,8 +52,10 @@ from replay_tui.reducers import LoadedReducer
 from replay_tui.reducers.base import FAILED_CALL, Context, State, StateView, call_facts
 from replay_tui.reducers.calling.caller import RulesCaller, rules_traceback
 from replay_tui.reducers.calling.guard import RulesWatch
+from replay_tui.state import canonical
 from replay_tui.state.drafts import Journal
 from replay_tui.state.history import History
+from replay_tui.state.native_state import NativeView, native_digest
 from replay_tui.state.persistent import freeze, thaw
 
 _MAX_WARNINGS = 1000
@@ -324,6 +327,9 @@ class ReplayCore:
         #: The app's draft across the events since the last kept state (see
         #: :meth:`.rules_step.RulesStep._next_in_history`); None: made when next needed.
         self._journal: Journal | None = None
+        #: The state while the built-in rules run natively (``_state`` is
+        #: then None): given back as JSON when the state is next needed.
+        self._native: NativeRules | None = None
         return initial
 
     def _line_checker(self) -> SequenceChecker:
@@ -434,9 +440,27 @@ class ReplayCore:
         """The state after the valid prefix, in place (rebuilt if it was dropped)."""
         if self.history is not None:
             return self.history.head  # type: ignore[no-any-return]
+        if self._state is None and self._native is not None:
+            native, self._native = self._native, None
+            data = native.state()
+            native.close()  # (its memory first: a 1M run's state is 40 MB)
+            self._state = strict_json.loads_written_big(data)
         if self._state is None:
             self._state = self._rebuild(self.valid, self.ctx)
         return self._state
+
+    def _final_view(self) -> StateView:
+        """The state after the valid prefix, to read (never changed): the
+        native rules' own where they hold it (not made whole in Python)."""
+        if self._state is None and self._native is not None:
+            return NativeView(self._native)
+        return self._live_state()
+
+    def _final_digest(self, state: StateView) -> str:
+        """:func:`canonical.digest` of ``state``, from :meth:`_final_view`."""
+        if isinstance(state, NativeView) and self._native is not None:
+            return native_digest(self._native)
+        return canonical.digest(state)
 
     def _rebuild(self, n: int, ctx: Context) -> State:
         """The state after ``n`` events: nearest checkpoint, then the events

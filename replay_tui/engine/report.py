@@ -33,6 +33,7 @@ REPORT_FIELDS = (
     "events_sha256",
     "reader_version",
     "line_core",
+    "rules_core",
     "rules",
     "rules_sha256",
     "rules_files",
@@ -62,6 +63,8 @@ def build_report(replay: Replay, *, partial: bool = False) -> dict[str, Any]:
             "reader_version": READER_VERSION,
             # which path proved the lines: the answers are the same on both
             "line_core": replay.line_core,
+            # which rules proved the events: the built-in ones' native twin or Python's
+            "rules_core": replay.rules_core,
             "rules": {"name": replay.reducer.name, "version": replay.reducer.version},
             "rules_sha256": replay.rules.rules_sha256,
             "rules_files": replay.rules.rules_files,
@@ -182,7 +185,7 @@ def load_report(path: Path) -> dict[str, Any]:
 
 #: Fields that say how a report was made, not what the run is: two reports
 #: of the same run and rules differ in nothing else, so ``compare`` skips them.
-HOW_MADE = frozenset({"line_core"})
+HOW_MADE = frozenset({"line_core", "rules_core"})
 
 
 def compare_reports(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any, Any]]:

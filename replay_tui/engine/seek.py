@@ -57,8 +57,9 @@ class Seeking(Part):
             return thaw(run.history.state_at(n))  # type: ignore[no-any-return]
         with run._lock:
             # The live state is mutated in place while a worker advances.
-            if n == run.valid and run._state is not None and not run._advancing:
-                return strict_json.loads_written(canonical.dumps_fast(run._state))  # type: ignore[no-any-return]
+            live = run._state is not None or run._native is not None
+            if n == run.valid and live and not run._advancing:
+                return strict_json.loads_written(canonical.dumps_fast(run._live_state()))  # type: ignore[no-any-return]
         state = run._rebuild(n, run._side_context())
         with run._lock:
             # (a copy has no memo: rules whose memo holds history rebuild their own)
@@ -184,7 +185,7 @@ class Seeking(Part):
         self, hook: str, ask: Callable[[StateView], list[str]], state: StateView | None = None
     ) -> list[str]:
         try:
-            return ask(self.run._live_state() if state is None else state)
+            return ask(self.run._final_view() if state is None else state)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # stuck or broken rules: say so, never crash

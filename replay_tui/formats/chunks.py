@@ -30,7 +30,7 @@ the lines it proved.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
 from operator import itemgetter, methodcaller
 from typing import Any
@@ -157,7 +157,9 @@ def regular_events(
     elif not _regular_times(times):
         return None
     else:
-        backs = _went_back(times, last_ts, [i for i in range(1, n) if times[i] < times[i - 1]])
+        backs = _went_back(
+            times.__getitem__, last_ts, [i for i in range(1, n) if times[i] < times[i - 1]]
+        )
         last_ts = ts_seconds(times[-1])
     call_ids: list[Any] = list(map(_CALL_ID, payloads))
     if call_ids.count(_MISSING) == n:
@@ -211,15 +213,29 @@ def _regular_times(times: list[Any]) -> bool:
     return -1 not in map(day_seconds, set(map(_DAY, times)))
 
 
-def _went_back(times: list[str], last_ts: float | None, earlier: list[int]) -> list[int]:
+def _went_back(ts: Callable[[int], Any], last_ts: float | None, earlier: list[int]) -> list[int]:
     """The events whose time is earlier than the one before, as the line
     checks judge it (in seconds): of ``earlier`` (indexes whose text is
     before the text of the one before, so perhaps earlier: equal seconds
-    are not), and the first against ``last_ts``."""
-    backs = [i for i in earlier if ts_seconds(times[i]) < ts_seconds(times[i - 1])]  # type: ignore[operator]
-    if last_ts is not None and ts_seconds(times[0]) < last_ts:  # type: ignore[operator]
+    are not), and the first against ``last_ts``; ``ts(i)``: the ``ts`` of
+    event ``i``."""
+    backs = [i for i in earlier if ts_seconds(ts(i)) < ts_seconds(ts(i - 1))]  # type: ignore[operator]
+    if last_ts is not None and ts_seconds(ts(0)) < last_ts:  # type: ignore[operator]
         backs.insert(0, 0)
     return backs
+
+
+def went_back_in(lines: list[bytes], earlier: list[int], last_ts: float | None) -> list[int]:
+    """:func:`_went_back` for lines proven regular with a ``ts`` each,
+    reading only the lines it compares."""
+    times: dict[int, Any] = {}
+
+    def ts(at: int) -> Any:
+        if at not in times:
+            times[at] = orjson.loads(lines[at])["ts"]
+        return times[at]
+
+    return _went_back(ts, last_ts, earlier)
 
 
 def proven_events(
@@ -251,7 +267,7 @@ def proven_events(
     if times is None:
         seconds = None  # none to read
     else:
-        backs = _went_back(times, last_ts, earlier)
+        backs = _went_back(times.__getitem__, last_ts, earlier)
         last_ts = seconds[-1] if seconds is not None else ts_seconds(times[-1])
     events = _events(
         objs,

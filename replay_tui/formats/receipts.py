@@ -147,6 +147,16 @@ class ReceiptStore:
                 if raw is not None:
                     self._ahead[cid] = raw
 
+    def folder_fd(self) -> int:
+        """The receipts folder open, for a native reader (-1 where it cannot
+        be opened: each read then says why)."""
+        if not self.enabled:
+            return -1
+        try:
+            return self._open_dir()
+        except OSError:
+            return -1
+
     def drop_ahead(self) -> None:
         """Forget what was read ahead and not taken (rules that read no receipt)."""
         with self._lock:
@@ -302,6 +312,14 @@ class ReceiptStore:
 
     def stems(self) -> list[str]:
         """call_ids of the ``*.json`` files in receipts/ (sorted; [] if none)."""
+        return sorted(name[:-5] for name in self._json_files())
+
+    def count(self) -> int:
+        """The report's ``receipts``: how many ``*.json`` files receipts/ holds."""
+        return len(self._json_files())
+
+    def _json_files(self) -> list[str]:
+        """The names of the ``*.json`` files in receipts/ ([] if none)."""
         if not self.enabled:
             return []
         folder = self.run_dir / "receipts"
@@ -309,12 +327,14 @@ class ReceiptStore:
             return []  # a receipts/ that points elsewhere is never read, nor counted
         try:
             with os.scandir(folder) as it:
-                return sorted(
-                    e.name[:-5] for e in it if e.name.endswith(".json") and not e.is_dir()
-                )
+                return [e.name for e in it if e.name.endswith(".json") and not e.is_dir()]
         except OSError:
             return []
-
-    def count(self) -> int:
-        """The report's ``receipts``: how many ``*.json`` files receipts/ holds."""
-        return len(self.stems())
+        folder = self.run_dir / "receipts"
+        if folder.is_symlink():
+            return 0
+        try:
+            with os.scandir(folder) as it:
+                return sum(1 for e in it if e.name.endswith(".json") and not e.is_dir())
+        except OSError:
+            return 0

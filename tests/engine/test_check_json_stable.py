@@ -68,8 +68,10 @@ pricing package priced models with audio or image rates by its quick path
 too and wrote a fraction of a cent with two significant digits (no state,
 verdict or cost moved); then every entry's new ``line_core`` field (which
 path proved the lines: written on the Python path, the native one's
-``"native"`` read as it), every other byte the same; every other entry
-byte for byte the same.
+``"native"`` read as it), every other byte the same; then every entry's new
+``rules_core`` field (which rules proved the events: ``"python"``, the
+native twin of the built-in agent_run rules' ``"native"`` read as it), a
+line added and none changed; every other entry byte for byte the same.
 Regenerate them, from the repo root, only on purpose (a deliberate change of
 output):
 
@@ -116,15 +118,17 @@ def run_check(root: Path, key: str, env: dict[str, str] | None = None) -> tuple[
 
 EXPECTED = load_expected() if FIXTURE.exists() else {}
 #: The fixture is written on the Python path; the native line core gives
-#: the same bytes but for the one field that names it.
+#: the same bytes but for the fields that name it (and the native rules,
+#: where it runs the built-in agent_run rules).
 _CORES = (b'  "line_core": "native",\n', b'  "line_core": "python",\n')
+_RULES = (b'  "rules_core": "native",\n', b'  "rules_core": "python",\n')
 
 
 @pytest.mark.parametrize("key", sorted(EXPECTED))
 def test_check_json_is_byte_identical(key: str) -> None:
     want = EXPECTED[key]
     code, stdout, stderr = run_check(ROOT, key)
-    stdout = stdout.replace(*_CORES, 1)
+    stdout = stdout.replace(*_CORES, 1).replace(*_RULES, 1)
     assert stdout.decode("utf-8", "backslashreplace") == want["stdout"], stderr.decode(
         errors="replace"
     )

@@ -201,6 +201,7 @@ def _replay(run: Path, native: Any, *, history: bool) -> Replay:
 def _answers(replay: Replay, prefixes: bool) -> dict[str, Any]:
     report = build_report(replay, partial=True)
     report.pop("line_core")
+    report.pop("rules_core")  # (the Python rules where the lines are proved in Python)
     said: dict[str, Any] = {
         "report": report,
         "warnings": [(w.code, w.message, w.seq, w.line, w.artifact) for w in replay.warnings],

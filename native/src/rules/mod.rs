@@ -1,0 +1,487 @@
+//! The built-in `agent_run` rules (`replay_tui/reducers/agent_run.py`), run
+//! over lines the line core proved regular, off the interpreter.
+//!
+//! They never judge: an event they are not sure the Python rules take
+//! exactly so (anything those raise at, a number past 64 bits, a text with
+//! an escape where they compare it, a receipt not read and found good
+//! beforehand) stops them before it, the state as it was, and the Python
+//! rules go on from there with the state handed over. So a run the native
+//! rules prove is one the Python rules prove, to the same state: the
+//! property tests compare the two at every damage they know.
+//!
+//! The state keeps the payload's values as their JSON text (a call's
+//! `args`, a run's `task`): it is written back as JSON in the Python
+//! rules' key order, and read by Python as the Python rules would have
+//! made it.
+
+use std::collections::HashMap;
+use std::os::raw::c_int;
+use std::slice;
+use std::sync::mpsc::sync_channel;
+
+mod receipts;
+mod state;
+mod values;
+
+use crate::files::{open_flags, Files};
+use crate::line::{
+    read_line, Facts, M_ARGS, M_ATTEMPT, M_COST, M_MODEL, M_NAME, M_OK, M_PASSED, M_REASON, M_SHA,
+    M_TASK, M_TO, M_TOKENS, M_TOOL,
+};
+use state::Taker;
+use values::{bool_of, int_of, num_of, plain_text, Num, Phase, Status, NULL};
+
+/// One call of `state["calls"]`; values the rules copy from a payload as
+/// their JSON text.
+struct Call {
+    id: Vec<u8>,
+    tool: Vec<u8>,
+    args: Vec<u8>,
+    status: Status,
+    attempt: i64,
+    ok: Option<bool>,
+    cost: Option<Num>,
+    receipt: Vec<u8>,
+    reason: Vec<u8>,
+}
+
+/// The budget's limits (None: none).
+#[derive(Default)]
+struct Limits {
+    attempts: Option<i64>,
+    tool_calls: Option<i64>,
+    cost: Option<Num>,
+}
+
+/// The `agent_run` state, and what the rules keep beside it.
+pub struct AgentRun {
+    phase: Phase,
+    task: Vec<u8>,
+    model: Vec<u8>,
+    attempt: i64,
+    calls: Vec<Call>,
+    index: HashMap<Vec<u8>, usize>,
+    tool_calls: i64,
+    cost: Num,
+    tokens: i64,
+    checks: Vec<(i64, Vec<u8>, bool)>,
+    /// Calls allowed or started (the Python rules' `busy` memo).
+    busy: usize,
+    limits: Limits,
+}
+
+fn member<'a>(line: &'a [u8], facts: &Facts, m: usize) -> Option<&'a [u8]> {
+    facts.members[m].map(|(s, e)| &line[s..e])
+}
+
+/// `payload.get(key)`'s text, `null` where it is absent.
+fn member_or_null<'a>(line: &'a [u8], facts: &Facts, m: usize) -> &'a [u8] {
+    member(line, facts, m).unwrap_or(NULL)
+}
+
+/// `payload.get("tokens", 0)` where it is a whole number >= 0.
+fn tokens(line: &[u8], facts: &Facts) -> Option<i64> {
+    match member(line, facts, M_TOKENS) {
+        None => Some(0),
+        Some(raw) => int_of(raw).filter(|t| *t >= 0),
+    }
+}
+
+impl AgentRun {
+    fn apply(&mut self, line: &[u8], facts: &Facts, seq: i64, receipt: Option<&[u8]>) -> bool {
+        let kind = match facts.kind {
+            Some((s, e)) => &line[s..e],
+            None => return false,
+        };
+        if kind == b"state_changed" {
+            return plain_text(member_or_null(line, facts, M_TO)) == Some(self.phase.name());
+        }
+        if matches!(self.phase, Phase::Succeeded | Phase::Failed) {
+            return false;
+        }
+        if kind == b"run_started" {
+            if self.phase != Phase::New {
+                return false;
+            }
+            self.phase = Phase::Running;
+            self.task = member_or_null(line, facts, M_TASK).to_vec();
+            self.model = member_or_null(line, facts, M_MODEL).to_vec();
+            return true;
+        }
+        if self.phase == Phase::New {
+            return false;
+        }
+        match kind {
+            b"attempt_started" => {
+                let attempt = match member(line, facts, M_ATTEMPT).and_then(int_of) {
+                    Some(a) if Some(a) == self.attempt.checked_add(1) => a,
+                    _ => return false,
+                };
+                if matches!(self.limits.attempts, Some(limit) if attempt > limit) {
+                    return false;
+                }
+                self.attempt = attempt;
+                true
+            }
+            b"model_proposed" => self.proposed(line, facts),
+            b"model_finished" => match tokens(line, facts).and_then(|t| self.tokens.checked_add(t))
+            {
+                Some(total) => {
+                    self.tokens = total;
+                    true
+                }
+                None => false,
+            },
+            b"check_finished" => self.check_finished(line, facts, seq),
+            b"tool_allowed" | b"tool_denied" | b"tool_started" | b"tool_finished" => {
+                self.call_step(kind, line, facts, receipt)
+            }
+            _ => false,
+        }
+    }
+
+    fn proposed(&mut self, line: &[u8], facts: &Facts) -> bool {
+        if self.attempt < 1 {
+            return false;
+        }
+        let id = match facts.call_id {
+            Some((s, e)) => &line[s..e],
+            None => return false,
+        };
+        let tool = match member(line, facts, M_TOOL) {
+            Some(raw) if raw.first() == Some(&b'"') => raw,
+            _ => return false,
+        };
+        let total = match tokens(line, facts).and_then(|t| self.tokens.checked_add(t)) {
+            Some(total) => total,
+            None => return false,
+        };
+        if self.index.contains_key(id) {
+            return false;
+        }
+        self.index.insert(id.to_vec(), self.calls.len());
+        self.calls.push(Call {
+            id: id.to_vec(),
+            tool: tool.to_vec(),
+            args: member_or_null(line, facts, M_ARGS).to_vec(),
+            status: Status::Proposed,
+            attempt: self.attempt,
+            ok: None,
+            cost: None,
+            receipt: NULL.to_vec(),
+            reason: NULL.to_vec(),
+        });
+        self.tokens = total;
+        true
+    }
+
+    fn call_step(
+        &mut self,
+        kind: &[u8],
+        line: &[u8],
+        facts: &Facts,
+        receipt: Option<&[u8]>,
+    ) -> bool {
+        let at = match facts.call_id.and_then(|(s, e)| self.index.get(&line[s..e])) {
+            Some(at) => *at,
+            None => return false,
+        };
+        let need = match kind {
+            b"tool_started" => Status::Allowed,
+            b"tool_finished" => Status::Started,
+            _ => Status::Proposed,
+        };
+        if self.calls[at].status != need {
+            return false;
+        }
+        match kind {
+            b"tool_allowed" => {
+                let count = match self.tool_calls.checked_add(1) {
+                    Some(c) => c,
+                    None => return false,
+                };
+                if matches!(self.limits.tool_calls, Some(limit) if count > limit) {
+                    return false;
+                }
+                self.calls[at].status = Status::Allowed;
+                self.tool_calls = count;
+                self.busy += 1;
+            }
+            b"tool_denied" => {
+                let call = &mut self.calls[at];
+                call.status = Status::Denied;
+                call.reason = member_or_null(line, facts, M_REASON).to_vec();
+            }
+            b"tool_started" => self.calls[at].status = Status::Started,
+            _ => return self.finished(at, line, facts, receipt),
+        }
+        true
+    }
+
+    /// `tool_finished`: `receipt` is the sha256 (hex) of the call's receipt,
+    /// read and found good beforehand (a JSON object whose `call_id` is its
+    /// name's), or None.
+    fn finished(&mut self, at: usize, line: &[u8], facts: &Facts, receipt: Option<&[u8]>) -> bool {
+        let ok = match member(line, facts, M_OK).and_then(bool_of) {
+            Some(ok) => ok,
+            None => return false,
+        };
+        let sha = match receipt {
+            Some(sha) => sha,
+            None => return false,
+        };
+        let pinned = member_or_null(line, facts, M_SHA);
+        if pinned != NULL {
+            match plain_text(pinned) {
+                Some(text) if text.is_ascii() && text.eq_ignore_ascii_case(sha) => {}
+                _ => return false,
+            }
+        }
+        let cost = match member(line, facts, M_COST) {
+            None => Num::Int(0),
+            Some(raw) if raw == NULL => Num::Int(0),
+            Some(raw) => match num_of(raw) {
+                Some(c) if !c.negative() => c,
+                _ => return false,
+            },
+        };
+        let total = match self.cost.add(cost) {
+            Some(t) => t,
+            None => return false,
+        };
+        if matches!(self.limits.cost, Some(limit) if total.above(limit)) {
+            return false;
+        }
+        let call = &mut self.calls[at];
+        let mut name = b"\"receipts/".to_vec();
+        name.extend_from_slice(&call.id);
+        name.extend_from_slice(b".json\"");
+        call.status = Status::Finished;
+        call.ok = Some(ok);
+        call.cost = Some(cost);
+        call.receipt = name;
+        self.cost = total;
+        self.busy -= 1;
+        true
+    }
+
+    fn check_finished(&mut self, line: &[u8], facts: &Facts, seq: i64) -> bool {
+        let passed = match member(line, facts, M_PASSED).and_then(bool_of) {
+            Some(p) => p,
+            None => return false,
+        };
+        if self.busy > 0 {
+            return false;
+        }
+        let name = member_or_null(line, facts, M_NAME).to_vec();
+        self.checks.push((seq, name, passed));
+        self.phase = if passed {
+            Phase::Succeeded
+        } else if self
+            .limits
+            .attempts
+            .map_or(true, |limit| self.attempt < limit)
+        {
+            Phase::Retrying
+        } else {
+            Phase::Failed
+        };
+        true
+    }
+}
+
+fn limit(kind: i32, whole: i64, double: f64) -> Option<Num> {
+    match kind {
+        1 => Some(Num::Int(whole)),
+        2 => Some(Num::Float(double)),
+        _ => None,
+    }
+}
+
+/// The rules from `state` (JSON as the Python rules' state is written:
+/// `orjson.dumps`), with the budget's limits (`*_kind`: 0 none, 1 an int,
+/// 2 a float); null if the state is not of the shape those rules make.
+///
+/// # Safety
+/// `state` must be valid for `state_len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn rtar_new(
+    state: *const u8,
+    state_len: usize,
+    attempts_kind: i32,
+    attempts: i64,
+    tool_calls_kind: i32,
+    tool_calls: i64,
+    cost_kind: i32,
+    cost_whole: i64,
+    cost: f64,
+) -> *mut AgentRun {
+    let limits = Limits {
+        attempts: match limit(attempts_kind, attempts, 0.0) {
+            Some(Num::Int(a)) => Some(a),
+            _ => None,
+        },
+        tool_calls: match limit(tool_calls_kind, tool_calls, 0.0) {
+            Some(Num::Int(t)) => Some(t),
+            _ => None,
+        },
+        cost: limit(cost_kind, cost_whole, cost),
+    };
+    let b = slice::from_raw_parts(state, state_len);
+    match (Taker { b, i: 0 }).state(limits) {
+        Some(rules) => Box::into_raw(Box::new(rules)),
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// Free what [`rtar_new`] returned.
+///
+/// # Safety
+/// `rules` must come from [`rtar_new`], freed once.
+#[no_mangle]
+pub unsafe extern "C" fn rtar_free(rules: *mut AgentRun) {
+    if !rules.is_null() {
+        drop(Box::from_raw(rules));
+    }
+}
+
+/// The state as JSON (free it with `rtlc_free_files`; `rtlc_files_data`
+/// and `rtlc_files_len` give its bytes): `part` 0, all of it, in the Python
+/// rules' key order; 1, all but the calls (`"calls":{}`); 2, the calls alone,
+/// one JSON object; 3, the calls in the order of their ids, `group` to a
+/// line, each line one JSON object (for a canonical digest).
+///
+/// # Safety
+/// `rules` must come from [`rtar_new`].
+#[no_mangle]
+pub unsafe extern "C" fn rtar_state(rules: *const AgentRun, part: i32, group: usize) -> *mut Files {
+    let rules = &*rules;
+    let mut data = Vec::new();
+    match part {
+        0 => rules.write(&mut data, true),
+        1 => rules.write(&mut data, false),
+        2 => rules.write_calls(&mut data, 0..rules.calls.len()),
+        _ => rules.write_sorted_calls(&mut data, group),
+    }
+    Box::into_raw(Box::new(Files { data }))
+}
+
+/// `count` lines of `buf` from byte `start`, each with the byte it starts at.
+fn lines(buf: &[u8], start: usize, count: usize) -> impl Iterator<Item = (usize, &[u8])> {
+    let mut at = start;
+    (0..count).map_while(move |_| {
+        let end = at + buf[at..].iter().position(|c| *c == b'\n')?;
+        let line = (at, &buf[at..end]);
+        at = end + 1;
+        Some(line)
+    })
+}
+
+/// Apply `count` lines of `buf` from byte `start` (proven regular, the
+/// first with seq `first_seq`), until one the Python rules must judge.
+/// The receipts the `tool_finished` lines need are read from the folder
+/// open as `receipts_fd` (-1: none is read here, the Python rules read
+/// them) on another thread, as the lines are applied (see [`receipts`]).
+///
+/// Writes to `ids` each call id the lines applied name, in the order they
+/// first name it, each followed by `\n` (room for `len` bytes); to `pins`,
+/// for each of them that a line applied pins a receipt with (a
+/// `receipt_sha256` beside it), its place in `ids` and the index (from the
+/// first line) of the last such line (two i64 each, room for `2 * count`);
+/// to `out`: the lines applied, the byte where they end, the bytes of
+/// `ids` and how many pins. Returns the lines applied.
+///
+/// # Safety
+/// `rules` must come from [`rtar_new`]; `buf` valid for `len` bytes,
+/// `ids` for `len`, `pins` for `2 * count` i64, `out` for four.
+#[no_mangle]
+pub unsafe extern "C" fn rtar_apply(
+    rules: *mut AgentRun,
+    buf: *const u8,
+    len: usize,
+    start: usize,
+    count: usize,
+    first_seq: i64,
+    receipts_fd: c_int,
+    max_size: u64,
+    ids: *mut u8,
+    pins: *mut i64,
+    out: *mut i64,
+) -> i64 {
+    let rules = &mut *rules;
+    let buf = slice::from_raw_parts(buf, len);
+    let ids = slice::from_raw_parts_mut(ids, len);
+    let pins = slice::from_raw_parts_mut(pins, 2 * count);
+    let out = slice::from_raw_parts_mut(out, 4);
+    // each call id the lines applied name: where it is first, the last line that pins its receipt
+    let mut noted: HashMap<&[u8], usize> = HashMap::new();
+    let mut seen_ids: Vec<(usize, usize, i64)> = Vec::new();
+    let mut applied = 0usize;
+    let mut end = start;
+    let flags = if receipts_fd >= 0 { open_flags() } else { None };
+    std::thread::scope(|scope| {
+        // each tool_finished line's receipt: its sha256 where it is good
+        let (tx, rx) = sync_channel::<Option<[u8; 64]>>(1024);
+        match flags {
+            Some(flags) => {
+                let reading = receipts::Reading {
+                    dir_fd: receipts_fd,
+                    max_size,
+                    flags,
+                };
+                scope.spawn(move || reading.send(buf, start, count, tx));
+            }
+            None => drop(tx),
+        }
+        let mut keys = Vec::new();
+        for (at, line) in lines(buf, start, count) {
+            let (read, back) = read_line(line, usize::MAX, keys);
+            keys = back;
+            let facts = match read {
+                Ok(f) => f,
+                Err(_) => break,
+            };
+            let mut receipt = None;
+            if receipts::needs_receipt(line, &facts) {
+                receipt = rx.recv().ok().flatten();
+            }
+            if !rules.apply(
+                line,
+                &facts,
+                first_seq + applied as i64,
+                receipt.as_ref().map(|s| &s[..]),
+            ) {
+                break;
+            }
+            if let Some((s, e)) = facts.call_id {
+                let slot = *noted.entry(&line[s..e]).or_insert_with(|| {
+                    seen_ids.push((at + s, at + e, -1));
+                    seen_ids.len() - 1
+                });
+                if facts.pinned {
+                    seen_ids[slot].2 = applied as i64;
+                }
+            }
+            applied += 1;
+            end = at + line.len() + 1;
+        }
+        drop(rx); // (the reader stops at its next receipt)
+    });
+    let mut at = 0;
+    let mut pinned = 0;
+    for (n, (s, e, pin)) in seen_ids.iter().enumerate() {
+        ids[at..at + e - s].copy_from_slice(&buf[*s..*e]);
+        ids[at + e - s] = b'\n';
+        at += e - s + 1;
+        if *pin >= 0 {
+            pins[2 * pinned] = n as i64;
+            pins[2 * pinned + 1] = *pin;
+            pinned += 1;
+        }
+    }
+    out[0] = applied as i64;
+    out[1] = end as i64;
+    out[2] = at as i64;
+    out[3] = pinned as i64;
+    applied as i64
+}

@@ -1,0 +1,158 @@
+"""The built-in ``agent_run`` rules' native twin (``native/src/rules.rs``).
+
+It holds an ``agent_run`` state and applies lines the native line core
+proved regular, until one the Python rules must judge: it never finds a
+run bad, it only finds it good faster, by the same rules. The state is
+given back as the JSON the Python rules' state would write.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from array import array
+from typing import Any
+
+#: The most a JSON int the native rules take can be (64 bits, signed).
+_I64 = 1 << 63
+#: What :meth:`NativeRules.state` gives: the state, all but its calls, its
+#: calls, its calls by id a group to a line.
+WHOLE, HEAD, CALLS, SORTED_CALLS = 0, 1, 2, 3
+
+
+class RulesLibrary:
+    """The native rules' functions of the loaded library."""
+
+    def __init__(self, lib: Any) -> None:
+        new = lib.rtar_new
+        new.restype = ctypes.c_void_p
+        new.argtypes = [
+            ctypes.c_char_p,  # state JSON
+            ctypes.c_size_t,  # its length
+            ctypes.c_int32,  # max_attempts: 0 none, 1 an int
+            ctypes.c_int64,
+            ctypes.c_int32,  # max_tool_calls: 0 none, 1 an int
+            ctypes.c_int64,
+            ctypes.c_int32,  # max_cost: 0 none, 1 an int, 2 a float
+            ctypes.c_int64,
+            ctypes.c_double,
+        ]
+        self.new = new
+        free = lib.rtar_free
+        free.restype = None
+        free.argtypes = [ctypes.c_void_p]
+        self.free = free
+        state = lib.rtar_state
+        state.restype = ctypes.c_void_p
+        state.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_size_t]
+        self.state = state
+        apply = lib.rtar_apply
+        apply.restype = ctypes.c_int64
+        apply.argtypes = [
+            ctypes.c_void_p,  # rules
+            ctypes.c_char_p,  # buf
+            ctypes.c_size_t,  # len
+            ctypes.c_size_t,  # start
+            ctypes.c_size_t,  # count
+            ctypes.c_int64,  # first_seq
+            ctypes.c_int,  # receipts_fd (-1: none read natively)
+            ctypes.c_uint64,  # a receipt's most bytes
+            ctypes.c_void_p,  # ids (room for len bytes)
+            ctypes.c_void_p,  # pins (i64 * 2 * count)
+            ctypes.c_void_p,  # out (i64 * 4)
+        ]
+        self.apply = apply
+        self.files_data = lib.rtlc_files_data
+        self.files_len = lib.rtlc_files_len
+        self.free_files = lib.rtlc_free_files
+
+
+def _limit(value: Any, floats: bool) -> tuple[int, int, float] | None:
+    """A budget limit as (kind, int, float); None if the native rules cannot hold it."""
+    if value is None:
+        return 0, 0, 0.0
+    if type(value) is int and -_I64 <= value < _I64:
+        return 1, value, 0.0
+    if floats and type(value) is float:
+        return 2, 0, value
+    return None
+
+
+class NativeRules:
+    """An ``agent_run`` state held natively, and the rules that move it."""
+
+    def __init__(self, library: RulesLibrary, handle: int) -> None:
+        self._lib = library
+        self._handle: int | None = handle
+
+    @classmethod
+    def take(
+        cls,
+        library: RulesLibrary,
+        state: bytes,
+        max_attempts: Any,
+        max_tool_calls: Any,
+        max_cost: Any,
+    ) -> NativeRules | None:
+        """The rules from ``state`` (``orjson.dumps`` of the Python rules'
+        state) and the budget's limits; None where the state is not of the
+        shape the ``agent_run`` rules make, or a limit is past 64 bits."""
+        limits = (_limit(max_attempts, False), _limit(max_tool_calls, False))
+        cost = _limit(max_cost, True)
+        if limits[0] is None or limits[1] is None or cost is None:
+            return None
+        (ak, a, _), (tk, t, _) = limits[0], limits[1]
+        handle = library.new(state, len(state), ak, a, tk, t, *cost)
+        return cls(library, handle) if handle else None
+
+    def apply(
+        self, buf: bytes, start: int, count: int, first_seq: int, receipts_fd: int, max_size: int
+    ) -> tuple[int, int, list[str], list[int]]:
+        """Apply ``count`` lines of ``buf`` from byte ``start`` (proven
+        regular, the first with seq ``first_seq``) until one the Python
+        rules must judge; receipts are read from the folder open as
+        ``receipts_fd`` (-1: none, each ``tool_finished`` is theirs), at
+        most ``max_size`` bytes. Returns the lines applied, the byte where
+        they end, the call ids they name (in the order first named), and
+        for those a line applied pins a receipt with, each one's place in
+        that list and the index (from the first line) of the last such line
+        (place, index, ...)."""
+        assert self._handle is not None
+        ids = bytearray(len(buf) - start)
+        pins = array("q", bytes(16 * max(count, 1)))
+        out = array("q", bytes(32))
+        applied = self._lib.apply(
+            self._handle,
+            buf,
+            len(buf),
+            start,
+            count,
+            first_seq,
+            receipts_fd,
+            max_size,
+            (ctypes.c_char * len(ids)).from_buffer(ids) if ids else None,
+            pins.buffer_info()[0],
+            out.buffer_info()[0],
+        )
+        names = ids[: out[2]].decode().split("\n")[:-1]
+        return int(applied), out[1], names, pins[: 2 * out[3]].tolist()
+
+    def state(self, part: int = WHOLE, group: int = 0) -> bytes:
+        """The state as JSON, in the Python rules' key order: all of it
+        (:data:`WHOLE`), all but its calls (:data:`HEAD`: ``"calls": {}``),
+        the calls alone (:data:`CALLS`), or the calls in the order of their
+        ids, ``group`` to a line (:data:`SORTED_CALLS`)."""
+        assert self._handle is not None
+        lib = self._lib
+        got = lib.state(self._handle, part, group)
+        try:
+            return ctypes.string_at(lib.files_data(got), lib.files_len(got))
+        finally:
+            lib.free_files(got)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._lib.free(self._handle)
+            self._handle = None
+
+    def __del__(self) -> None:
+        self.close()

@@ -1,0 +1,376 @@
+"""The built-in ``agent_run`` rules' native twin gives the Python rules' answers.
+
+``check`` with the native line core runs the ``agent_run`` rules natively
+(``native/src/rules.rs``) until a line the Python rules must judge. Here
+generated agent runs are damaged where the rules look (a payload's values,
+a kind, a receipt, the budget), past the lines read one at a time, and each
+is checked on both paths: the same report (verdict, code, seq, message,
+digests, the partial state), the same warnings. The native state is also
+compared with the Python rules' after every event.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from replay_tui.core import line_core
+from replay_tui.core.native_rules import NativeRules
+from replay_tui.engine import regular_runs
+from replay_tui.engine.replay import Replay
+from replay_tui.engine.report import build_report
+from replay_tui.formats.receipts import MAX_RECEIPT_BYTES
+from replay_tui.formats.run import locate_run
+from replay_tui.reducers import load_reducer
+from replay_tui.state import canonical
+from replay_tui.synth.runs import write_agent_run
+
+RULES = load_reducer(None)
+NATIVE = line_core.NATIVE
+pytestmark = pytest.mark.skipif(
+    NATIVE is None, reason=f"no native line core ({line_core.BUILD_HINT})"
+)
+
+#: Values a damage puts in a payload field: each kind the rules tell apart.
+VALUES: list[Any] = [
+    -1,
+    0,
+    1,
+    2,
+    3,
+    7,
+    1.5,
+    0.25,
+    -0.0,
+    2**62,
+    2**63 - 1,
+    2**63,
+    2**64 - 1,
+    1e308,
+    1e-300,
+    True,
+    False,
+    None,
+    "x",
+    "",
+    "running",
+    "retrying",
+    "succeeded",
+    "ż 𝄞",
+    [],
+    {},
+    {"b": 1, "a": [1.5, None]},
+]
+FIELDS = [
+    "tokens",
+    "attempt",
+    "ok",
+    "cost",
+    "passed",
+    "name",
+    "to",
+    "tool",
+    "args",
+    "reason",
+    "receipt_sha256",
+    "task",
+    "model",
+]
+KINDS = sorted(RULES.reducer.kinds)  # type: ignore[attr-defined]
+
+#: Damages to the line's text (what a value cannot say: an escape, a ``-0``).
+RAW = [
+    (b'"payload":{', b'"payload":{"tokens":-0,'),
+    (b'"payload":{', b'"payload":{"cost":-0,'),
+    (b'"payload":{', b'"payload":{"cost":-0.0,'),
+    (b'"payload":{', b'"payload":{"cost":1E-2,'),
+    (b'"payload":{', b'"payload":{"attempt":2.0,'),
+    (b'"payload":{', b'"payload":{"to":"\\u0072unning",'),
+    (b'"payload":{', b'"payload":{"tool":"sh\\u0065ll",'),
+    (b'"payload":{', b'"payload":{"args":{"s":"\\n\\"q\\" \\u00e9"},'),
+    (b'"payload":{', b'"payload":{"to": "running" ,'),
+]
+
+
+def _damage(obj: dict[str, Any], raw: bytes, which: int, k: int, ids: list[str]) -> bytes:
+    """Damage ``which`` (a field and a value, a kind, a call id, a pin or a
+    raw edit) of one line."""
+    payload = obj.setdefault("payload", {})
+    fields, values = len(FIELDS), len(VALUES)
+    if which < fields * values:
+        payload[FIELDS[which // values]] = VALUES[which % values]
+        return orjson.dumps(obj)
+    which -= fields * values
+    if which < fields:
+        payload.pop(FIELDS[which], None)
+        return orjson.dumps(obj)
+    which -= fields
+    if which < len(KINDS):  # (a call left allowed or started, a check too soon)
+        obj["kind"] = KINDS[which]
+        return orjson.dumps(obj)
+    which -= len(KINDS)
+    if which == 0:
+        obj["kind"] = KINDS[k % len(KINDS)]
+    elif which == 1 and ids:
+        payload["call_id"] = ids[k % len(ids)]  # another call's, perhaps this one's
+    elif which == 2:
+        payload["call_id"] = f"never-{k}"
+    elif which == 3 and isinstance(payload.get("receipt_sha256"), str):
+        payload["receipt_sha256"] = payload["receipt_sha256"].upper()
+    elif which == 4:
+        payload.pop("receipt_sha256", None)
+    elif which == 5:
+        payload["receipt_sha256"] = None
+    else:
+        old, new = RAW[k % len(RAW)]
+        return raw.replace(old, new, 1)
+    return orjson.dumps(obj)
+
+
+DAMAGES = len(FIELDS) * len(VALUES) + len(FIELDS) + len(KINDS) + 7
+
+
+def _receipt_damage(run: Path, k: int) -> None:
+    """One receipt made bad (or not): gone, changed, another call's, not an
+    object, not JSON, a symlink, a folder, a pinned one written again the same."""
+    files = sorted(p for p in (run / "receipts").iterdir() if p.is_file() and not p.is_symlink())
+    if not files:
+        return
+    path = files[k % len(files)]
+    how = k % 8
+    try:
+        data = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError:
+        data = {}  # damaged already
+    if how == 0:
+        path.unlink()
+    elif how == 1:
+        data["ok"] = not data.get("ok")
+        path.write_bytes(orjson.dumps(data))
+    elif how == 2:
+        data["call_id"] = "someone-else"
+        path.write_bytes(orjson.dumps(data))
+    elif how == 3:
+        path.write_bytes(b"[1, 2]")
+    elif how == 4:
+        path.write_bytes(b'{"call_id": ')
+    elif how == 5:
+        other = files[(k + 1) % len(files)]
+        path.unlink()
+        path.symlink_to(other)
+    elif how == 6:
+        path.unlink()
+        path.mkdir()
+    else:
+        path.write_bytes(path.read_bytes())
+
+
+def _replay(run: Path, native: Any) -> Replay:
+    saved = regular_runs.NATIVE
+    regular_runs.NATIVE = native
+    try:
+        return Replay(locate_run(run), RULES, checkpoint_every=7).verify()
+    finally:
+        regular_runs.NATIVE = saved
+
+
+def _answers(replay: Replay) -> dict[str, Any]:
+    report = build_report(replay, partial=True)
+    report.pop("line_core")
+    report.pop("rules_core")
+    return {
+        "report": report,
+        "strict": build_report(replay)["state_sha256"],
+        "warnings": [(w.code, w.message, w.seq, w.line, w.artifact) for w in replay.warnings],
+        "counts": (replay.warning_count, dict(replay.warning_codes)),
+        "still_open": replay.still_open() if replay.error is None else None,
+        "calls_seen": replay.calls_seen,
+    }
+
+
+def _write(run: Path, n: int, seed: int, budget: dict[str, Any] | None) -> list[bytes]:
+    write_agent_run(run, n, seed=seed, budget=budget)
+    return (run / "events.jsonl").read_bytes().split(b"\n")[:-1]
+
+
+BUDGETS = st.one_of(
+    st.none(),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "max_attempts": st.integers(1, 6),
+            "max_tool_calls": st.integers(0, 40),
+            "max_cost": st.one_of(st.integers(0, 3), st.floats(0, 3, allow_nan=False)),
+        },
+    ),
+)
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(66, 240),
+    picks=st.lists(
+        st.tuples(st.integers(64, 239), st.integers(0, DAMAGES - 1), st.integers(0, 99)),
+        max_size=3,
+    ),
+    receipts=st.lists(st.integers(0, 999), max_size=2),
+    budget=BUDGETS,
+)
+def test_both_rules_give_the_same_answers(
+    seed: int,
+    n: int,
+    picks: list[tuple[int, int, int]],
+    receipts: list[int],
+    budget: dict[str, Any] | None,
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Path(tmp) / "run"
+        lines = _write(run, n, seed, budget)
+        ids = [orjson.loads(x)["payload"].get("call_id") for x in lines]
+        ids = [i for i in ids if isinstance(i, str)]
+        for at, which, k in picks:
+            if at < len(lines):
+                lines[at] = _damage(orjson.loads(lines[at]), lines[at], which, k, ids)
+        (run / "events.jsonl").write_bytes(b"".join(x + b"\n" for x in lines))
+        for k in receipts:
+            _receipt_damage(run, k)
+        native = _replay(run, NATIVE)
+        python = _replay(run, None)
+        assert python.rules_core == "python"
+        assert _answers(native) == _answers(python)
+
+
+@pytest.mark.parametrize("which", range(DAMAGES))
+def test_each_damage_gives_the_same_answers(which: int, tmp_path: Path) -> None:
+    """Every damage at least once, on a line of each kind."""
+    run = tmp_path / "run"
+    lines = _write(run, 200, 11, None)
+    kinds = [orjson.loads(x)["kind"] for x in lines]
+    ids = [orjson.loads(x)["payload"].get("call_id") for x in lines]
+    ids = [i for i in ids if isinstance(i, str)]
+    events = run / "events.jsonl"
+    for kind in sorted(set(kinds)):
+        at = kinds.index(kind, 70) if kind in kinds[70:] else None
+        if at is None:
+            continue
+        damaged = list(lines)
+        damaged[at] = _damage(orjson.loads(lines[at]), lines[at], which, at, ids)
+        events.write_bytes(b"".join(x + b"\n" for x in damaged))
+        assert _answers(_replay(run, NATIVE)) == _answers(_replay(run, None)), (kind, at)
+
+
+def test_a_clean_run_is_proved_natively_to_the_python_state(tmp_path: Path) -> None:
+    """The native rules really run (past the lines read one at a time) and
+    end at the Python rules' state; ``check --json`` says which rules ran."""
+    run = tmp_path / "run"
+    _write(run, 400, 5, None)
+    native, python = _replay(run, NATIVE), _replay(run, None)
+    assert native.rules_core == "native" and python.rules_core == "python"
+    assert build_report(native)["rules_core"] == "native"
+    assert native.forward.native_events > 300
+    assert _answers(native) == _answers(python)
+
+
+def _python_states(run: Path) -> list[Any]:
+    replay = _replay(run, None)
+    return [replay.state_at(k) for k in range(replay.valid + 1)]
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 160), budget=BUDGETS)
+def test_the_native_state_is_the_python_state_after_every_event(
+    seed: int, n: int, budget: dict[str, Any] | None
+) -> None:
+    """Line by line from the initial state: after each event the native
+    state, written back, is the Python rules' state (the same JSON, key
+    order too) until the first event it leaves to them."""
+    assert NATIVE is not None
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Path(tmp) / "run"
+        lines = _write(run, n, seed, budget)
+        states = _python_states(run)
+        replay = _replay(run, None)
+        limits = replay.ctx.budget
+        rules = NativeRules.take(
+            NATIVE.rules,
+            orjson.dumps(RULES.reducer.initial_state()),  # type: ignore[attr-defined]
+            limits.max_attempts,
+            limits.max_tool_calls,
+            limits.max_cost,
+        )
+        assert rules is not None
+        buf = b"".join(x + b"\n" for x in lines)
+        start = 0
+        folder = os.open(run / "receipts", os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for k in range(len(lines)):
+                applied, end, _, _ = rules.apply(buf, start, 1, k + 1, folder, MAX_RECEIPT_BYTES)
+                if not applied:
+                    assert k + 1 > replay.valid or replay.error is not None
+                    break
+                assert orjson.loads(rules.state()) == states[k + 1]
+                assert rules.state() == canonical.dumps_fast(states[k + 1])
+                start = end
+            else:
+                assert replay.error is None and replay.valid == len(lines)
+        finally:
+            os.close(folder)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=300), pad=st.sampled_from([0, 55, 56, 63, 64, 119, 120, 128]))
+def test_the_native_sha256_is_hashlib_s(data: bytes, pad: int) -> None:
+    """The receipts' digest, written natively (the library has no dependency)."""
+    assert NATIVE is not None
+    sha = ctypes.CDLL(str(NATIVE.path)).rtlc_sha256
+    sha.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p]
+    for value in (data, data[:pad], b"x" * pad + data):
+        out = ctypes.create_string_buffer(64)
+        sha(value, len(value), out)
+        assert out.raw == hashlib.sha256(value).hexdigest().encode()
+
+
+WHOLE = (
+    b'{"phase":"running","task":null,"model":null,"attempt":1,"calls":{"c1":{"tool":"t",'
+    b'"args":null,"status":"proposed","attempt":1,"ok":null,"cost":null,"receipt":null,'
+    b'"reason":null}},"spent":{"tool_calls":0,"cost":0,"tokens":0},"checks":[]}'
+)
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        b'{"phase":"running"}',
+        WHOLE.replace(b'"attempt":1,"calls"', b'"attempt":1180591620717411303424,"calls"'),
+        WHOLE.replace(b'"phase":"running"', b'"phase":"paused"'),
+        WHOLE.replace(b'"status":"proposed"', b'"status":"lost"'),
+        WHOLE.replace(b'"task":null,"model":null', b'"model":null,"task":null'),
+        WHOLE.replace(b'"reason":null}', b'"reason":null,"more":1}'),
+        WHOLE.replace(b'"tokens":0}', b'"tokens":0.5}'),
+        WHOLE.replace(b"[]}", b"[]} "),
+        b'"not a state"',
+    ],
+)
+def test_a_state_of_another_shape_is_left_to_the_python_rules(state: bytes) -> None:
+    assert NATIVE is not None
+    assert NativeRules.take(NATIVE.rules, WHOLE, None, None, None) is not None
+    assert NativeRules.take(NATIVE.rules, state, None, None, None) is None
+
+
+def test_a_budget_past_64_bits_is_left_to_the_python_rules() -> None:
+    assert NATIVE is not None
+    initial = orjson.dumps(RULES.reducer.initial_state())  # type: ignore[attr-defined]
+    assert NativeRules.take(NATIVE.rules, initial, 2**64, None, None) is None
+    assert NativeRules.take(NATIVE.rules, initial, True, None, None) is None
+    assert NativeRules.take(NATIVE.rules, initial, 3, None, 0.5) is not None
