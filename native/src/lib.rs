@@ -23,10 +23,10 @@ mod sha256;
 
 use std::slice;
 
-use line::{is_digit, read_line, Why};
+use line::{is_digit, read_line, Facts, Why};
 
 pub use files::{rtlc_files_data, rtlc_files_len, rtlc_free_files, rtlc_read_files, Files};
-pub use rules::{rtar_apply, rtar_free, rtar_new, rtar_state, AgentRun};
+pub use rules::{rtar_free, rtar_new, rtar_prove_apply, rtar_state, AgentRun};
 pub use sha256::rtlc_sha256;
 
 /// `out` slots of [`rtlc_prove`].
@@ -106,10 +106,8 @@ fn utc_seconds(ts: &[u8]) -> f64 {
     let n = ts.len();
     let num = |at: usize| (two(ts, at).unwrap_or(0)) as i64;
     let year = num(0) * 100 + num(2);
-    let whole = days_from_civil(year, num(5), num(8)) * 86_400
-        + num(11) * 3_600
-        + num(14) * 60
-        + num(17);
+    let whole =
+        days_from_civil(year, num(5), num(8)) * 86_400 + num(11) * 3_600 + num(14) * 60 + num(17);
     if n > 20 {
         let frac = std::str::from_utf8(&ts[19..n - 1])
             .ok()
@@ -171,138 +169,216 @@ pub unsafe extern "C" fn rtlc_prove(
     out: *mut i64,
     seconds: *mut f64,
 ) -> i64 {
-    let buf = slice::from_raw_parts(buf, len);
-    let kinds = slice::from_raw_parts(kinds, kinds_len);
-    let known: Vec<&[u8]> = kinds
-        .split(|c| *c == b'\n')
-        .filter(|k| !k.is_empty())
-        .collect();
-    let backs = slice::from_raw_parts_mut(backs, max_lines);
-    let out = slice::from_raw_parts_mut(out, OUT_SLOTS);
-    let pins = slice::from_raw_parts_mut(pins, 3 * max_lines);
-    let mut seconds: Option<&mut [f64]> = if seconds.is_null() {
-        None
-    } else {
-        Some(slice::from_raw_parts_mut(seconds, max_lines))
-    };
-    let mut n_pins = 0usize;
-    let given_run: Option<&[u8]> = if run_id_len < 0 {
-        None
-    } else {
-        Some(slice::from_raw_parts(run_id, run_id_len as usize))
-    };
-    let mut run: Option<&[u8]> = given_run;
-    let mut proven: usize = 0;
-    let mut at = start;
-    let mut times: Option<bool> = None;
-    let mut ts_len = 0usize;
-    let mut previous_ts: &[u8] = &[];
-    let mut n_backs = 0usize;
-    let mut why = Why::None;
-    let mut keys: Vec<(usize, usize)> = Vec::with_capacity(64);
-    while at < len {
-        if proven == max_lines {
-            why = Why::Limit;
-            break;
+    let ask = Asked::new(
+        buf, len, start, first_seq, run_id, run_id_len, kinds, kinds_len, max_depth, max_lines,
+        max_len,
+    );
+    ask.prove(backs, pins, out, seconds, |_, _, _, _| true)
+}
+
+/// What a caller asks [`rtlc_prove`] (or the native rules) to prove.
+pub(crate) struct Asked<'a> {
+    buf: &'a [u8],
+    start: usize,
+    first_seq: i64,
+    run: Option<&'a [u8]>,
+    known: Vec<&'a [u8]>,
+    max_depth: usize,
+    max_lines: usize,
+    max_len: usize,
+}
+
+impl<'a> Asked<'a> {
+    /// The arguments of [`rtlc_prove`], read.
+    ///
+    /// # Safety
+    /// As [`rtlc_prove`]'s.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn new(
+        buf: *const u8,
+        len: usize,
+        start: usize,
+        first_seq: i64,
+        run_id: *const u8,
+        run_id_len: isize,
+        kinds: *const u8,
+        kinds_len: usize,
+        max_depth: usize,
+        max_lines: usize,
+        max_len: usize,
+    ) -> Asked<'a> {
+        let kinds = slice::from_raw_parts(kinds, kinds_len);
+        Asked {
+            buf: slice::from_raw_parts(buf, len),
+            start,
+            first_seq,
+            run: if run_id_len < 0 {
+                None
+            } else {
+                Some(slice::from_raw_parts(run_id, run_id_len as usize))
+            },
+            known: kinds
+                .split(|c| *c == b'\n')
+                .filter(|k| !k.is_empty())
+                .collect(),
+            max_depth,
+            max_lines,
+            max_len,
         }
-        let end = match buf[at..].iter().position(|c| *c == b'\n') {
-            Some(p) => at + p,
-            None => break,
-        };
-        let line = &buf[at..end];
-        if max_len != 0 && line.len() >= max_len {
-            why = Why::Big;
-            break;
-        }
-        let (read, back) = read_line(line, max_depth, keys);
-        keys = back;
-        let facts = match read {
-            Ok(f) => f,
-            Err(w) => {
-                why = w;
-                break;
-            }
-        };
-        let seq_ok = match facts.seq {
-            Some((s, e)) => digits_value(&line[s..e]) == Some(first_seq + proven as i64),
-            None => false,
-        };
-        if !seq_ok {
-            why = Why::Seq;
-            break;
-        }
-        let this_run = match facts.run_id {
-            Some((s, e)) if e > s => &line[s..e],
-            _ => {
-                why = Why::RunId;
-                break;
-            }
-        };
-        match run {
-            Some(r) if r != this_run => {
-                why = Why::RunId;
-                break;
-            }
-            Some(_) => {}
-            None => run = Some(this_run),
-        }
-        let kind_ok = match facts.kind {
-            Some((s, e)) => known.iter().any(|k| *k == &line[s..e]),
-            None => false,
-        };
-        if !kind_ok {
-            why = Why::Kind;
-            break;
-        }
-        if !facts.payload {
-            why = Why::Payload;
-            break;
-        }
-        let ts = facts.ts.map(|(s, e)| &line[s..e]);
-        match (times, ts) {
-            (None, Some(t)) => {
-                times = Some(true);
-                ts_len = t.len();
-            }
-            (None, None) => times = Some(false),
-            (Some(true), Some(t)) if t.len() == ts_len => {}
-            (Some(false), None) => {}
-            _ => {
-                why = Why::Ts;
-                break;
-            }
-        }
-        if let Some(t) = ts {
-            if !utc_time_ok(t) {
-                why = Why::Ts;
-                break;
-            }
-            // one form and length: text order is time order
-            if proven > 0 && t < previous_ts {
-                backs[n_backs] = proven as u32;
-                n_backs += 1;
-            }
-            previous_ts = t;
-            if let Some(room) = seconds.as_deref_mut() {
-                room[proven] = utc_seconds(t);
-            }
-        }
-        if let (true, Some((s, e))) = (facts.pinned, facts.call_id) {
-            pins[3 * n_pins] = proven as i64;
-            pins[3 * n_pins + 1] = (at + s) as i64;
-            pins[3 * n_pins + 2] = (at + e) as i64;
-            n_pins += 1;
-        }
-        proven += 1;
-        at = end + 1;
     }
-    out[OUT_PROVEN] = proven as i64;
-    out[OUT_END] = at as i64;
-    out[OUT_TIMES] = if times == Some(true) { 1 } else { 0 };
-    out[OUT_BACKS] = n_backs as i64;
-    out[OUT_WHY] = why as i64;
-    out[OUT_PINS] = n_pins as i64;
-    proven as i64
+
+    /// The bytes asked about.
+    pub(crate) fn buf(&self) -> &'a [u8] {
+        self.buf
+    }
+
+    /// Prove lines as [`rtlc_prove`] says, calling `each` with every line
+    /// proven (its byte offset, its bytes, its facts, its index from the
+    /// first): where it returns false, that line ends the run (`Why::Rules`).
+    ///
+    /// # Safety
+    /// As [`rtlc_prove`]'s.
+    pub(crate) unsafe fn prove(
+        &self,
+        backs: *mut u32,
+        pins: *mut i64,
+        out: *mut i64,
+        seconds: *mut f64,
+        mut each: impl FnMut(usize, &'a [u8], &Facts, usize) -> bool,
+    ) -> i64 {
+        let buf = self.buf;
+        let (max_lines, max_len, max_depth, first_seq) =
+            (self.max_lines, self.max_len, self.max_depth, self.first_seq);
+        let known = &self.known;
+        let backs = slice::from_raw_parts_mut(backs, max_lines);
+        let out = slice::from_raw_parts_mut(out, OUT_SLOTS);
+        let pins = slice::from_raw_parts_mut(pins, 3 * max_lines);
+        let mut seconds: Option<&mut [f64]> = if seconds.is_null() {
+            None
+        } else {
+            Some(slice::from_raw_parts_mut(seconds, max_lines))
+        };
+        let mut n_pins = 0usize;
+        let mut run: Option<&[u8]> = self.run;
+        let mut proven: usize = 0;
+        let mut at = self.start;
+        let mut times: Option<bool> = None;
+        let mut ts_len = 0usize;
+        let mut previous_ts: &[u8] = &[];
+        let mut n_backs = 0usize;
+        let mut why = Why::None;
+        let mut keys: Vec<(usize, usize)> = Vec::with_capacity(64);
+        while at < buf.len() {
+            if proven == max_lines {
+                why = Why::Limit;
+                break;
+            }
+            let end = match buf[at..].iter().position(|c| *c == b'\n') {
+                Some(p) => at + p,
+                None => break,
+            };
+            let line = &buf[at..end];
+            if max_len != 0 && line.len() >= max_len {
+                why = Why::Big;
+                break;
+            }
+            let (read, back) = read_line(line, max_depth, keys);
+            keys = back;
+            let facts = match read {
+                Ok(f) => f,
+                Err(w) => {
+                    why = w;
+                    break;
+                }
+            };
+            let seq_ok = match facts.seq {
+                Some((s, e)) => digits_value(&line[s..e]) == Some(first_seq + proven as i64),
+                None => false,
+            };
+            if !seq_ok {
+                why = Why::Seq;
+                break;
+            }
+            let this_run = match facts.run_id {
+                Some((s, e)) if e > s => &line[s..e],
+                _ => {
+                    why = Why::RunId;
+                    break;
+                }
+            };
+            match run {
+                Some(r) if r != this_run => {
+                    why = Why::RunId;
+                    break;
+                }
+                Some(_) => {}
+                None => run = Some(this_run),
+            }
+            let kind_ok = match facts.kind {
+                Some((s, e)) => known.iter().any(|k| *k == &line[s..e]),
+                None => false,
+            };
+            if !kind_ok {
+                why = Why::Kind;
+                break;
+            }
+            if !facts.payload {
+                why = Why::Payload;
+                break;
+            }
+            let ts = facts.ts.map(|(s, e)| &line[s..e]);
+            match (times, ts) {
+                (None, Some(t)) => {
+                    times = Some(true);
+                    ts_len = t.len();
+                }
+                (None, None) => times = Some(false),
+                (Some(true), Some(t)) if t.len() == ts_len => {}
+                (Some(false), None) => {}
+                _ => {
+                    why = Why::Ts;
+                    break;
+                }
+            }
+            if let Some(t) = ts {
+                if !utc_time_ok(t) {
+                    why = Why::Ts;
+                    break;
+                }
+                // one form and length: text order is time order
+                if proven > 0 && t < previous_ts {
+                    backs[n_backs] = proven as u32;
+                    n_backs += 1;
+                }
+                previous_ts = t;
+                if let Some(room) = seconds.as_deref_mut() {
+                    room[proven] = utc_seconds(t);
+                }
+            }
+            if !each(at, line, &facts, proven) {
+                why = Why::Rules;
+                if n_backs > 0 && backs[n_backs - 1] as usize == proven {
+                    n_backs -= 1; // (the line is not proven: its time is not said)
+                }
+                break;
+            }
+            if let (true, Some((s, e))) = (facts.pinned, facts.call_id) {
+                pins[3 * n_pins] = proven as i64;
+                pins[3 * n_pins + 1] = (at + s) as i64;
+                pins[3 * n_pins + 2] = (at + e) as i64;
+                n_pins += 1;
+            }
+            proven += 1;
+            at = end + 1;
+        }
+        out[OUT_PROVEN] = proven as i64;
+        out[OUT_END] = at as i64;
+        out[OUT_TIMES] = if times == Some(true) { 1 } else { 0 };
+        out[OUT_BACKS] = n_backs as i64;
+        out[OUT_WHY] = why as i64;
+        out[OUT_PINS] = n_pins as i64;
+        proven as i64
+    }
 }
 
 /// The library's interface version: the Python side refuses another.

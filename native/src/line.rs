@@ -21,6 +21,8 @@ pub(crate) enum Why {
     CallId = 11,
     Big = 12,
     Limit = 13,
+    /// The native rules leave this line to the Python rules.
+    Rules = 14,
 }
 
 /// What the envelope's fields are, as byte ranges of the line.

@@ -26,7 +26,7 @@ import threading
 from array import array
 from pathlib import Path
 
-from replay_tui.core.native_rules import RulesLibrary
+from replay_tui.core.native_rules import NativeRules, RulesLibrary
 
 _ENV = "REPLAY_TUI_LINE_CORE"
 _INTERFACE = 5
@@ -36,6 +36,9 @@ _FILE = {"darwin": "libreplay_tui_line_core.dylib", "win32": "replay_tui_line_co
 _PACKAGE = Path(__file__).resolve().parent.parent
 #: How to build it, said where the Python path is taken.
 BUILD_HINT = "cargo build --release --manifest-path native/Cargo.toml"
+#: Why the lines after a proof are not proven (``Proof.why``): the native
+#: rules leave the next line to the Python rules (see :meth:`NativeCore.prove_apply`).
+RULES = 14
 
 
 class Proof:
@@ -126,7 +129,7 @@ class NativeCore:
         self._free.restype = None
         self._free.argtypes = [ctypes.c_void_p]
         #: The built-in ``agent_run`` rules, native (:mod:`replay_tui.core.native_rules`).
-        self.rules = RulesLibrary(lib)
+        self.rules = RulesLibrary(lib, list(prove.argtypes[:-1]))
         self.path = path
         self._kinds: dict[frozenset[str], bytes] = {}
         self._scratch = threading.local()
@@ -147,9 +150,7 @@ class NativeCore:
         """The regular lines of ``buf`` (lines each ending in ``\\n``) from
         byte ``start`` (``seconds``: with each one's ``ts`` in seconds): see
         ``native/src/lib.rs``."""
-        blob = self._kinds.get(kinds)
-        if blob is None:
-            blob = self._kinds[kinds] = b"".join(k.encode() + b"\n" for k in sorted(kinds))
+        blob = self._kinds_blob(kinds)
         run = run_id.encode() if run_id is not None else b""
         backs, pins, out, times = self._room(max_lines)
         proven = self._prove(
@@ -178,6 +179,74 @@ class NativeCore:
             pins[: 3 * out[5]].tolist(),
             times[:proven] if seconds and out[2] == 1 and proven else None,
         )
+
+    def prove_apply(
+        self,
+        rules: NativeRules,
+        buf: bytes,
+        start: int,
+        *,
+        first_seq: int,
+        run_id: str | None,
+        kinds: frozenset[str],
+        max_depth: int,
+        max_lines: int,
+        max_len: int,
+        receipts_fd: int,
+        max_size: int,
+    ) -> tuple[Proof, list[str], list[int]]:
+        """:meth:`prove`, each line applied by the native ``rules`` as it is
+        proven: a line they leave to the Python rules ends the lines proven
+        (:data:`RULES`). Receipts are read from the folder open as
+        ``receipts_fd`` (-1: none, each ``tool_finished`` is theirs), at most
+        ``max_size`` bytes. Returns the proof, the call ids the lines name
+        (in the order first named) and, for those a line pins a receipt
+        with, each one's place in that list and the index of the last such
+        line (place, index, ...)."""
+        run = run_id.encode() if run_id is not None else b""
+        kinds_blob = self._kinds_blob(kinds)
+        backs, pins, out, _ = self._room(max_lines)
+        ids = bytearray(max(len(buf) - start, 1))
+        id_pins = array("q", bytes(16 * max(max_lines, 1)))
+        noted = array("q", bytes(16))
+        proven = self.rules.prove_apply(
+            rules.handle,
+            buf,
+            len(buf),
+            start,
+            first_seq,
+            run,
+            len(run) if run_id is not None else -1,
+            kinds_blob,
+            len(kinds_blob),
+            max_depth,
+            max_lines,
+            max_len,
+            backs.buffer_info()[0],
+            pins.buffer_info()[0],
+            out.buffer_info()[0],
+            receipts_fd,
+            max_size,
+            (ctypes.c_char * len(ids)).from_buffer(ids),
+            id_pins.buffer_info()[0],
+            noted.buffer_info()[0],
+        )
+        proof = Proof(
+            int(proven),
+            out[1],
+            out[2] == 1,
+            backs[: out[3]].tolist(),
+            out[4],
+            pins[: 3 * out[5]].tolist(),
+        )
+        names = ids[: noted[0]].decode().split("\n")[:-1]
+        return proof, names, id_pins[: 2 * noted[1]].tolist()
+
+    def _kinds_blob(self, kinds: frozenset[str]) -> bytes:
+        blob = self._kinds.get(kinds)
+        if blob is None:
+            blob = self._kinds[kinds] = b"".join(k.encode() + b"\n" for k in sorted(kinds))
+        return blob
 
     def _room(self, lines: int) -> tuple[array[int], array[int], array[int], array[float]]:
         """This thread's arrays for what :meth:`prove` writes, room for

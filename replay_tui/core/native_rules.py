@@ -1,15 +1,16 @@
-"""The built-in ``agent_run`` rules' native twin (``native/src/rules.rs``).
+"""The built-in ``agent_run`` rules' native twin (``native/src/rules/``).
 
-It holds an ``agent_run`` state and applies lines the native line core
-proved regular, until one the Python rules must judge: it never finds a
-run bad, it only finds it good faster, by the same rules. The state is
-given back as the JSON the Python rules' state would write.
+It holds an ``agent_run`` state and applies lines as the native line core
+proves them regular (:meth:`.line_core.NativeCore.prove_apply`), until one
+the Python rules must judge: it never finds a run bad, it only finds it
+good faster, by the same rules. The state is given back as the JSON the
+Python rules' state would write.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
-from array import array
 from typing import Any
 
 #: The most a JSON int the native rules take can be (64 bits, signed).
@@ -22,7 +23,7 @@ WHOLE, HEAD, CALLS, SORTED_CALLS = 0, 1, 2, 3
 class RulesLibrary:
     """The native rules' functions of the loaded library."""
 
-    def __init__(self, lib: Any) -> None:
+    def __init__(self, lib: Any, prove_args: list[Any]) -> None:
         new = lib.rtar_new
         new.restype = ctypes.c_void_p
         new.argtypes = [
@@ -45,22 +46,18 @@ class RulesLibrary:
         state.restype = ctypes.c_void_p
         state.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_size_t]
         self.state = state
-        apply = lib.rtar_apply
-        apply.restype = ctypes.c_int64
-        apply.argtypes = [
+        prove_apply = lib.rtar_prove_apply
+        prove_apply.restype = ctypes.c_int64
+        prove_apply.argtypes = [
             ctypes.c_void_p,  # rules
-            ctypes.c_char_p,  # buf
-            ctypes.c_size_t,  # len
-            ctypes.c_size_t,  # start
-            ctypes.c_size_t,  # count
-            ctypes.c_int64,  # first_seq
+            *prove_args,  # rtlc_prove's, but seconds
             ctypes.c_int,  # receipts_fd (-1: none read natively)
             ctypes.c_uint64,  # a receipt's most bytes
             ctypes.c_void_p,  # ids (room for len bytes)
-            ctypes.c_void_p,  # pins (i64 * 2 * count)
-            ctypes.c_void_p,  # out (i64 * 4)
+            ctypes.c_void_p,  # id_pins (i64 * 2 * max_lines)
+            ctypes.c_void_p,  # noted (i64 * 2)
         ]
-        self.apply = apply
+        self.prove_apply = prove_apply
         self.files_data = lib.rtlc_files_data
         self.files_len = lib.rtlc_files_len
         self.free_files = lib.rtlc_free_files
@@ -104,37 +101,11 @@ class NativeRules:
         handle = library.new(state, len(state), ak, a, tk, t, *cost)
         return cls(library, handle) if handle else None
 
-    def apply(
-        self, buf: bytes, start: int, count: int, first_seq: int, receipts_fd: int, max_size: int
-    ) -> tuple[int, int, list[str], list[int]]:
-        """Apply ``count`` lines of ``buf`` from byte ``start`` (proven
-        regular, the first with seq ``first_seq``) until one the Python
-        rules must judge; receipts are read from the folder open as
-        ``receipts_fd`` (-1: none, each ``tool_finished`` is theirs), at
-        most ``max_size`` bytes. Returns the lines applied, the byte where
-        they end, the call ids they name (in the order first named), and
-        for those a line applied pins a receipt with, each one's place in
-        that list and the index (from the first line) of the last such line
-        (place, index, ...)."""
+    @property
+    def handle(self) -> int:
+        """The native state (for :meth:`.line_core.NativeCore.prove_apply`)."""
         assert self._handle is not None
-        ids = bytearray(len(buf) - start)
-        pins = array("q", bytes(16 * max(count, 1)))
-        out = array("q", bytes(32))
-        applied = self._lib.apply(
-            self._handle,
-            buf,
-            len(buf),
-            start,
-            count,
-            first_seq,
-            receipts_fd,
-            max_size,
-            (ctypes.c_char * len(ids)).from_buffer(ids) if ids else None,
-            pins.buffer_info()[0],
-            out.buffer_info()[0],
-        )
-        names = ids[: out[2]].decode().split("\n")[:-1]
-        return int(applied), out[1], names, pins[: 2 * out[3]].tolist()
+        return self._handle
 
     def state(self, part: int = WHOLE, group: int = 0) -> bytes:
         """The state as JSON, in the Python rules' key order: all of it
@@ -155,4 +126,5 @@ class NativeRules:
             self._handle = None
 
     def __del__(self) -> None:
-        self.close()
+        with contextlib.suppress(Exception):  # (at exit the library may be gone first)
+            self.close()

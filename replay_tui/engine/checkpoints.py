@@ -66,6 +66,10 @@ class JsonCheckpoints:
                 self._thin()
         data = canonical.dumps_fast(state)
         with self._lock:
+            # (and as big as it is: after events applied natively, it is
+            # the first since the start)
+            while self._size + len(data) > self._budget and len(self._keys) > 1:
+                self._thin()
             self._data[n] = data
             self._keys.append(n)
             self._size += len(data)

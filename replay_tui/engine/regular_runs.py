@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from replay_tui.core.line_core import NATIVE, NativeCore, Proof
+from replay_tui.core.line_core import NATIVE, RULES, NativeCore, Proof
 from replay_tui.core.native_rules import NativeRules
 from replay_tui.engine.rules_step import (
     AlreadyFailed,
@@ -114,40 +114,50 @@ class RegularRuns(RulesStep):
         big = BIG_LINE if run.clock is not None else 0  # the app keeps big lines apart
         at = byte = 0
         n = len(lines)
+        python_next = False  # (a line the native rules leave: the Python rules' run)
         while at < n and self._ready():
-            proof = core.prove(
-                buf,
-                byte,
-                first_seq=checker.last_seq + 1,
-                run_id=checker.run_id,
-                kinds=run._chunk_kinds,
-                max_depth=MAX_DEPTH - 1,
-                max_lines=n - at,
-                max_len=big,
-                seconds=run.clock is not None,  # the app's clock: each ts in seconds
-            )
-            if proof.lines:
-                done, byte = self._apply_natively(
-                    index + at, lines[at : at + proof.lines], proof, buf, byte, core
+            rules = None if python_next else self._native_rules(core, n - at)
+            python_next = False
+            if rules is not None:
+                proof, ids, pins = core.prove_apply(
+                    rules,
+                    buf,
+                    byte,
+                    first_seq=checker.last_seq + 1,
+                    run_id=checker.run_id,
+                    kinds=run._chunk_kinds,
+                    max_depth=MAX_DEPTH - 1,
+                    max_lines=n - at,
+                    max_len=big,
+                    receipts_fd=run.receipts.folder_fd(),
+                    max_size=MAX_RECEIPT_BYTES,
                 )
-                if done < proof.lines and self._ready():
-                    if done:  # the rest of the run proven again, for the Python rules
-                        proof = core.prove(
-                            buf,
-                            byte,
-                            first_seq=checker.last_seq + 1,
-                            run_id=checker.run_id,
-                            kinds=run._chunk_kinds,
-                            max_depth=MAX_DEPTH - 1,
-                            max_lines=proof.lines - done,
-                            max_len=big,
-                        )
-                    at += done
+                if proof.lines:
+                    self._settle_natively(
+                        index + at, lines[at : at + proof.lines], proof, ids, pins
+                    )
+                    at += proof.lines
+                    byte = proof.end
+                if proof.why == RULES:
+                    self._hand_over()
+                    python_next = True
+                    continue
+            else:
+                proof = core.prove(
+                    buf,
+                    byte,
+                    first_seq=checker.last_seq + 1,
+                    run_id=checker.run_id,
+                    kinds=run._chunk_kinds,
+                    max_depth=MAX_DEPTH - 1,
+                    max_lines=n - at,
+                    max_len=big,
+                    seconds=run.clock is not None,  # the app's clock: each ts in seconds
+                )
+                if proof.lines:
                     self._apply_proven(index + at, lines[at : at + proof.lines], proof, buf, core)
                     at += proof.lines
                     byte = proof.end
-                else:
-                    at += done
             if at < n and self._ready():
                 self._consume_line(index + at, lines[at])
                 byte += len(lines[at]) + 1
@@ -191,34 +201,14 @@ class RegularRuns(RulesStep):
             if not self._ready():
                 return
 
-    def _apply_natively(
-        self, index: int, lines: list[bytes], proof: Proof, buf: bytes, start: int, core: NativeCore
-    ) -> tuple[int, int]:
-        """Apply lines ``index``.. (proven regular, from byte ``start`` of
-        ``buf``) with the built-in ``agent_run`` rules' native twin, where it
-        may run them: until a line the Python rules must judge, which is
-        then theirs with the state. Returns the lines applied and the byte
-        where they end."""
+    def _hand_over(self) -> None:
+        """The native rules leave the next line to the Python rules: the
+        state is theirs again (and kept, where a checkpoint is due: where
+        they fail, the state is rebuilt from here, not from the start)."""
         run = self.run
-        rules = self._native_rules(core, len(lines))
-        if rules is None:
-            return 0, start
-        checker = run._checker
-        applied, end, ids, pins = rules.apply(
-            buf,
-            start,
-            len(lines),
-            checker.last_seq + 1,
-            run.receipts.folder_fd(),
-            MAX_RECEIPT_BYTES,
-        )
-        if applied:
-            self._settle_natively(index, lines[:applied], proof, ids, pins)
-        if applied < len(lines):  # the Python rules judge the next line, from this state
-            state = run._live_state()
-            if run.checkpoints.due(run.valid):  # (where they fail, it is rebuilt from here)
-                run.checkpoints.keep(run.valid, state)
-        return applied, end
+        state = run._live_state()
+        if run.checkpoints.due(run.valid):
+            run.checkpoints.keep(run.valid, state)
 
     def _native_rules(self, core: NativeCore, lines: int) -> NativeRules | None:
         """The native rules holding the state, taken from the Python rules'

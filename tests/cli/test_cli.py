@@ -44,6 +44,7 @@ def test_demo_check_json_matches_the_article() -> None:
             "events_sha256",
             "reader_version",
             "line_core",
+            "rules_core",
             "rules",
             "rules_sha256",
             "rules_files",
@@ -195,8 +196,8 @@ def test_compare_same_different_and_migration(tmp_path: Path) -> None:
     python = cli("check", str(DEMO), "--json", env={"REPLAY_TUI_LINE_CORE": "python"})
     (tmp_path / "python.json").write_text(python.stdout)
     made = orjson.loads(python.stdout)
-    assert made["line_core"] == "python"
-    made["line_core"] = "native"
+    assert made["line_core"] == made["rules_core"] == "python"
+    made["line_core"] = made["rules_core"] = "native"
     (tmp_path / "other-core.json").write_bytes(orjson.dumps(made))
     same = cli("compare", str(tmp_path / "python.json"), str(tmp_path / "other-core.json"))
     assert same.returncode == 0 and same.stdout.startswith("same"), same.stdout

@@ -274,22 +274,31 @@ def test_a_time_going_back_stays_on_the_fast_path(tmp_path: Path) -> None:
     events.write_bytes(b"".join(x + b"\n" for x in lines))
     assert NATIVE is not None
     proved: list[int] = []
-    prove = NATIVE.prove
+    prove, prove_apply = NATIVE.prove, NATIVE.prove_apply
 
     def counting(*args: Any, **kwargs: Any) -> line_core.Proof:
         proof = prove(*args, **kwargs)
         proved.append(proof.lines)
         return proof
 
+    def counting_applied(*args: Any, **kwargs: Any) -> Any:
+        said = prove_apply(*args, **kwargs)
+        proved.append(said[0].lines)
+        return said
+
     NATIVE.prove = counting  # type: ignore[method-assign]
+    NATIVE.prove_apply = counting_applied  # type: ignore[method-assign]
     try:
-        replay = _replay(run, NATIVE, history=False)
+        for history in (False, True):  # (check's pass applies them natively)
+            proved.clear()
+            replay = _replay(run, NATIVE, history=history)
+            assert replay.error is None
+            backs = [w.seq for w in replay.warnings if w.code == "ts_backwards"]
+            assert backs == list(range(121, len(lines) + 1, 60))
+            assert sum(proved) == len(lines) - 64
+            assert replay.rules_core == ("python" if history else "native")
     finally:
-        del NATIVE.prove
-    assert replay.error is None
-    backs = [w.seq for w in replay.warnings if w.code == "ts_backwards"]
-    assert backs == list(range(121, len(lines) + 1, 60))
-    assert sum(proved) == len(lines) - 64
+        del NATIVE.prove, NATIVE.prove_apply
 
 
 def _version(core: str) -> subprocess.CompletedProcess[str]:

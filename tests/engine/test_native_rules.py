@@ -28,6 +28,7 @@ from replay_tui.core.native_rules import NativeRules
 from replay_tui.engine import regular_runs
 from replay_tui.engine.replay import Replay
 from replay_tui.engine.report import build_report
+from replay_tui.formats.envelope import MAX_DEPTH
 from replay_tui.formats.receipts import MAX_RECEIPT_BYTES
 from replay_tui.formats.run import locate_run
 from replay_tui.reducers import load_reducer
@@ -315,13 +316,26 @@ def test_the_native_state_is_the_python_state_after_every_event(
         folder = os.open(run / "receipts", os.O_RDONLY | os.O_DIRECTORY)
         try:
             for k in range(len(lines)):
-                applied, end, _, _ = rules.apply(buf, start, 1, k + 1, folder, MAX_RECEIPT_BYTES)
-                if not applied:
+                proof, _, _ = NATIVE.prove_apply(
+                    rules,
+                    buf,
+                    start,
+                    first_seq=k + 1,
+                    run_id=None,
+                    kinds=RULES.reducer.kinds,  # type: ignore[attr-defined]
+                    max_depth=MAX_DEPTH - 1,
+                    max_lines=1,
+                    max_len=0,
+                    receipts_fd=folder,
+                    max_size=MAX_RECEIPT_BYTES,
+                )
+                if not proof.lines:
+                    assert proof.why == line_core.RULES
                     assert k + 1 > replay.valid or replay.error is not None
                     break
                 assert orjson.loads(rules.state()) == states[k + 1]
                 assert rules.state() == canonical.dumps_fast(states[k + 1])
-                start = end
+                start = proof.end
             else:
                 assert replay.error is None and replay.valid == len(lines)
         finally:

@@ -25,9 +25,10 @@ mod values;
 
 use crate::files::{open_flags, Files};
 use crate::line::{
-    read_line, Facts, M_ARGS, M_ATTEMPT, M_COST, M_MODEL, M_NAME, M_OK, M_PASSED, M_REASON, M_SHA,
-    M_TASK, M_TO, M_TOKENS, M_TOOL,
+    Facts, M_ARGS, M_ATTEMPT, M_COST, M_MODEL, M_NAME, M_OK, M_PASSED, M_REASON, M_SHA, M_TASK,
+    M_TO, M_TOKENS, M_TOOL,
 };
+use crate::Asked;
 use state::Taker;
 use values::{bool_of, int_of, num_of, plain_text, Num, Phase, Status, NULL};
 
@@ -377,49 +378,62 @@ fn lines(buf: &[u8], start: usize, count: usize) -> impl Iterator<Item = (usize,
     })
 }
 
-/// Apply `count` lines of `buf` from byte `start` (proven regular, the
-/// first with seq `first_seq`), until one the Python rules must judge.
-/// The receipts the `tool_finished` lines need are read from the folder
-/// open as `receipts_fd` (-1: none is read here, the Python rules read
-/// them) on another thread, as the lines are applied (see [`receipts`]).
+/// Prove lines as `rtlc_prove` does (its arguments, its outputs; `seconds`
+/// none) and apply each with the rules: a line they leave to the Python
+/// rules ends the run there (why: `Rules`), the state as before it. The
+/// receipts the `tool_finished` lines need are read from the folder open as
+/// `receipts_fd` (-1: none is read here, the Python rules read them) on
+/// another thread, as the lines are applied (see [`receipts`]).
 ///
 /// Writes to `ids` each call id the lines applied name, in the order they
-/// first name it, each followed by `\n` (room for `len` bytes); to `pins`,
-/// for each of them that a line applied pins a receipt with (a
+/// first name it, each followed by `\n` (room for `len` bytes); to
+/// `id_pins`, for each of them that a line applied pins a receipt with (a
 /// `receipt_sha256` beside it), its place in `ids` and the index (from the
-/// first line) of the last such line (two i64 each, room for `2 * count`);
-/// to `out`: the lines applied, the byte where they end, the bytes of
-/// `ids` and how many pins. Returns the lines applied.
+/// first line) of the last such line (two i64 each, room for
+/// `2 * max_lines`); to `noted`: the bytes of `ids` and how many pins.
+/// Returns the lines proven and applied.
 ///
 /// # Safety
-/// `rules` must come from [`rtar_new`]; `buf` valid for `len` bytes,
-/// `ids` for `len`, `pins` for `2 * count` i64, `out` for four.
+/// As `rtlc_prove`'s; `rules` must come from [`rtar_new`], `ids` be valid
+/// for `len` bytes, `id_pins` for `2 * max_lines` i64, `noted` for two.
 #[no_mangle]
-pub unsafe extern "C" fn rtar_apply(
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn rtar_prove_apply(
     rules: *mut AgentRun,
     buf: *const u8,
     len: usize,
     start: usize,
-    count: usize,
     first_seq: i64,
+    run_id: *const u8,
+    run_id_len: isize,
+    kinds: *const u8,
+    kinds_len: usize,
+    max_depth: usize,
+    max_lines: usize,
+    max_len: usize,
+    backs: *mut u32,
+    pins: *mut i64,
+    out: *mut i64,
     receipts_fd: c_int,
     max_size: u64,
     ids: *mut u8,
-    pins: *mut i64,
-    out: *mut i64,
+    id_pins: *mut i64,
+    noted: *mut i64,
 ) -> i64 {
     let rules = &mut *rules;
-    let buf = slice::from_raw_parts(buf, len);
+    let ask = Asked::new(
+        buf, len, start, first_seq, run_id, run_id_len, kinds, kinds_len, max_depth, max_lines,
+        max_len,
+    );
+    let buf = ask.buf();
     let ids = slice::from_raw_parts_mut(ids, len);
-    let pins = slice::from_raw_parts_mut(pins, 2 * count);
-    let out = slice::from_raw_parts_mut(out, 4);
+    let id_pins = slice::from_raw_parts_mut(id_pins, 2 * max_lines);
+    let noted = slice::from_raw_parts_mut(noted, 2);
     // each call id the lines applied name: where it is first, the last line that pins its receipt
-    let mut noted: HashMap<&[u8], usize> = HashMap::new();
-    let mut seen_ids: Vec<(usize, usize, i64)> = Vec::new();
-    let mut applied = 0usize;
-    let mut end = start;
+    let mut first: HashMap<&[u8], usize> = HashMap::new();
+    let mut named: Vec<(usize, usize, i64)> = Vec::new();
     let flags = if receipts_fd >= 0 { open_flags() } else { None };
-    std::thread::scope(|scope| {
+    let proven = std::thread::scope(|scope| {
         // each tool_finished line's receipt: its sha256 where it is good
         let (tx, rx) = sync_channel::<Option<[u8; 64]>>(1024);
         match flags {
@@ -429,59 +443,53 @@ pub unsafe extern "C" fn rtar_apply(
                     max_size,
                     flags,
                 };
-                scope.spawn(move || reading.send(buf, start, count, tx));
+                scope.spawn(move || reading.send(buf, start, max_lines, tx));
             }
             None => drop(tx),
         }
-        let mut keys = Vec::new();
-        for (at, line) in lines(buf, start, count) {
-            let (read, back) = read_line(line, usize::MAX, keys);
-            keys = back;
-            let facts = match read {
-                Ok(f) => f,
-                Err(_) => break,
-            };
-            let mut receipt = None;
-            if receipts::needs_receipt(line, &facts) {
-                receipt = rx.recv().ok().flatten();
-            }
-            if !rules.apply(
-                line,
-                &facts,
-                first_seq + applied as i64,
-                receipt.as_ref().map(|s| &s[..]),
-            ) {
-                break;
-            }
-            if let Some((s, e)) = facts.call_id {
-                let slot = *noted.entry(&line[s..e]).or_insert_with(|| {
-                    seen_ids.push((at + s, at + e, -1));
-                    seen_ids.len() - 1
-                });
-                if facts.pinned {
-                    seen_ids[slot].2 = applied as i64;
+        let proven = ask.prove(
+            backs,
+            pins,
+            out,
+            std::ptr::null_mut(),
+            |at, line, facts, k| {
+                let receipt = if receipts::needs_receipt(line, facts) {
+                    rx.recv().ok().flatten()
+                } else {
+                    None
+                };
+                let sha = receipt.as_ref().map(|s| &s[..]);
+                if !rules.apply(line, facts, first_seq + k as i64, sha) {
+                    return false;
                 }
-            }
-            applied += 1;
-            end = at + line.len() + 1;
-        }
+                if let Some((s, e)) = facts.call_id {
+                    let slot = *first.entry(&line[s..e]).or_insert_with(|| {
+                        named.push((at + s, at + e, -1));
+                        named.len() - 1
+                    });
+                    if facts.pinned {
+                        named[slot].2 = k as i64;
+                    }
+                }
+                true
+            },
+        );
         drop(rx); // (the reader stops at its next receipt)
+        proven
     });
     let mut at = 0;
     let mut pinned = 0;
-    for (n, (s, e, pin)) in seen_ids.iter().enumerate() {
+    for (n, (s, e, pin)) in named.iter().enumerate() {
         ids[at..at + e - s].copy_from_slice(&buf[*s..*e]);
         ids[at + e - s] = b'\n';
         at += e - s + 1;
         if *pin >= 0 {
-            pins[2 * pinned] = n as i64;
-            pins[2 * pinned + 1] = *pin;
+            id_pins[2 * pinned] = n as i64;
+            id_pins[2 * pinned + 1] = *pin;
             pinned += 1;
         }
     }
-    out[0] = applied as i64;
-    out[1] = end as i64;
-    out[2] = at as i64;
-    out[3] = pinned as i64;
-    applied as i64
+    noted[0] = at as i64;
+    noted[1] = pinned as i64;
+    proven
 }
