@@ -26,7 +26,7 @@ use std::slice;
 use line::{is_digit, read_line, Facts, Why};
 
 pub use files::{rtlc_files_data, rtlc_files_len, rtlc_free_files, rtlc_read_files, Files};
-pub use rules::{rtar_free, rtar_new, rtar_prove_apply, rtar_state, AgentRun};
+pub use rules::{rtar_apply_line, rtar_free, rtar_new, rtar_prove_apply, rtar_state, AgentRun};
 pub use sha256::rtlc_sha256;
 
 /// `out` slots of [`rtlc_prove`].

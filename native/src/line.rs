@@ -91,6 +91,8 @@ struct Line<'a> {
     b: &'a [u8],
     i: usize,
     max_depth: usize,
+    /// A `parent_seq` is read as any member (the Python checks judged it).
+    parent_ok: bool,
     /// Keys of the objects being read, innermost last (each object's from its base).
     keys: Vec<(usize, usize)>,
     facts: Facts,
@@ -126,6 +128,7 @@ impl<'a> Line<'a> {
             b,
             i: 0,
             max_depth,
+            parent_ok: false,
             keys,
             facts: Facts::default(),
         }
@@ -366,7 +369,7 @@ impl<'a> Line<'a> {
                     self.facts.payload = true;
                     self.object(depth + 1, Role::Payload)
                 }
-                b"parent_seq" => Err(Why::Parent),
+                b"parent_seq" if !self.parent_ok => Err(Why::Parent),
                 _ => self.value(depth),
             },
             Role::Payload if key == b"call_id" => {
@@ -483,6 +486,20 @@ pub(crate) fn receipt_call_id(b: &[u8], max_depth: usize) -> Option<Option<(usiz
     reader.object(1, Role::Receipt).ok()?;
     reader.ws();
     (reader.i == b.len()).then_some(reader.facts.call_id)
+}
+
+/// The facts of a line the Python checks judged a valid event (a
+/// `parent_seq` taken as any member), as strictly read as a line; None
+/// where it is not read so.
+pub(crate) fn read_event(line: &[u8], max_depth: usize) -> Option<Facts> {
+    if line.first() != Some(&b'{') || std::str::from_utf8(line).is_err() {
+        return None;
+    }
+    let mut reader = Line::new(line, max_depth, Vec::new());
+    reader.parent_ok = true;
+    reader.object(1, Role::Top).ok()?;
+    reader.ws();
+    (reader.i == line.len()).then_some(reader.facts)
 }
 
 /// The envelope of one line, or why it is not regular.

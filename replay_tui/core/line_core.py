@@ -206,9 +206,7 @@ class NativeCore:
         run = run_id.encode() if run_id is not None else b""
         kinds_blob = self._kinds_blob(kinds)
         backs, pins, out, _ = self._room(max_lines)
-        ids = bytearray(max(len(buf) - start, 1))
-        id_pins = array("q", bytes(16 * max(max_lines, 1)))
-        noted = array("q", bytes(16))
+        ids, id_pins, noted = self._noted_room(len(buf) - start, max_lines)
         proven = self.rules.prove_apply(
             rules.handle,
             buf,
@@ -227,7 +225,7 @@ class NativeCore:
             out.buffer_info()[0],
             receipts_fd,
             max_size,
-            (ctypes.c_char * len(ids)).from_buffer(ids),
+            ids.buffer_info()[0],
             id_pins.buffer_info()[0],
             noted.buffer_info()[0],
         )
@@ -239,8 +237,25 @@ class NativeCore:
             out[4],
             pins[: 3 * out[5]].tolist(),
         )
-        names = ids[: noted[0]].decode().split("\n")[:-1]
+        names = ids[: noted[0]].tobytes().decode().split("\n")[:-1]
         return proof, names, id_pins[: 2 * noted[1]].tolist()
+
+    def _noted_room(self, size: int, lines: int) -> tuple[array[int], array[int], array[int]]:
+        """This thread's arrays for the call ids :meth:`prove_apply` notes
+        (``size`` bytes, ``lines`` lines): kept and grown, since the lines
+        the core does not prove ask again after each (one the size of the
+        chunk each time was quadratic in them)."""
+        room: tuple[array[int], array[int], array[int]] | None = getattr(
+            self._scratch, "noted", None
+        )
+        if room is None or len(room[0]) < size or len(room[1]) < 2 * lines:
+            room = (
+                array("B", bytes(max(size, 1, len(room[0]) if room else 0))),
+                array("q", bytes(16 * max(lines, 1, len(room[1]) // 2 if room else 0))),
+                array("q", bytes(16)),
+            )
+            self._scratch.noted = room
+        return room
 
     def _kinds_blob(self, kinds: frozenset[str]) -> bytes:
         blob = self._kinds.get(kinds)

@@ -58,6 +58,18 @@ class RulesLibrary:
             ctypes.c_void_p,  # noted (i64 * 2)
         ]
         self.prove_apply = prove_apply
+        apply_line = lib.rtar_apply_line
+        apply_line.restype = ctypes.c_int32
+        apply_line.argtypes = [
+            ctypes.c_void_p,  # rules
+            ctypes.c_char_p,  # line
+            ctypes.c_size_t,  # its length
+            ctypes.c_int64,  # seq
+            ctypes.c_size_t,  # max_depth
+            ctypes.c_int,  # receipts_fd (-1: none read natively)
+            ctypes.c_uint64,  # a receipt's most bytes
+        ]
+        self.apply_line = apply_line
         self.files_data = lib.rtlc_files_data
         self.files_len = lib.rtlc_files_len
         self.free_files = lib.rtlc_free_files
@@ -106,6 +118,18 @@ class NativeRules:
         """The native state (for :meth:`.line_core.NativeCore.prove_apply`)."""
         assert self._handle is not None
         return self._handle
+
+    def apply_line(
+        self, line: bytes, seq: int, max_depth: int, receipts_fd: int, max_size: int
+    ) -> bool:
+        """Apply one line the Python checks judged a valid event (one the
+        line core does not prove: a ``parent_seq``, say); False where it is
+        the Python rules' (the state as before)."""
+        assert self._handle is not None
+        took = self._lib.apply_line(
+            self._handle, line, len(line), seq, max_depth, receipts_fd, max_size
+        )
+        return bool(took)
 
     def state(self, part: int = WHOLE, group: int = 0) -> bytes:
         """The state as JSON, in the Python rules' key order: all of it

@@ -194,7 +194,7 @@ class ForwardPass(RegularRuns):
             # in the app, shown next (its row, its view): a copy, before the
             # rules see it; check shows nothing, and keeps no second parse
             kept = parsed.detached()
-        self._consume(parsed)
+        self._consume(parsed, raw)
         if kept is not None and isinstance(parsed, Event):
             kept.noted_from(parsed)  # what the checks found of it (its parent, its chain)
             run.ledger.keep_big(index, len(raw), kept)
@@ -287,7 +287,7 @@ class ForwardPass(RegularRuns):
             e.code, e.message, e.seq, e.line, e.kind, self.run.ledger.artifact(e.line)
         )
 
-    def _consume(self, item: Event | LineError) -> None:
+    def _consume(self, item: Event | LineError, raw: bytes | None = None) -> None:
         run = self.run
         if isinstance(item, LineError):
             run._fail(self._line_error(item))
@@ -340,6 +340,8 @@ class ForwardPass(RegularRuns):
         try:
             if run.history is not None:
                 self._next_in_history(item)
+                return
+            if run._native is not None and raw is not None and self._apply_line_natively(item, raw):
                 return
             state = run._state if run._state is not None else run._live_state()
             new = run.apply_rules(state, item, run.ctx)

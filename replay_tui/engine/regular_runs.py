@@ -201,6 +201,21 @@ class RegularRuns(RulesStep):
             if not self._ready():
                 return
 
+    def _apply_line_natively(self, item: Event, raw: bytes) -> bool:
+        """A line the line core does not prove but the checks judged valid
+        (a ``parent_seq``, say), applied by the native rules where they hold
+        the state and take it: the state is not handed over for one line."""
+        run = self.run
+        native = run._native
+        assert native is not None
+        folder = run.receipts.folder_fd()
+        if not native.apply_line(raw, item.seq, MAX_DEPTH - 1, folder, MAX_RECEIPT_BYTES):
+            return False
+        with run._lock:
+            run.valid = item.seq
+        self.native_events += 1
+        return True
+
     def _hand_over(self) -> None:
         """The native rules leave the next line to the Python rules: the
         state is theirs again (and kept, where a checkpoint is due: where
@@ -237,6 +252,12 @@ class RegularRuns(RulesStep):
         state = run._live_state()
         calls = state.get("calls")
         if not isinstance(calls, dict) or len(calls) > 4 * lines:
+            return None
+        # taking the state costs its size: after the native rules left it,
+        # only once the Python rules applied a quarter as many lines again
+        # (each hand-over and take paid for by the lines between)
+        left = run._native_left_at
+        if left is not None and 4 * (run._consumed - left) < len(calls):
             return None
         try:
             data = orjson.dumps(state)

@@ -330,6 +330,8 @@ class ReplayCore:
         #: The state while the built-in rules run natively (``_state`` is
         #: then None): given back as JSON when the state is next needed.
         self._native: NativeRules | None = None
+        #: The line the native rules last left the state at (None: never).
+        self._native_left_at: int | None = None
         return initial
 
     def _line_checker(self) -> SequenceChecker:
@@ -442,6 +444,7 @@ class ReplayCore:
             return self.history.head  # type: ignore[no-any-return]
         if self._state is None and self._native is not None:
             native, self._native = self._native, None
+            self._native_left_at = self._consumed
             data = native.state()
             native.close()  # (its memory first: a 1M run's state is 40 MB)
             self._state = strict_json.loads_written_big(data)

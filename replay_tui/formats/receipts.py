@@ -330,11 +330,3 @@ class ReceiptStore:
                 return [e.name for e in it if e.name.endswith(".json") and not e.is_dir()]
         except OSError:
             return []
-        folder = self.run_dir / "receipts"
-        if folder.is_symlink():
-            return 0
-        try:
-            with os.scandir(folder) as it:
-                return sum(1 for e in it if e.name.endswith(".json") and not e.is_dir())
-        except OSError:
-            return 0

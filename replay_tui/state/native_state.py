@@ -42,7 +42,7 @@ def native_digest(rules: NativeRules, group: int = canonical.GROUP_ITEMS) -> str
         gc.disable()  # (JSON holds no cycles: see loads_written_big)
         try:
             for line in rules.state(SORTED_CALLS, group).split(b"\n"):
-                part = canonical.dumps(loads_written(line))[1:-1]
+                part = canonical.dumps(loads_written(line))[1:-1]  # ({} where there is none)
                 if part:
                     put(part if first else b"," + part)
                     first = False

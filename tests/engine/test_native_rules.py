@@ -388,3 +388,63 @@ def test_a_budget_past_64_bits_is_left_to_the_python_rules() -> None:
     assert NativeRules.take(NATIVE.rules, initial, 2**64, None, None) is None
     assert NativeRules.take(NATIVE.rules, initial, True, None, None) is None
     assert NativeRules.take(NATIVE.rules, initial, 3, None, 0.5) is not None
+
+
+def _ledger(run: Path, payloads: list[tuple[str, dict[str, Any]]]) -> None:
+    run.mkdir()
+    (run / "events.jsonl").write_bytes(
+        b"".join(
+            orjson.dumps({"seq": n, "run_id": "r", "kind": kind, "payload": payload}) + b"\n"
+            for n, (kind, payload) in enumerate(payloads, 1)
+        )
+    )
+
+
+def test_a_run_with_no_call_is_proved_natively(tmp_path: Path) -> None:
+    """A run of only model turns (no call in the state): its digest is that
+    of an empty call table (a review found it crashed)."""
+    run = tmp_path / "run"
+    _ledger(
+        run,
+        [("run_started", {"task": "t"}), ("attempt_started", {"attempt": 1})]
+        + [("model_finished", {"tokens": 5})] * 120,
+    )
+    native, python = _replay(run, NATIVE), _replay(run, None)
+    assert native.error is None and native.rules_core == "native"
+    assert _answers(native) == _answers(python)
+
+
+def test_a_line_deeper_than_the_limit_is_judged_with_receipts_there(tmp_path: Path) -> None:
+    """The receipts' reader stops where the line core does: a line nested
+    50,000 deep is bad JSON, on both paths (a review found the reader, which
+    read it with no limit, overflowed its stack)."""
+    run = tmp_path / "run"
+    lines = _write(run, 120, 3, None)
+    deep = {"seq": 100, "run_id": orjson.loads(lines[0])["run_id"], "kind": "model_finished"}
+    raw = orjson.dumps(deep)[:-1] + b',"payload":{"d":' + b"[" * 50_000 + b"]" * 50_000 + b"}}"
+    lines[99] = raw
+    (run / "events.jsonl").write_bytes(b"".join(x + b"\n" for x in lines))
+    native, python = _replay(run, NATIVE), _replay(run, None)
+    assert native.error is not None and native.error.code == "bad_json"
+    assert _answers(native) == _answers(python)
+
+
+def test_lines_the_core_leaves_are_applied_natively_without_a_hand_over(
+    tmp_path: Path,
+) -> None:
+    """A ``parent_seq`` every 50 lines: each such line is judged by the
+    Python checks and applied by the native rules, the state never handed
+    over (a review found each one made the state whole in Python and took it
+    back: quadratic)."""
+    run = tmp_path / "run"
+    lines = _write(run, 3000, 8, None)
+    for at in range(100, len(lines), 50):
+        obj = orjson.loads(lines[at])
+        obj["parent_seq"] = obj["seq"] - 1
+        lines[at] = orjson.dumps(obj)
+    (run / "events.jsonl").write_bytes(b"".join(x + b"\n" for x in lines))
+    native = _replay(run, NATIVE)
+    assert native.error is None
+    assert native._native_left_at is None  # never made whole in Python while proving
+    assert native.forward.native_events == len(lines) - 64
+    assert _answers(native) == _answers(_replay(run, None))

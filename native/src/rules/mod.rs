@@ -17,6 +17,7 @@
 use std::collections::HashMap;
 use std::os::raw::c_int;
 use std::slice;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::sync_channel;
 
 mod receipts;
@@ -25,8 +26,8 @@ mod values;
 
 use crate::files::{open_flags, Files};
 use crate::line::{
-    Facts, M_ARGS, M_ATTEMPT, M_COST, M_MODEL, M_NAME, M_OK, M_PASSED, M_REASON, M_SHA, M_TASK,
-    M_TO, M_TOKENS, M_TOOL,
+    read_event, Facts, M_ARGS, M_ATTEMPT, M_COST, M_MODEL, M_NAME, M_OK, M_PASSED, M_REASON, M_SHA,
+    M_TASK, M_TO, M_TOKENS, M_TOOL,
 };
 use crate::Asked;
 use state::Taker;
@@ -386,7 +387,7 @@ fn lines(buf: &[u8], start: usize, count: usize) -> impl Iterator<Item = (usize,
 /// another thread, as the lines are applied (see [`receipts`]).
 ///
 /// Writes to `ids` each call id the lines applied name, in the order they
-/// first name it, each followed by `\n` (room for `len` bytes); to
+/// first name it, each followed by `\n` (room for `len - start` bytes); to
 /// `id_pins`, for each of them that a line applied pins a receipt with (a
 /// `receipt_sha256` beside it), its place in `ids` and the index (from the
 /// first line) of the last such line (two i64 each, room for
@@ -426,24 +427,27 @@ pub unsafe extern "C" fn rtar_prove_apply(
         max_len,
     );
     let buf = ask.buf();
-    let ids = slice::from_raw_parts_mut(ids, len);
+    let ids = slice::from_raw_parts_mut(ids, len - start);
     let id_pins = slice::from_raw_parts_mut(id_pins, 2 * max_lines);
     let noted = slice::from_raw_parts_mut(noted, 2);
     // each call id the lines applied name: where it is first, the last line that pins its receipt
     let mut first: HashMap<&[u8], usize> = HashMap::new();
     let mut named: Vec<(usize, usize, i64)> = Vec::new();
     let flags = if receipts_fd >= 0 { open_flags() } else { None };
+    let done = AtomicBool::new(false);
+    let done_ref = &done;
     let proven = std::thread::scope(|scope| {
         // each tool_finished line's receipt: its sha256 where it is good
         let (tx, rx) = sync_channel::<Option<[u8; 64]>>(1024);
         match flags {
             Some(flags) => {
                 let reading = receipts::Reading {
+                    max_depth,
                     dir_fd: receipts_fd,
                     max_size,
                     flags,
                 };
-                scope.spawn(move || reading.send(buf, start, max_lines, tx));
+                scope.spawn(move || reading.send(buf, start, max_lines, tx, done_ref));
             }
             None => drop(tx),
         }
@@ -474,7 +478,8 @@ pub unsafe extern "C" fn rtar_prove_apply(
                 true
             },
         );
-        drop(rx); // (the reader stops at its next receipt)
+        done.store(true, Ordering::Relaxed); // (the reader stops at its next line)
+        drop(rx); // (or its next receipt)
         proven
     });
     let mut at = 0;
@@ -492,4 +497,45 @@ pub unsafe extern "C" fn rtar_prove_apply(
     noted[0] = at as i64;
     noted[1] = pinned as i64;
     proven
+}
+
+/// Apply one line the Python checks judged a valid event (seq `seq`),
+/// which the line core does not prove (a `parent_seq`, say): 1 where the
+/// rules took it, 0 where it is the Python rules' (the state as before).
+/// Its receipt, if it needs one, is read from the folder open as
+/// `receipts_fd` (-1: none is read here).
+///
+/// # Safety
+/// `rules` must come from [`rtar_new`]; `line` valid for `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn rtar_apply_line(
+    rules: *mut AgentRun,
+    line: *const u8,
+    len: usize,
+    seq: i64,
+    max_depth: usize,
+    receipts_fd: c_int,
+    max_size: u64,
+) -> i32 {
+    let rules = &mut *rules;
+    let line = slice::from_raw_parts(line, len);
+    let facts = match read_event(line, max_depth) {
+        Some(f) => f,
+        None => return 0,
+    };
+    let mut receipt = None;
+    if receipts::needs_receipt(line, &facts) {
+        if let (Some(flags), Some((s, e))) =
+            (open_flags().filter(|_| receipts_fd >= 0), facts.call_id)
+        {
+            let reading = receipts::Reading {
+                max_depth,
+                dir_fd: receipts_fd,
+                max_size,
+                flags,
+            };
+            receipt = reading.good(&line[s..e], &mut Vec::new(), &mut Vec::new());
+        }
+    }
+    rules.apply(line, &facts, seq, receipt.as_ref().map(|s| &s[..])) as i32
 }

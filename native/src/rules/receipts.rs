@@ -5,6 +5,7 @@
 //! else nothing, and the Python rules read it and say why.
 
 use std::os::raw::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::SyncSender;
 
 use super::lines;
@@ -26,25 +27,32 @@ pub(super) fn needs_receipt(line: &[u8], facts: &Facts) -> bool {
 
 /// Where receipts are read from.
 pub(super) struct Reading {
+    /// The depth a line may have (deeper, the line core stops there: so does this).
+    pub(super) max_depth: usize,
     pub(super) dir_fd: c_int,
     pub(super) max_size: u64,
     pub(super) flags: c_int,
 }
 
 impl Reading {
-    /// Send each receipt the lines need, in order, until the receiver is gone.
+    /// Send each receipt the lines need, in order, until the receiver is
+    /// gone or `done` is set.
     pub(super) fn send(
         &self,
         buf: &[u8],
         start: usize,
         count: usize,
         tx: SyncSender<Option<[u8; 64]>>,
+        done: &AtomicBool,
     ) {
         let mut keys = Vec::new();
         let mut data = Vec::new();
         let mut name = Vec::new();
         for (_, line) in lines(buf, start, count) {
-            let (read, back) = read_line(line, usize::MAX, keys);
+            if done.load(Ordering::Relaxed) {
+                return; // the lines stopped being applied: read no further
+            }
+            let (read, back) = read_line(line, self.max_depth, keys);
             keys = back;
             let facts = match read {
                 Ok(f) => f,
@@ -63,7 +71,12 @@ impl Reading {
     }
 
     /// The sha256 of the receipt of `call_id` where it is good.
-    fn good(&self, call_id: &[u8], data: &mut Vec<u8>, name: &mut Vec<u8>) -> Option<[u8; 64]> {
+    pub(super) fn good(
+        &self,
+        call_id: &[u8],
+        data: &mut Vec<u8>,
+        name: &mut Vec<u8>,
+    ) -> Option<[u8; 64]> {
         name.clear();
         name.extend_from_slice(call_id);
         name.extend_from_slice(b".json");

@@ -72,6 +72,9 @@ impl AgentRun {
     pub(super) fn write_sorted_calls(&self, out: &mut Vec<u8>, group: usize) {
         let mut order: Vec<usize> = (0..self.calls.len()).collect();
         order.sort_unstable_by(|a, b| self.calls[*a].id.cmp(&self.calls[*b].id));
+        if order.is_empty() {
+            out.extend_from_slice(b"{}");
+        }
         for (n, part) in order.chunks(group.max(1)).enumerate() {
             if n > 0 {
                 out.push(b'\n');
