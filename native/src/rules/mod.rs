@@ -437,20 +437,10 @@ pub unsafe extern "C" fn rtar_prove_apply(
     let done = AtomicBool::new(false);
     let done_ref = &done;
     let proven = std::thread::scope(|scope| {
-        // each tool_finished line's receipt: its sha256 where it is good
+        // each tool_finished line's receipt: its sha256 where it is good,
+        // read on a thread started at the first line that needs one
         let (tx, rx) = sync_channel::<Option<[u8; 64]>>(1024);
-        match flags {
-            Some(flags) => {
-                let reading = receipts::Reading {
-                    max_depth,
-                    dir_fd: receipts_fd,
-                    max_size,
-                    flags,
-                };
-                scope.spawn(move || reading.send(buf, start, max_lines, tx, done_ref));
-            }
-            None => drop(tx),
-        }
+        let mut unstarted = Some(tx);
         let proven = ask.prove(
             backs,
             pins,
@@ -458,6 +448,18 @@ pub unsafe extern "C" fn rtar_prove_apply(
             std::ptr::null_mut(),
             |at, line, facts, k| {
                 let receipt = if receipts::needs_receipt(line, facts) {
+                    if let Some(tx) = unstarted.take() {
+                        if let Some(flags) = flags {
+                            let reading = receipts::Reading {
+                                max_depth,
+                                dir_fd: receipts_fd,
+                                max_size,
+                                flags,
+                            };
+                            let count = max_lines - k;
+                            scope.spawn(move || reading.send(buf, at, count, tx, done_ref));
+                        } // (else none is read here: each is the Python rules')
+                    }
                     rx.recv().ok().flatten()
                 } else {
                     None

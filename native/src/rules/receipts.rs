@@ -14,13 +14,16 @@ use crate::files::read_into;
 use crate::line::{read_line, receipt_call_id, Facts};
 use crate::sha256::sha256_hex;
 
+/// The kind whose lines need a receipt, as a line the core proves spells it.
+const KIND: &[u8] = b"\"tool_finished\"";
+
 /// Nesting a receipt the native rules take may have (deeper: its reader judges it).
 const RECEIPT_DEPTH: usize = 512;
 
 /// Does this line need its call's receipt (a `tool_finished` with a call id)?
 pub(super) fn needs_receipt(line: &[u8], facts: &Facts) -> bool {
     match (facts.call_id, facts.kind) {
-        (Some(_), Some((s, e))) => &line[s..e] == b"tool_finished",
+        (Some(_), Some((s, e))) => &line[s - 1..e + 1] == KIND,
         _ => false,
     }
 }
@@ -51,6 +54,9 @@ impl Reading {
         for (_, line) in lines(buf, start, count) {
             if done.load(Ordering::Relaxed) {
                 return; // the lines stopped being applied: read no further
+            }
+            if !line.windows(KIND.len()).any(|w| w == KIND) {
+                continue; // (a line the core proves a tool_finished has these bytes)
             }
             let (read, back) = read_line(line, self.max_depth, keys);
             keys = back;
