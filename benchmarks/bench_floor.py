@@ -14,7 +14,8 @@ process (median of --repeat; peak RSS of that process alone):
   script (``json.loads`` and ``deepcopy`` per event, receipts parsed);
 - ``check`` with null rules (every kind of the run, the state returned
   unchanged) and with ``agent_run``, the latter on both line cores (the
-  native one where it is built: ``native/``, see docs/architecture.md);
+  native one where it is built: ``native/``, see docs/architecture.md;
+  there ``agent_run`` itself runs natively too, as ``check`` runs it);
 - the app's pass with each: the replay the app opens (``history=True``,
   so every event's changes are kept for seeking), to its verdict, no screen;
 - the app itself, headless (``bench_engine``'s driver, 140x40): from start
