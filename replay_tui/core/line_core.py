@@ -73,6 +73,26 @@ class Proof:
         #: asked for and the lines have one; else None).
         self.seconds = seconds
 
+    @classmethod
+    def of(
+        cls,
+        proven: int,
+        out: array[int],
+        backs: array[int],
+        pins: array[int],
+        seconds: array[float] | None = None,
+    ) -> Proof:
+        """The proof the core wrote: ``out``'s six slots, and the arrays."""
+        return cls(
+            proven,
+            out[1],
+            out[2] == 1,
+            backs[: out[3]].tolist(),
+            out[4],
+            pins[: 3 * out[5]].tolist(),
+            seconds[:proven] if seconds is not None else None,
+        )
+
 
 class NativeCore:
     """The native library, loaded."""
@@ -170,14 +190,8 @@ class NativeCore:
             out.buffer_info()[0],
             times.buffer_info()[0] if seconds else None,
         )
-        return Proof(
-            int(proven),
-            out[1],
-            out[2] == 1,
-            backs[: out[3]].tolist(),
-            out[4],
-            pins[: 3 * out[5]].tolist(),
-            times[:proven] if seconds and out[2] == 1 and proven else None,
+        return Proof.of(
+            int(proven), out, backs, pins, times if seconds and out[2] == 1 and proven else None
         )
 
     def prove_apply(
@@ -229,14 +243,7 @@ class NativeCore:
             id_pins.buffer_info()[0],
             noted.buffer_info()[0],
         )
-        proof = Proof(
-            int(proven),
-            out[1],
-            out[2] == 1,
-            backs[: out[3]].tolist(),
-            out[4],
-            pins[: 3 * out[5]].tolist(),
-        )
+        proof = Proof.of(int(proven), out, backs, pins)
         names = ids[: noted[0]].tobytes().decode().split("\n")[:-1]
         return proof, names, id_pins[: 2 * noted[1]].tolist()
 

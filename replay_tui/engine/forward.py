@@ -303,12 +303,7 @@ class ForwardPass(RegularRuns):
         if run.calls is not None:
             run.calls.note(item.line - 1, item)
         if item.kind not in run._late_ts_kinds and run._checker.ts_went_back(item):
-            run._warn(
-                "ts_backwards",
-                f"ts {item.ts} is earlier than the event before",
-                item.seq,
-                item.line,
-            )
+            run._went_back(item.ts, item.seq, item.line)
         if run.clock is not None:
             # a kind whose ts may come late (a trace's records) leaves the
             # checker's last ts alone: its own ts is its time on the clock
@@ -341,7 +336,7 @@ class ForwardPass(RegularRuns):
             if run.history is not None:
                 self._next_in_history(item)
                 return
-            if run._native is not None and raw is not None and self._apply_line_natively(item, raw):
+            if run._native is not None and raw is not None and self.native.apply_line(item, raw):
                 return
             state = run._state if run._state is not None else run._live_state()
             new = run.apply_rules(state, item, run.ctx)

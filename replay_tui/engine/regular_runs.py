@@ -17,14 +17,14 @@ import threading
 import time
 import zlib
 from bisect import bisect_left
-from collections.abc import Sequence
 from math import inf
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from replay_tui.core.line_core import NATIVE, RULES, NativeCore, Proof
 from replay_tui.core.native_rules import NativeRules
+from replay_tui.engine.replay_core import Part, ReplayCore
 from replay_tui.engine.rules_step import (
     AlreadyFailed,
     NotAState,
@@ -58,14 +58,16 @@ class RegularRuns(RulesStep):
 
         def _ready(self) -> bool: ...  # from ForwardPass
 
-    #: Events the built-in rules' native twin applied (see :meth:`_apply_natively`).
-    native_events = 0
+    def __init__(self, run: ReplayCore) -> None:
+        super().__init__(run)
+        #: The built-in rules' native twin, where it runs them.
+        self.native = NativeRuns(run)
 
     @property
     def rules_core(self) -> str:
         """Which rules proved this history's events: ``native`` where the
         built-in ``agent_run`` rules' native twin applied any, else ``python``."""
-        return "native" if self.native_events else "python"
+        return "native" if self.native.events else "python"
 
     @property
     def line_core(self) -> str:
@@ -116,44 +118,32 @@ class RegularRuns(RulesStep):
         n = len(lines)
         python_next = False  # (a line the native rules leave: the Python rules' run)
         while at < n and self._ready():
-            rules = None if python_next else self._native_rules(core, n - at)
+            rules = None if python_next else self.native.take(core, n - at)
             python_next = False
+            asked: dict[str, Any] = {
+                "first_seq": checker.last_seq + 1,
+                "run_id": checker.run_id,
+                "kinds": run._chunk_kinds,
+                "max_depth": MAX_DEPTH - 1,
+                "max_lines": n - at,
+                "max_len": big,
+            }
             if rules is not None:
+                folder = run.receipts.folder_fd()
                 proof, ids, pins = core.prove_apply(
-                    rules,
-                    buf,
-                    byte,
-                    first_seq=checker.last_seq + 1,
-                    run_id=checker.run_id,
-                    kinds=run._chunk_kinds,
-                    max_depth=MAX_DEPTH - 1,
-                    max_lines=n - at,
-                    max_len=big,
-                    receipts_fd=run.receipts.folder_fd(),
-                    max_size=MAX_RECEIPT_BYTES,
+                    rules, buf, byte, **asked, receipts_fd=folder, max_size=MAX_RECEIPT_BYTES
                 )
                 if proof.lines:
-                    self._settle_natively(
-                        index + at, lines[at : at + proof.lines], proof, ids, pins
-                    )
+                    self.native.settle(index + at, lines[at : at + proof.lines], proof, ids, pins)
                     at += proof.lines
                     byte = proof.end
                 if proof.why == RULES:
-                    self._hand_over()
+                    self.native.hand_over()
                     python_next = True
                     continue
             else:
-                proof = core.prove(
-                    buf,
-                    byte,
-                    first_seq=checker.last_seq + 1,
-                    run_id=checker.run_id,
-                    kinds=run._chunk_kinds,
-                    max_depth=MAX_DEPTH - 1,
-                    max_lines=n - at,
-                    max_len=big,
-                    seconds=run.clock is not None,  # the app's clock: each ts in seconds
-                )
+                # (the app's clock: each ts in seconds)
+                proof = core.prove(buf, byte, **asked, seconds=run.clock is not None)
                 if proof.lines:
                     self._apply_proven(index + at, lines[at : at + proof.lines], proof, buf, core)
                     at += proof.lines
@@ -200,105 +190,6 @@ class RegularRuns(RulesStep):
                 self._apply_regular(index + sub, group, regular)
             if not self._ready():
                 return
-
-    def _apply_line_natively(self, item: Event, raw: bytes) -> bool:
-        """A line the line core does not prove but the checks judged valid
-        (a ``parent_seq``, say), applied by the native rules where they hold
-        the state and take it: the state is not handed over for one line."""
-        run = self.run
-        native = run._native
-        assert native is not None
-        folder = run.receipts.folder_fd()
-        if not native.apply_line(raw, item.seq, MAX_DEPTH - 1, folder, MAX_RECEIPT_BYTES):
-            return False
-        with run._lock:
-            run.valid = item.seq
-        self.native_events += 1
-        return True
-
-    def _hand_over(self) -> None:
-        """The native rules leave the next line to the Python rules: the
-        state is theirs again (and kept, where a checkpoint is due: where
-        they fail, the state is rebuilt from here, not from the start)."""
-        run = self.run
-        state = run._live_state()
-        if run.checkpoints.due(run.valid):
-            run.checkpoints.keep(run.valid, state)
-
-    def _native_rules(self, core: NativeCore, lines: int) -> NativeRules | None:
-        """The native rules holding the state, taken from the Python rules'
-        where they may run (the built-in ``agent_run`` rules in ``check``'s
-        pass: no patch log, clock, call index, observer or live receipts)
-        and taking them costs at most a few times the ``lines`` to come."""
-        run = self.run
-        if run._native is not None:
-            return run._native
-        ctx = run.ctx
-        fits = (
-            type(run.rules_call.reducer) is AgentRunRules
-            and not run.guarded
-            and run.history is None
-            and run.clock is None
-            and run.calls is None
-            and run.observer is None
-            and run.receipts.enabled
-            and not ctx.following
-            and not ctx.fresh_receipts
-            and not ctx.settle_later
-            and ctx.receipt_log is None
-        )
-        if not fits:
-            return None
-        state = run._live_state()
-        calls = state.get("calls")
-        if not isinstance(calls, dict) or len(calls) > 4 * lines:
-            return None
-        # taking the state costs its size: after the native rules left it,
-        # only once the Python rules applied a quarter as many lines again
-        # (each hand-over and take paid for by the lines between)
-        left = run._native_left_at
-        if left is not None and 4 * (run._consumed - left) < len(calls):
-            return None
-        try:
-            data = orjson.dumps(state)
-        except TypeError:
-            return None
-        budget = ctx.budget
-        rules = NativeRules.take(
-            core.rules, data, budget.max_attempts, budget.max_tool_calls, budget.max_cost
-        )
-        if rules is not None:
-            run._native, run._state = rules, None
-        return rules
-
-    def _settle_natively(
-        self, index: int, lines: list[bytes], proof: Proof, ids: list[str], pins: list[int]
-    ) -> None:
-        """Lines ``index``.. were applied natively: their times going back
-        said, the call ids they name noted (``ids``, and ``pins``: the
-        place in ids and the index of the last line pinning its receipt),
-        and where the pass goes on."""
-        run = self.run
-        checker = run._checker
-        first_seq = checker.last_seq + 1
-        if proof.times:
-            backs = [b for b in proof.backs if b < len(lines)]
-            for at in went_back_in(lines, backs, checker.last_ts):
-                ts = orjson.loads(lines[at])["ts"]
-                self._went_back_at(ts, first_seq + at, index + at + 1)
-            checker.last_ts = ts_seconds(orjson.loads(lines[-1])["ts"])
-        calls_seen = run.calls_seen
-        calls_seen.update({cid: -1 for cid in ids if cid not in calls_seen})
-        pinned = map(ids.__getitem__, pins[::2])
-        calls_seen.update(zip(pinned, map(index.__add__, pins[1::2]), strict=True))
-        if run.run_id is None:
-            run.run_id = orjson.loads(lines[0])["run_id"]
-        run._crcs.extend(map(zlib.crc32, lines))
-        run._consumed = index + len(lines)
-        self.native_events += len(lines)
-        checker.last_seq = first_seq + len(lines) - 1
-        with run._lock:
-            run.valid = checker.last_seq
 
     def _read_receipts_ahead(
         self, buf: bytes, pins: list[int], core: NativeCore
@@ -356,7 +247,7 @@ class RegularRuns(RulesStep):
         apply_line = run.rules_call.apply_line
         checkpoints = run.checkpoints
         due = checkpoints.next_due
-        seconds = _seconds(regular) if clock is not None else None
+        seconds = regular.seconds_of() if clock is not None else None
         state = None
         if history is None:
             state = run._state if run._state is not None else run._live_state()
@@ -429,7 +320,7 @@ class RegularRuns(RulesStep):
         apply = run.rules_call.reducer.apply  # built-in rules: called as they are
         calls_seen = run.calls_seen
         clock = run.clock
-        seconds = _seconds(regular) if clock is not None else None
+        seconds = regular.seconds_of() if clock is not None else None
         saved_ts = run._checker.last_ts  # the last ts before the chunk
         if run.run_id is None:
             run.run_id = events[0].run_id
@@ -519,10 +410,7 @@ class RegularRuns(RulesStep):
         self._rules_raised(item, exc, saved_ts)
 
     def _went_back(self, item: Event) -> None:
-        self._went_back_at(item.ts, item.seq, item.line)
-
-    def _went_back_at(self, ts: str | None, seq: int, line: int) -> None:
-        self.run._warn("ts_backwards", f"ts {ts} is earlier than the event before", seq, line)
+        self.run._went_back(item.ts, item.seq, item.line)
 
     def _keep_checkpoint(
         self, seq: int, index: int, lines: list[bytes], done: int, state: State
@@ -584,8 +472,113 @@ class RegularRuns(RulesStep):
             return False
 
 
-def _seconds(regular: Regular) -> Sequence[float | None] | None:
-    """Each event's ``ts`` in seconds, for the app's clock (None: they carry none)."""
-    if regular.seconds is not None:
-        return regular.seconds  # the native core read them
-    return list(map(ts_seconds, regular.times)) if regular.times else None
+class NativeRuns(Part):
+    """The built-in ``agent_run`` rules' native twin in ``check``'s pass
+    (``native/src/rules/``): it takes the state where it may run them,
+    applies the lines the native core proves (and those the core leaves
+    that the Python checks judge valid), and hands the state back to the
+    Python rules at a line they must judge."""
+
+    def __init__(self, run: ReplayCore) -> None:
+        super().__init__(run)
+        #: Events it applied.
+        self.events = 0
+
+    def take(self, core: NativeCore, lines: int) -> NativeRules | None:
+        """The native rules holding the state, taken from the Python rules'
+        where they may run (the built-in ``agent_run`` rules in ``check``'s
+        pass: no patch log, clock, call index, observer or live receipts)
+        and taking them costs at most a few times the ``lines`` to come."""
+        run = self.run
+        if run._native is not None:
+            return run._native
+        ctx = run.ctx
+        fits = (
+            type(run.rules_call.reducer) is AgentRunRules
+            and not run.guarded
+            and run.history is None
+            and run.clock is None
+            and run.calls is None
+            and run.observer is None
+            and run.receipts.enabled
+            and not ctx.following
+            and not ctx.fresh_receipts
+            and not ctx.settle_later
+            and ctx.receipt_log is None
+        )
+        if not fits:
+            return None
+        state = run._live_state()
+        calls = state.get("calls")
+        if not isinstance(calls, dict) or len(calls) > 4 * lines:
+            return None
+        # taking the state costs its size: after the native rules left it,
+        # only once the Python rules applied a quarter as many lines again
+        # (each hand-over and take paid for by the lines between)
+        left = run._native_left_at
+        if left is not None and 4 * (run._consumed - left) < len(calls):
+            return None
+        try:
+            data = orjson.dumps(state)
+        except TypeError:
+            return None
+        budget = ctx.budget
+        rules = NativeRules.take(
+            core.rules, data, budget.max_attempts, budget.max_tool_calls, budget.max_cost
+        )
+        if rules is not None:
+            run._native, run._state = rules, None
+        return rules
+
+    def settle(
+        self, index: int, lines: list[bytes], proof: Proof, ids: list[str], pins: list[int]
+    ) -> None:
+        """Lines ``index``.. were applied natively: their times going back
+        said, the call ids they name noted (``ids``, and ``pins``: the
+        place in ids and the index of the last line pinning its receipt),
+        and where the pass goes on."""
+        run = self.run
+        checker = run._checker
+        first_seq = checker.last_seq + 1
+        if proof.times:
+            backs = [b for b in proof.backs if b < len(lines)]
+            for at in went_back_in(lines, backs, checker.last_ts):
+                ts = orjson.loads(lines[at])["ts"]
+                run._went_back(ts, first_seq + at, index + at + 1)
+            checker.last_ts = ts_seconds(orjson.loads(lines[-1])["ts"])
+        calls_seen = run.calls_seen
+        calls_seen.update({cid: -1 for cid in ids if cid not in calls_seen})
+        pinned = map(ids.__getitem__, pins[::2])
+        calls_seen.update(zip(pinned, map(index.__add__, pins[1::2]), strict=True))
+        if run.run_id is None:
+            run.run_id = orjson.loads(lines[0])["run_id"]
+        run._crcs.extend(map(zlib.crc32, lines))
+        run._consumed = index + len(lines)
+        self.events += len(lines)
+        checker.last_seq = first_seq + len(lines) - 1
+        with run._lock:
+            run.valid = checker.last_seq
+
+    def apply_line(self, item: Event, raw: bytes) -> bool:
+        """A line the line core does not prove but the checks judged valid
+        (a ``parent_seq``, say), applied by the native rules where they hold
+        the state and take it: the state is not handed over for one line."""
+        run = self.run
+        native = run._native
+        assert native is not None
+        folder = run.receipts.folder_fd()
+        if not native.apply_line(raw, item.seq, MAX_DEPTH - 1, folder, MAX_RECEIPT_BYTES):
+            return False
+        with run._lock:
+            run.valid = item.seq
+        self.events += 1
+        return True
+
+    def hand_over(self) -> None:
+        """The native rules leave the next line to the Python rules: the
+        state is theirs again (and kept, where a checkpoint is due: where
+        they fail, the state is rebuilt from here, not from the start)."""
+        run = self.run
+        state = run._live_state()
+        if run.checkpoints.due(run.valid):
+            run.checkpoints.keep(run.valid, state)

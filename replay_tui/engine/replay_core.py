@@ -396,6 +396,9 @@ class ReplayCore:
         if self.history is not None:
             self.history.close()
 
+    def _went_back(self, ts: str | None, seq: int, line: int) -> None:
+        self._warn("ts_backwards", f"ts {ts} is earlier than the event before", seq, line)
+
     def _fail(self, error: ReplayError) -> None:
         """Record the error the forward pass stops at."""
         self.error = error

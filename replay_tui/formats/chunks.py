@@ -96,6 +96,12 @@ class Regular:
         #: Each event's ``ts`` in seconds where the line core read them (else None).
         self.seconds = seconds
 
+    def seconds_of(self) -> Sequence[float | None] | None:
+        """Each event's ``ts`` in seconds, for the app's clock (None: they carry none)."""
+        if self.seconds is not None:
+            return self.seconds  # the native core read them
+        return list(map(ts_seconds, self.times)) if self.times else None
+
 
 def regular_events(
     lines: list[bytes],

@@ -279,7 +279,7 @@ def test_a_clean_run_is_proved_natively_to_the_python_state(tmp_path: Path) -> N
     native, python = _replay(run, NATIVE), _replay(run, None)
     assert native.rules_core == "native" and python.rules_core == "python"
     assert build_report(native)["rules_core"] == "native"
-    assert native.forward.native_events > 300
+    assert native.forward.native.events > 300
     assert _answers(native) == _answers(python)
 
 
@@ -446,5 +446,5 @@ def test_lines_the_core_leaves_are_applied_natively_without_a_hand_over(
     native = _replay(run, NATIVE)
     assert native.error is None
     assert native._native_left_at is None  # never made whole in Python while proving
-    assert native.forward.native_events == len(lines) - 64
+    assert native.forward.native.events == len(lines) - 64
     assert _answers(native) == _answers(_replay(run, None))
