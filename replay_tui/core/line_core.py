@@ -29,7 +29,7 @@ from pathlib import Path
 from replay_tui.core.native_rules import NativeRules, RulesLibrary
 
 _ENV = "REPLAY_TUI_LINE_CORE"
-_INTERFACE = 5
+_INTERFACE = 6
 _FILE = {"darwin": "libreplay_tui_line_core.dylib", "win32": "replay_tui_line_core.dll"}.get(
     sys.platform, "libreplay_tui_line_core.so"
 )
@@ -328,7 +328,7 @@ def _find() -> tuple[NativeCore | None, str | None]:
         if path.is_file():
             try:
                 return NativeCore(path), None
-            except OSError as exc:  # another platform's build, or an old one
+            except (OSError, AttributeError) as exc:  # another platform's build, or an old one
                 problem = f"{path} does not load: {exc}"
     if wanted:
         return None, problem or f"{_ENV}={wanted}: no line core library there ({BUILD_HINT})"

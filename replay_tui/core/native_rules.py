@@ -53,7 +53,7 @@ class RulesLibrary:
             *prove_args,  # rtlc_prove's, but seconds
             ctypes.c_int,  # receipts_fd (-1: none read natively)
             ctypes.c_uint64,  # a receipt's most bytes
-            ctypes.c_void_p,  # ids (room for len bytes)
+            ctypes.c_void_p,  # ids (room for len - start bytes)
             ctypes.c_void_p,  # id_pins (i64 * 2 * max_lines)
             ctypes.c_void_p,  # noted (i64 * 2)
         ]

@@ -327,6 +327,11 @@ def test_a_library_built_from_other_sources_says_to_build_it_again(tmp_path: Pat
     assert "line core: python (" in said
     assert f"{old} is interface 3, not {line_core._INTERFACE}" in said
     assert f"build it again ({line_core.BUILD_HINT})" in said
+    # one that says this interface but lacks a function is named, not a crash
+    source.write_text(f"long long rtlc_version(void) {{ return {line_core._INTERFACE}; }}\n")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(old), str(source)], check=True)
+    said = _version(str(old)).stdout
+    assert "line core: python (" in said and f"{old} does not load" in said, said
 
 
 def test_version_says_which_path(tmp_path: Path) -> None:

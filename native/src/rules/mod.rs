@@ -396,7 +396,7 @@ fn lines(buf: &[u8], start: usize, count: usize) -> impl Iterator<Item = (usize,
 ///
 /// # Safety
 /// As `rtlc_prove`'s; `rules` must come from [`rtar_new`], `ids` be valid
-/// for `len` bytes, `id_pins` for `2 * max_lines` i64, `noted` for two.
+/// for `len - start` bytes, `id_pins` for `2 * max_lines` i64, `noted` for two.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn rtar_prove_apply(
