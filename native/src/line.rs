@@ -474,52 +474,55 @@ pub(crate) fn value_end(b: &[u8], at: usize, max_depth: usize) -> Option<usize> 
     reader.value(0).ok().map(|_| reader.i)
 }
 
-/// A receipt's bytes read as strictly as a line (one JSON object, from its
-/// first byte, spaces after it): the byte range of its top-level
-/// `call_id`'s value where it has one. None where it is not read so (its
-/// reader then judges it).
-pub(crate) fn receipt_call_id(b: &[u8], max_depth: usize) -> Option<Option<(usize, usize)>> {
-    if b.first() != Some(&b'{') || std::str::from_utf8(b).is_err() {
-        return None;
-    }
-    let mut reader = Line::new(b, max_depth, Vec::new());
-    reader.object(1, Role::Receipt).ok()?;
-    reader.ws();
-    (reader.i == b.len()).then_some(reader.facts.call_id)
-}
-
-/// The facts of a line the Python checks judged a valid event (a
-/// `parent_seq` taken as any member), as strictly read as a line; None
-/// where it is not read so.
-pub(crate) fn read_event(line: &[u8], max_depth: usize) -> Option<Facts> {
-    if line.first() != Some(&b'{') || std::str::from_utf8(line).is_err() {
-        return None;
-    }
-    let mut reader = Line::new(line, max_depth, Vec::new());
-    reader.parent_ok = true;
-    reader.object(1, Role::Top).ok()?;
-    reader.ws();
-    (reader.i == line.len()).then_some(reader.facts)
-}
-
-/// The envelope of one line, or why it is not regular.
-pub(crate) fn read_line<'a>(
-    line: &'a [u8],
+/// One JSON object read strictly from `b`'s first byte, spaces after it
+/// (`role`: what it is; `parent_ok`: a `parent_seq` read as any member).
+fn read_whole(
+    b: &[u8],
     max_depth: usize,
     keys: Vec<(usize, usize)>,
+    role: Role,
+    parent_ok: bool,
 ) -> (Step<Facts>, Vec<(usize, usize)>) {
-    if line.first() != Some(&b'{') || std::str::from_utf8(line).is_err() {
+    if b.first() != Some(&b'{') || std::str::from_utf8(b).is_err() {
         return (Err(Why::Json), keys);
     }
-    let mut reader = Line::new(line, max_depth, keys);
-    let mut read = reader.object(1, Role::Top);
+    let mut reader = Line::new(b, max_depth, keys);
+    reader.parent_ok = parent_ok;
+    let mut read = reader.object(1, role);
     if read.is_ok() {
         reader.ws();
-        if reader.i != line.len() {
+        if reader.i != b.len() {
             read = Err(Why::Json);
         }
     }
     let mut keys = reader.keys;
     keys.clear();
     (read.map(|_| reader.facts), keys)
+}
+
+/// A receipt's bytes read as strictly as a line (one JSON object, from its
+/// first byte, spaces after it): the byte range of its top-level
+/// `call_id`'s value where it has one. None where it is not read so (its
+/// reader then judges it).
+pub(crate) fn receipt_call_id(b: &[u8], max_depth: usize) -> Option<Option<(usize, usize)>> {
+    let (read, _) = read_whole(b, max_depth, Vec::new(), Role::Receipt, false);
+    read.ok().map(|facts| facts.call_id)
+}
+
+/// The facts of a line the Python checks judged a valid event (a
+/// `parent_seq` taken as any member), as strictly read as a line; None
+/// where it is not read so.
+pub(crate) fn read_event(line: &[u8], max_depth: usize) -> Option<Facts> {
+    read_whole(line, max_depth, Vec::new(), Role::Top, true)
+        .0
+        .ok()
+}
+
+/// The envelope of one line, or why it is not regular.
+pub(crate) fn read_line(
+    line: &[u8],
+    max_depth: usize,
+    keys: Vec<(usize, usize)>,
+) -> (Step<Facts>, Vec<(usize, usize)>) {
+    read_whole(line, max_depth, keys, Role::Top, false)
 }

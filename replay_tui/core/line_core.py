@@ -170,21 +170,10 @@ class NativeCore:
         """The regular lines of ``buf`` (lines each ending in ``\\n``) from
         byte ``start`` (``seconds``: with each one's ``ts`` in seconds): see
         ``native/src/lib.rs``."""
-        blob = self._kinds_blob(kinds)
-        run = run_id.encode() if run_id is not None else b""
         backs, pins, out, times = self._room(max_lines)
+        asked = self._asked(buf, start, first_seq, run_id, kinds, max_depth, max_lines, max_len)
         proven = self._prove(
-            buf,
-            len(buf),
-            start,
-            first_seq,
-            run,
-            len(run) if run_id is not None else -1,
-            blob,
-            len(blob),
-            max_depth,
-            max_lines,
-            max_len,
+            *asked,
             backs.buffer_info()[0],
             pins.buffer_info()[0],
             out.buffer_info()[0],
@@ -217,23 +206,11 @@ class NativeCore:
         (in the order first named) and, for those a line pins a receipt
         with, each one's place in that list and the index of the last such
         line (place, index, ...)."""
-        run = run_id.encode() if run_id is not None else b""
-        kinds_blob = self._kinds_blob(kinds)
         backs, pins, out, _ = self._room(max_lines)
         ids, id_pins, noted = self._noted_room(len(buf) - start, max_lines)
         proven = self.rules.prove_apply(
             rules.handle,
-            buf,
-            len(buf),
-            start,
-            first_seq,
-            run,
-            len(run) if run_id is not None else -1,
-            kinds_blob,
-            len(kinds_blob),
-            max_depth,
-            max_lines,
-            max_len,
+            *self._asked(buf, start, first_seq, run_id, kinds, max_depth, max_lines, max_len),
             backs.buffer_info()[0],
             pins.buffer_info()[0],
             out.buffer_info()[0],
@@ -264,11 +241,26 @@ class NativeCore:
             self._scratch.noted = room
         return room
 
-    def _kinds_blob(self, kinds: frozenset[str]) -> bytes:
+    def _asked(
+        self,
+        buf: bytes,
+        start: int,
+        first_seq: int,
+        run_id: str | None,
+        kinds: frozenset[str],
+        max_depth: int,
+        max_lines: int,
+        max_len: int,
+    ) -> tuple[object, ...]:
+        """The first arguments of ``rtlc_prove`` (and ``rtar_prove_apply``
+        after its rules): what lines to prove, before where to write."""
         blob = self._kinds.get(kinds)
         if blob is None:
             blob = self._kinds[kinds] = b"".join(k.encode() + b"\n" for k in sorted(kinds))
-        return blob
+        run = run_id.encode() if run_id is not None else b""
+        run_len = len(run) if run_id is not None else -1
+        lines = (blob, len(blob), max_depth, max_lines, max_len)
+        return (buf, len(buf), start, first_seq, run, run_len, *lines)
 
     def _room(self, lines: int) -> tuple[array[int], array[int], array[int], array[float]]:
         """This thread's arrays for what :meth:`prove` writes, room for

@@ -21,13 +21,14 @@ bad UTF-8 refused by hand.
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import sys
 from typing import Any
 
 import orjson
+
+from replay_tui.core.allocator import collector_paused
 
 #: Digits to 0x00, ``-`` to 0x02, every other byte to 0x01: a number that
 #: may be beyond 64 bits (20 digits, or ``-`` and 19) is then a run of zero
@@ -286,17 +287,10 @@ def loads(raw: bytes) -> Any:
 
 
 def loads_written_big(data: bytes) -> Any:
-    """:func:`loads_written` with the cyclic collector paused: JSON values
-    hold no cycles, and the collections that a big value's objects set off
-    as they are made only scan them again (a million-event state, 40 MB:
-    0.98 s read so, 0.27 s paused)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    """:func:`loads_written` with the cyclic collector paused (see
+    :func:`~replay_tui.core.allocator.collector_paused`)."""
+    with collector_paused():
         return loads_written(data)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def loads_written(data: bytes | memoryview) -> Any:

@@ -12,12 +12,12 @@ extra calls per event).
 
 from __future__ import annotations
 
-import gc
 import zlib
 from collections.abc import Callable
 from contextlib import suppress
 from typing import Self
 
+from replay_tui.core.allocator import collector_paused
 from replay_tui.core.errors import ReplayError
 from replay_tui.engine.follow import Following
 from replay_tui.engine.regular_runs import RegularRuns
@@ -137,16 +137,11 @@ class ForwardPass(RegularRuns):
         run = self.run
         if not lines:
             return
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             if run._parse is parse_line and index > 0 and not run.skip:
                 self._consume_regular(index, lines)
                 return
             self._consume_each(index, lines)
-        finally:
-            if collecting:
-                gc.enable()
 
     def _consume_each(self, index: int, lines: list[bytes]) -> None:
         """Lines ``index``.., each judged alone, until the pass stops or waits."""

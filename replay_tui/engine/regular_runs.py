@@ -542,8 +542,7 @@ class NativeRuns(Part):
         first_seq = checker.last_seq + 1
         if proof.times:
             backs = [b for b in proof.backs if b < len(lines)]
-            for at in went_back_in(lines, backs, checker.last_ts):
-                ts = orjson.loads(lines[at])["ts"]
+            for at, ts in went_back_in(lines, backs, checker.last_ts):
                 run._went_back(ts, first_seq + at, index + at + 1)
             checker.last_ts = ts_seconds(orjson.loads(lines[-1])["ts"])
         calls_seen = run.calls_seen
@@ -551,7 +550,7 @@ class NativeRuns(Part):
         pinned = map(ids.__getitem__, pins[::2])
         calls_seen.update(zip(pinned, map(index.__add__, pins[1::2]), strict=True))
         if run.run_id is None:
-            run.run_id = orjson.loads(lines[0])["run_id"]
+            run.run_id = checker.run_id
         run._crcs.extend(map(zlib.crc32, lines))
         run._consumed = index + len(lines)
         self.events += len(lines)

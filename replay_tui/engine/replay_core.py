@@ -55,7 +55,7 @@ from replay_tui.reducers.calling.guard import RulesWatch
 from replay_tui.state import canonical
 from replay_tui.state.drafts import Journal
 from replay_tui.state.history import History
-from replay_tui.state.native_state import NativeView, native_digest
+from replay_tui.state.native_state import NativeView
 from replay_tui.state.persistent import freeze, thaw
 
 _MAX_WARNINGS = 1000
@@ -462,11 +462,10 @@ class ReplayCore:
             return NativeView(self._native)
         return self._live_state()
 
-    def _final_digest(self, state: StateView) -> str:
+    @staticmethod
+    def _final_digest(state: StateView) -> str:
         """:func:`canonical.digest` of ``state``, from :meth:`_final_view`."""
-        if isinstance(state, NativeView) and self._native is not None:
-            return native_digest(self._native)
-        return canonical.digest(state)
+        return state.digest() if isinstance(state, NativeView) else canonical.digest(state)
 
     def _rebuild(self, n: int, ctx: Context) -> State:
         """The state after ``n`` events: nearest checkpoint, then the events

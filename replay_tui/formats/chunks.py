@@ -231,9 +231,11 @@ def _went_back(ts: Callable[[int], Any], last_ts: float | None, earlier: list[in
     return backs
 
 
-def went_back_in(lines: list[bytes], earlier: list[int], last_ts: float | None) -> list[int]:
+def went_back_in(
+    lines: list[bytes], earlier: list[int], last_ts: float | None
+) -> list[tuple[int, str]]:
     """:func:`_went_back` for lines proven regular with a ``ts`` each,
-    reading only the lines it compares."""
+    reading only the lines it compares: each event's index and ``ts``."""
     times: dict[int, Any] = {}
 
     def ts(at: int) -> Any:
@@ -241,7 +243,7 @@ def went_back_in(lines: list[bytes], earlier: list[int], last_ts: float | None) 
             times[at] = orjson.loads(lines[at])["ts"]
         return times[at]
 
-    return _went_back(ts, last_ts, earlier)
+    return [(at, times[at]) for at in _went_back(ts, last_ts, earlier)]
 
 
 def proven_events(

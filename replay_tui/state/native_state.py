@@ -2,56 +2,23 @@
 
 A million-event ``agent_run`` state is 40 MB of JSON and some 190 MB of
 Python objects: ``check`` needs only its digest, its summary and what it
-leaves open. :func:`native_digest` hashes its canonical JSON a group of
-calls at a time; :class:`NativeView` is the rules' ``StateView`` of it,
-whose calls are read from the native state only when asked for.
+leaves open. :class:`NativeView` is the rules' ``StateView`` of it, whose
+calls are read from the native state only when asked for, and which hashes
+its canonical JSON a group of calls at a time.
 """
 
 from __future__ import annotations
 
-import gc
 import hashlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import orjson
 
+from replay_tui.core.allocator import collector_paused
 from replay_tui.core.native_rules import CALLS, HEAD, SORTED_CALLS, NativeRules
 from replay_tui.core.strict_json import loads_written, loads_written_big
 from replay_tui.state import canonical
-
-
-def native_digest(rules: NativeRules, group: int = canonical.GROUP_ITEMS) -> str:
-    """:func:`canonical.digest` of the state ``rules`` hold: the same bytes
-    hashed (keys sorted at every level), the calls ``group`` at a time."""
-    head = loads_written(rules.state(HEAD))
-    h = hashlib.sha256()
-    put = h.update
-    sep = b"{"
-    for key in sorted(head):
-        put(sep)
-        sep = b","
-        put(orjson.dumps(key))
-        put(b":")
-        if key != "calls":
-            put(canonical.dumps(head[key]))
-            continue
-        put(b"{")
-        first = True
-        collecting = gc.isenabled()
-        gc.disable()  # (JSON holds no cycles: see loads_written_big)
-        try:
-            for line in rules.state(SORTED_CALLS, group).split(b"\n"):
-                part = canonical.dumps(loads_written(line))[1:-1]  # ({} where there is none)
-                if part:
-                    put(part if first else b"," + part)
-                    first = False
-        finally:
-            if collecting:
-                gc.enable()
-        put(b"}")
-    put(b"}")
-    return h.hexdigest()
 
 
 class NativeView(Mapping[str, Any]):
@@ -70,6 +37,33 @@ class NativeView(Mapping[str, Any]):
                 self._calls = loads_written_big(self._rules.state(CALLS))
             return self._calls
         return self._head[key]
+
+    def digest(self, group: int = canonical.GROUP_ITEMS) -> str:
+        """:func:`canonical.digest` of the state: the same bytes hashed
+        (keys sorted at every level), the calls ``group`` at a time."""
+        head = self._head
+        h = hashlib.sha256()
+        put = h.update
+        sep = b"{"
+        for key in sorted(head):
+            put(sep)
+            sep = b","
+            put(orjson.dumps(key))
+            put(b":")
+            if key != "calls":
+                put(canonical.dumps(head[key]))
+                continue
+            put(b"{")
+            first = True
+            with collector_paused():
+                for line in self._rules.state(SORTED_CALLS, group).split(b"\n"):
+                    part = canonical.dumps(loads_written(line))[1:-1]  # ({} where there is none)
+                    if part:
+                        put(part if first else b"," + part)
+                        first = False
+            put(b"}")
+        put(b"}")
+        return h.hexdigest()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._head)

@@ -137,16 +137,26 @@ pub(super) const PHASES: [(&[u8], Phase); 5] = [
     (b"failed", Phase::Failed),
 ];
 
+/// The word for `value` in `table` (every value has one).
+fn name_in<T: Copy + PartialEq>(table: &[(&'static [u8], T)], value: T) -> &'static [u8] {
+    table
+        .iter()
+        .find(|(_, v)| *v == value)
+        .map(|(n, _)| *n)
+        .unwrap_or(b"")
+}
+
+/// The value `name` is the word for in `table`.
+fn value_in<T: Copy>(table: &[(&[u8], T)], name: &[u8]) -> Option<T> {
+    table.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+}
+
 impl Phase {
     pub(super) fn name(self) -> &'static [u8] {
-        PHASES
-            .iter()
-            .find(|(_, p)| *p == self)
-            .map(|(n, _)| *n)
-            .unwrap_or(b"")
+        name_in(&PHASES, self)
     }
     pub(super) fn of(name: &[u8]) -> Option<Phase> {
-        PHASES.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
+        value_in(&PHASES, name)
     }
 }
 
@@ -169,13 +179,9 @@ pub(super) const STATUSES: [(&[u8], Status); 5] = [
 
 impl Status {
     pub(super) fn name(self) -> &'static [u8] {
-        STATUSES
-            .iter()
-            .find(|(_, s)| *s == self)
-            .map(|(n, _)| *n)
-            .unwrap_or(b"")
+        name_in(&STATUSES, self)
     }
     pub(super) fn of(name: &[u8]) -> Option<Status> {
-        STATUSES.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+        value_in(&STATUSES, name)
     }
 }
