@@ -26,10 +26,10 @@ from functools import partial
 from replay_tui.core import strict_json
 from replay_tui.core.errors import CannotRun, ReplayError, RuleViolation, Warning_
 from replay_tui.core.native_rules import NativeRules
-from replay_tui.engine.calls import CallIndex
-from replay_tui.engine.causes import CauseIndex
 from replay_tui.engine.checkpoints import JsonCheckpoints
-from replay_tui.engine.clock import EventClock
+from replay_tui.engine.indexes.calls import CallIndex
+from replay_tui.engine.indexes.causes import CauseIndex
+from replay_tui.engine.indexes.clock import EventClock
 from replay_tui.formats import temporal
 from replay_tui.formats.budget import Budget, load_budget
 from replay_tui.formats.envelope import Event, LineError, SequenceChecker, event_of

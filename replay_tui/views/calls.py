@@ -26,7 +26,7 @@ from array import array
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from replay_tui.engine.calls import NO_CALL, CallIndex
+from replay_tui.engine.indexes.calls import NO_CALL, CallIndex
 from replay_tui.reducers.base import CallFacts
 from replay_tui.views.rows import Row
 

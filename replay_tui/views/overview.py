@@ -16,7 +16,7 @@ import bisect
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from replay_tui.engine.clock import EventClock
+from replay_tui.engine.indexes.clock import EventClock
 
 #: Marks, most pressing first: a slice shows the first it holds.
 MARKS = ("error", "differs", "warning", "bookmark", "watch")

@@ -19,9 +19,9 @@ from typing import Any
 from replay_tui.core.errors import Warning_
 from replay_tui.core.links import link_to
 from replay_tui.core.safe_text import escape_controls
-from replay_tui.engine.calls import NO_CALL, CallIndex
-from replay_tui.engine.causes import CauseIndex
-from replay_tui.engine.clock import EventClock
+from replay_tui.engine.indexes.calls import NO_CALL, CallIndex
+from replay_tui.engine.indexes.causes import CauseIndex
+from replay_tui.engine.indexes.clock import EventClock
 from replay_tui.engine.replay import LedgerChanged, Replay
 from replay_tui.formats.chain import ChainIndex
 from replay_tui.formats.envelope import Event, LineError

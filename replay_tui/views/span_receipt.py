@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from replay_tui.core.words import plural
-from replay_tui.engine.calls import NO_CALL, CallIndex
+from replay_tui.engine.indexes.calls import NO_CALL, CallIndex
 from replay_tui.engine.replay import LedgerChanged, Replay
 from replay_tui.formats.envelope import Event
 from replay_tui.reducers.otel_genai import span_seconds, status_word

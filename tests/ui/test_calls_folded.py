@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from textual.pilot import Pilot
 
-from replay_tui.engine.calls import CallIndex
+from replay_tui.engine.indexes.calls import CallIndex
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import locate_run
 from replay_tui.reducers import load_reducer

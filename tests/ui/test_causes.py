@@ -9,7 +9,7 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replay_tui.engine.causes import CauseIndex
+from replay_tui.engine.indexes.causes import CauseIndex
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import locate_run
 from replay_tui.reducers import load_reducer

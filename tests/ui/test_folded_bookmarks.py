@@ -3,7 +3,7 @@ into it, as a closed span's row does for its subtree's."""
 
 from __future__ import annotations
 
-from replay_tui.engine.calls import CallIndex
+from replay_tui.engine.indexes.calls import CallIndex
 from replay_tui.ui.launch import make_app
 from replay_tui.views.calls import Folding
 from tests.conftest import DEMO

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.pilot import Pilot
 
-from replay_tui.engine.clock import EventClock
+from replay_tui.engine.indexes.clock import EventClock
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.widgets.overview import OverviewStrip
 from replay_tui.views.overview import SortedMarks, jump_line, slice_of, slices

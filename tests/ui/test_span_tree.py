@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from textual.pilot import Pilot
 
-from replay_tui.engine.calls import NO_CALL, CallIndex
+from replay_tui.engine.indexes.calls import NO_CALL, CallIndex
 from replay_tui.engine.open import open_replay
 from replay_tui.formats.run import OTEL, locate_run
 from replay_tui.ui.app import ReplayApp

@@ -9,7 +9,7 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replay_tui.engine.clock import EventClock
+from replay_tui.engine.indexes.clock import EventClock
 from replay_tui.ui.launch import make_app
 from replay_tui.ui.widgets.overview import OverviewStrip
 from replay_tui.views.overview import slice_of, slices

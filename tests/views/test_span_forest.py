@@ -15,7 +15,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replay_tui.engine.calls import NO_CALL, CallIndex
+from replay_tui.engine.indexes.calls import NO_CALL, CallIndex
 from replay_tui.engine.open import open_replay
 from replay_tui.engine.replay import Replay
 from replay_tui.formats.run import OTEL, locate_run

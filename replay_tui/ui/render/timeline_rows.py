@@ -12,8 +12,8 @@ from typing import Protocol
 from rich.style import Style
 from rich.text import Text
 
-from replay_tui.engine.calls import CallIndex
-from replay_tui.engine.clock import EventClock
+from replay_tui.engine.indexes.calls import CallIndex
+from replay_tui.engine.indexes.clock import EventClock
 from replay_tui.ui.render.call_rows import call_row_text
 from replay_tui.ui.render.span_rows import kind_columns, span_bar, span_label_for, track_width
 from replay_tui.views.calls import CallRow, Folding
