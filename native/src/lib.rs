@@ -384,5 +384,5 @@ impl<'a> Asked<'a> {
 /// The library's interface version: the Python side refuses another.
 #[no_mangle]
 pub extern "C" fn rtlc_version() -> i64 {
-    6
+    7
 }

@@ -29,16 +29,17 @@ from pathlib import Path
 from replay_tui.core.native_rules import NativeRules, RulesLibrary
 
 _ENV = "REPLAY_TUI_LINE_CORE"
-_INTERFACE = 6
+_INTERFACE = 7
 _FILE = {"darwin": "libreplay_tui_line_core.dylib", "win32": "replay_tui_line_core.dll"}.get(
     sys.platform, "libreplay_tui_line_core.so"
 )
 _PACKAGE = Path(__file__).resolve().parent.parent
 #: How to build it, said where the Python path is taken.
 BUILD_HINT = "cargo build --release --manifest-path native/Cargo.toml"
-#: Why the lines after a proof are not proven (``Proof.why``): the native
-#: rules leave the next line to the Python rules (see :meth:`NativeCore.prove_apply`).
-RULES = 14
+#: Why the lines after a proof are not proven (``Proof.why``): as many
+#: were proven as asked for; the native rules leave the next line to the
+#: Python rules (see :meth:`NativeCore.prove_apply`).
+LIMIT, RULES = 13, 14
 
 
 class Proof:
@@ -149,7 +150,7 @@ class NativeCore:
         self._free.restype = None
         self._free.argtypes = [ctypes.c_void_p]
         #: The built-in ``agent_run`` rules, native (:mod:`replay_tui.core.native_rules`).
-        self.rules = RulesLibrary(lib, list(prove.argtypes[:-1]))
+        self.rules = RulesLibrary(lib, list(prove.argtypes))
         self.path = path
         self._kinds: dict[frozenset[str], bytes] = {}
         self._scratch = threading.local()
@@ -197,46 +198,68 @@ class NativeCore:
         max_len: int,
         receipts_fd: int,
         max_size: int,
-    ) -> tuple[Proof, list[str], list[int]]:
+        seconds: bool = False,
+        calls: bool = False,
+        keep_at: int = 0,
+        keep_every: int = 0,
+    ) -> tuple[Proof, list[str], list[int], array[int] | None]:
         """:meth:`prove`, each line applied by the native ``rules`` as it is
         proven: a line they leave to the Python rules ends the lines proven
         (:data:`RULES`). Receipts are read from the folder open as
         ``receipts_fd`` (-1: none, each ``tool_finished`` is theirs), at most
-        ``max_size`` bytes. Returns the proof, the call ids the lines name
-        (in the order first named) and, for those a line pins a receipt
-        with, each one's place in that list and the index of the last such
-        line (place, index, ...)."""
-        backs, pins, out, _ = self._room(max_lines)
-        ids, id_pins, noted = self._noted_room(len(buf) - start, max_lines)
+        ``max_size`` bytes. Returns the proof (with each line's ``ts`` in
+        seconds where ``seconds``), the call ids the lines name (in the
+        order first named) and, for those a line pins a receipt with, each
+        one's place in that list and the index of the last such line
+        (place, index, ...); and where ``calls``, each line's call as the
+        rules' ``call_of`` says: -1 none, n its call id's place in that
+        list, or -2 - n where the line ends call n in failure. Where
+        ``keep_every`` is over 0, the rules note what changed up to seq
+        ``keep_at`` and each ``keep_every`` lines after it
+        (:meth:`.NativeRules.kept`)."""
+        backs, pins, out, times = self._room(max_lines)
+        ids, id_pins, noted, line_calls = self._noted_room(len(buf) - start, max_lines)
         proven = self.rules.prove_apply(
             rules.handle,
             *self._asked(buf, start, first_seq, run_id, kinds, max_depth, max_lines, max_len),
             backs.buffer_info()[0],
             pins.buffer_info()[0],
             out.buffer_info()[0],
+            times.buffer_info()[0] if seconds else None,
             receipts_fd,
             max_size,
             ids.buffer_info()[0],
             id_pins.buffer_info()[0],
             noted.buffer_info()[0],
+            line_calls.buffer_info()[0] if calls else None,
+            keep_at,
+            keep_every,
         )
-        proof = Proof.of(int(proven), out, backs, pins)
+        proven = int(proven)
+        proof = Proof.of(
+            proven, out, backs, pins, times if seconds and out[2] == 1 and proven else None
+        )
         names = ids[: noted[0]].tobytes().decode().split("\n")[:-1]
-        return proof, names, id_pins[: 2 * noted[1]].tolist()
+        said = line_calls[:proven] if calls else None
+        return proof, names, id_pins[: 2 * noted[1]].tolist(), said
 
-    def _noted_room(self, size: int, lines: int) -> tuple[array[int], array[int], array[int]]:
+    def _noted_room(
+        self, size: int, lines: int
+    ) -> tuple[array[int], array[int], array[int], array[int]]:
         """This thread's arrays for the call ids :meth:`prove_apply` notes
         (``size`` bytes, ``lines`` lines): kept and grown, since the lines
         the core does not prove ask again after each (one the size of the
         chunk each time was quadratic in them)."""
-        room: tuple[array[int], array[int], array[int]] | None = getattr(
+        room: tuple[array[int], array[int], array[int], array[int]] | None = getattr(
             self._scratch, "noted", None
         )
-        if room is None or len(room[0]) < size or len(room[1]) < 2 * lines:
+        if room is None or len(room[0]) < size or len(room[3]) < lines:
+            most = max(lines, 1, len(room[3]) if room else 0)
             room = (
                 array("B", bytes(max(size, 1, len(room[0]) if room else 0))),
-                array("q", bytes(16 * max(lines, 1, len(room[1]) // 2 if room else 0))),
+                array("q", bytes(16 * most)),
                 array("q", bytes(16)),
+                array("i", bytes(4 * most)),
             )
             self._scratch.noted = room
         return room

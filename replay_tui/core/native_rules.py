@@ -36,6 +36,7 @@ class RulesLibrary:
             ctypes.c_int32,  # max_cost: 0 none, 1 an int, 2 a float
             ctypes.c_int64,
             ctypes.c_double,
+            ctypes.c_int32,  # track: what changes is noted (changes())
         ]
         self.new = new
         free = lib.rtar_free
@@ -50,14 +51,23 @@ class RulesLibrary:
         prove_apply.restype = ctypes.c_int64
         prove_apply.argtypes = [
             ctypes.c_void_p,  # rules
-            *prove_args,  # rtlc_prove's, but seconds
+            *prove_args,  # rtlc_prove's
             ctypes.c_int,  # receipts_fd (-1: none read natively)
             ctypes.c_uint64,  # a receipt's most bytes
             ctypes.c_void_p,  # ids (room for len - start bytes)
             ctypes.c_void_p,  # id_pins (i64 * 2 * max_lines)
             ctypes.c_void_p,  # noted (i64 * 2)
+            ctypes.c_void_p,  # line_calls (i32 * max_lines, or null: not asked for)
+            ctypes.c_int64,  # keep_at: the seq after which a state is kept
+            ctypes.c_int64,  # keep_every: and every so many after (0: none)
         ]
         self.prove_apply = prove_apply
+        for name in ("rtar_changes", "rtar_kept"):
+            fn = getattr(lib, name)
+            fn.restype = ctypes.c_void_p
+            fn.argtypes = [ctypes.c_void_p]
+        self.changes = lib.rtar_changes
+        self.kept = lib.rtar_kept
         apply_line = lib.rtar_apply_line
         apply_line.restype = ctypes.c_int32
         apply_line.argtypes = [
@@ -89,9 +99,12 @@ def _limit(value: Any, floats: bool) -> tuple[int, int, float] | None:
 class NativeRules:
     """An ``agent_run`` state held natively, and the rules that move it."""
 
-    def __init__(self, library: RulesLibrary, handle: int) -> None:
+    def __init__(self, library: RulesLibrary, handle: int, track: bool = False) -> None:
         self._lib = library
         self._handle: int | None = handle
+        #: What changes is noted; the calls that finished or were denied
+        #: are then let go once their changes are taken (no whole state).
+        self.tracks = track
 
     @classmethod
     def take(
@@ -101,17 +114,22 @@ class NativeRules:
         max_attempts: Any,
         max_tool_calls: Any,
         max_cost: Any,
+        *,
+        track: bool = False,
     ) -> NativeRules | None:
         """The rules from ``state`` (``orjson.dumps`` of the Python rules'
         state) and the budget's limits; None where the state is not of the
-        shape the ``agent_run`` rules make, or a limit is past 64 bits."""
+        shape the ``agent_run`` rules make, or a limit is past 64 bits.
+        With ``track``, what changes is noted for :meth:`changes` (and
+        :meth:`kept`), and a call that ended is let go once its changes
+        are taken: the taker holds the whole state."""
         limits = (_limit(max_attempts, False), _limit(max_tool_calls, False))
         cost = _limit(max_cost, True)
         if limits[0] is None or limits[1] is None or cost is None:
             return None
         (ak, a, _), (tk, t, _) = limits[0], limits[1]
-        handle = library.new(state, len(state), ak, a, tk, t, *cost)
-        return cls(library, handle) if handle else None
+        handle = library.new(state, len(state), ak, a, tk, t, *cost, track)
+        return cls(library, handle, track) if handle else None
 
     @property
     def handle(self) -> int:
@@ -135,10 +153,33 @@ class NativeRules:
         """The state as JSON, in the Python rules' key order: all of it
         (:data:`WHOLE`), all but its calls (:data:`HEAD`: ``"calls": {}``),
         the calls alone (:data:`CALLS`), or the calls in the order of their
-        ids, ``group`` to a line (:data:`SORTED_CALLS`)."""
+        ids, ``group`` to a line (:data:`SORTED_CALLS`). Not where it tracks changes."""
+        assert not self.tracks, "the calls that ended are let go: the taker holds the state"
+        return self._taken(lambda handle: self._lib.state(handle, part, group))
+
+    def changes(self) -> tuple[bytes, bytes]:
+        """What changed since this was last asked (or the state was taken,
+        or kept: :meth:`kept`), then forgotten: the state's members but its
+        calls, as JSON (the ``task`` and ``model`` only where a run started
+        since, the ``checks`` only those added since), and the calls
+        changed since, one JSON object in the order of the state's calls,
+        each call there before only with what its steps change (``status``,
+        ``ok``, ``cost``, ``receipt``, ``reason``). Where the rules track it."""
+        head, _, calls = self._taken(self._lib.changes).partition(b"\n")
+        return head, calls
+
+    def kept(self) -> list[tuple[int, bytes, bytes]]:
+        """The states to keep that the lines applied since this was last
+        asked reached (see :meth:`.line_core.NativeCore.prove_apply`), in
+        order: each one's seq and what changed up to it, as :meth:`changes`
+        gives it."""
+        parts = self._taken(self._lib.kept).split(b"\n")
+        return [(int(parts[i]), parts[i + 1], parts[i + 2]) for i in range(0, len(parts) - 1, 3)]
+
+    def _taken(self, fn: Any) -> bytes:
         assert self._handle is not None
         lib = self._lib
-        got = lib.state(self._handle, part, group)
+        got = fn(self._handle)
         try:
             return ctypes.string_at(lib.files_data(got), lib.files_len(got))
         finally:

@@ -64,12 +64,15 @@ class ForwardPass(RegularRuns):
         try:
             try:
                 count = self._advance(progress, cancelled, every, limit)
+                self.native.flush()
             finally:
                 if settle:
                     self._settle_rules()
                     run.ctx.settle_later = False
-            journal = run._journal
             history = run.history
+            if history is not None:  # (the app's draft is its state from here)
+                self.native.hand_over()
+            journal = run._journal
             if journal is not None and history is not None and run.error is None:
                 # the last state is the one shown first: frozen now, not
                 # rebuilt from up to a few thousand patches on each ask
@@ -156,6 +159,7 @@ class ForwardPass(RegularRuns):
 
     def _consume_line(self, index: int, raw: bytes) -> None:
         run = self.run
+        self.native.flush()  # (the lines before it, all noted first)
         if index == 0 and raw.startswith(GZIP_MAGIC) and not run.ledger.compressed:
             run._consumed = 1
             run._fail(
@@ -328,10 +332,12 @@ class ForwardPass(RegularRuns):
         saved_ts = run._checker.last_ts
         run.ctx.warnings.clear()  # anything a rebuild with this ctx said
         try:
+            if run._native is not None and raw is not None and self.native.apply_line(item, raw):
+                if self.native.keep_due():
+                    self._keep_journal(item.seq)
+                return
             if run.history is not None:
                 self._next_in_history(item)
-                return
-            if run._native is not None and raw is not None and self.native.apply_line(item, raw):
                 return
             state = run._state if run._state is not None else run._live_state()
             new = run.apply_rules(state, item, run.ctx)

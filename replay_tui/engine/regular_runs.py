@@ -20,11 +20,8 @@ from bisect import bisect_left
 from math import inf
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
-from replay_tui.core.line_core import NATIVE, RULES, NativeCore, Proof
-from replay_tui.core.native_rules import NativeRules
-from replay_tui.engine.replay_core import Part, ReplayCore
+from replay_tui.core.line_core import LIMIT, NATIVE, RULES, NativeCore, Proof
+from replay_tui.engine.native_runs import Applied
 from replay_tui.engine.rules_step import (
     AlreadyFailed,
     NotAState,
@@ -32,14 +29,16 @@ from replay_tui.engine.rules_step import (
     StateNotJSON,
     not_a_state,
 )
-from replay_tui.formats.chunks import Regular, proven_events, regular_events, went_back_in
-from replay_tui.formats.envelope import MAX_DEPTH, Event, parse_line, ts_seconds
+from replay_tui.formats.chunks import Regular, proven_events, regular_events
+from replay_tui.formats.envelope import MAX_DEPTH, Event, parse_line
 from replay_tui.formats.ledger import BIG_LINE
-from replay_tui.formats.receipts import MAX_RECEIPT_BYTES
-from replay_tui.reducers.agent_run import AgentRunRules
 from replay_tui.reducers.base import State
 from replay_tui.state.drafts import DictDraft, Journal
 from replay_tui.state.persistent import freeze
+
+#: Lines the native rules prove at once: the next part is proved (on a
+#: thread of its own) while what this one leaves to note is noted.
+NATIVE_PART = 2048
 
 #: Regular lines are made events and applied this many at a time: they are
 #: still in the processor's cache when applied (a whole chunk's, made first,
@@ -57,11 +56,6 @@ class RegularRuns(RulesStep):
         def _consume_each(self, index: int, lines: list[bytes]) -> None: ...  # from ForwardPass
 
         def _ready(self) -> bool: ...  # from ForwardPass
-
-    def __init__(self, run: ReplayCore) -> None:
-        super().__init__(run)
-        #: The built-in rules' native twin, where it runs them.
-        self.native = NativeRuns(run)
 
     @property
     def rules_core(self) -> str:
@@ -125,23 +119,24 @@ class RegularRuns(RulesStep):
                 "run_id": checker.run_id,
                 "kinds": run._chunk_kinds,
                 "max_depth": MAX_DEPTH - 1,
-                "max_lines": n - at,
+                "max_lines": n - at if rules is None else min(n - at, NATIVE_PART),
                 "max_len": big,
             }
             if rules is not None:
-                folder = run.receipts.folder_fd()
-                proof, ids, pins = core.prove_apply(
-                    rules, buf, byte, **asked, receipts_fd=folder, max_size=MAX_RECEIPT_BYTES
-                )
+                proof, ids, pins, said = self.native.prove(core, rules, buf, byte, asked)
                 if proof.lines:
-                    self.native.settle(index + at, lines[at : at + proof.lines], proof, ids, pins)
+                    applied = lines[at : at + proof.lines]
+                    self.native.settle(Applied(index + at, applied, proof, ids, pins, said))
                     at += proof.lines
                     byte = proof.end
                 if proof.why == RULES:
                     self.native.hand_over()
                     python_next = True
                     continue
+                if proof.why == LIMIT:
+                    continue  # (the next part)
             else:
+                self.native.flush()
                 # (the app's clock: each ts in seconds)
                 proof = core.prove(buf, byte, **asked, seconds=run.clock is not None)
                 if proof.lines:
@@ -152,6 +147,7 @@ class RegularRuns(RulesStep):
                 self._consume_line(index + at, lines[at])
                 byte += len(lines[at]) + 1
                 at += 1
+        self.native.flush()  # (what the lines proved leave to note, noted: valid is said)
 
     def _apply_proven(
         self, index: int, lines: list[bytes], proof: Proof, buf: bytes, core: NativeCore
@@ -470,114 +466,3 @@ class RegularRuns(RulesStep):
         except BaseException as exc:  # a bug in the rules
             self._fail_where_raised(None, exc)  # (it turns settle_later off)
             return False
-
-
-class NativeRuns(Part):
-    """The built-in ``agent_run`` rules' native twin in ``check``'s pass
-    (``native/src/rules/``): it takes the state where it may run them,
-    applies the lines the native core proves (and those the core leaves
-    that the Python checks judge valid), and hands the state back to the
-    Python rules at a line they must judge."""
-
-    def __init__(self, run: ReplayCore) -> None:
-        super().__init__(run)
-        #: Events it applied.
-        self.events = 0
-
-    def take(self, core: NativeCore, lines: int) -> NativeRules | None:
-        """The native rules holding the state, taken from the Python rules'
-        where they may run (the built-in ``agent_run`` rules in ``check``'s
-        pass: no patch log, clock, call index, observer or live receipts)
-        and taking them costs at most a few times the ``lines`` to come."""
-        run = self.run
-        if run._native is not None:
-            return run._native
-        ctx = run.ctx
-        fits = (
-            type(run.rules_call.reducer) is AgentRunRules
-            and not run.guarded
-            and run.history is None
-            and run.clock is None
-            and run.calls is None
-            and run.observer is None
-            and run.receipts.enabled
-            and not ctx.following
-            and not ctx.fresh_receipts
-            and not ctx.settle_later
-            and ctx.receipt_log is None
-        )
-        if not fits:
-            return None
-        state = run._live_state()
-        calls = state.get("calls")
-        if not isinstance(calls, dict) or len(calls) > 4 * lines:
-            return None
-        # taking the state costs its size: after the native rules left it,
-        # only once the Python rules applied a quarter as many lines again
-        # (each hand-over and take paid for by the lines between)
-        left = run._native_left_at
-        if left is not None and 4 * (run._consumed - left) < len(calls):
-            return None
-        try:
-            data = orjson.dumps(state)
-        except TypeError:
-            return None
-        budget = ctx.budget
-        rules = NativeRules.take(
-            core.rules, data, budget.max_attempts, budget.max_tool_calls, budget.max_cost
-        )
-        if rules is not None:
-            run._native, run._state = rules, None
-        return rules
-
-    def settle(
-        self, index: int, lines: list[bytes], proof: Proof, ids: list[str], pins: list[int]
-    ) -> None:
-        """Lines ``index``.. were applied natively: their times going back
-        said, the call ids they name noted (``ids``, and ``pins``: the
-        place in ids and the index of the last line pinning its receipt),
-        and where the pass goes on."""
-        run = self.run
-        checker = run._checker
-        first_seq = checker.last_seq + 1
-        if proof.times:
-            backs = [b for b in proof.backs if b < len(lines)]
-            for at, ts in went_back_in(lines, backs, checker.last_ts):
-                run._went_back(ts, first_seq + at, index + at + 1)
-            checker.last_ts = ts_seconds(orjson.loads(lines[-1])["ts"])
-        calls_seen = run.calls_seen
-        calls_seen.update({cid: -1 for cid in ids if cid not in calls_seen})
-        pinned = map(ids.__getitem__, pins[::2])
-        calls_seen.update(zip(pinned, map(index.__add__, pins[1::2]), strict=True))
-        if run.run_id is None:
-            run.run_id = checker.run_id
-        run._crcs.extend(map(zlib.crc32, lines))
-        run._consumed = index + len(lines)
-        self.events += len(lines)
-        checker.last_seq = first_seq + len(lines) - 1
-        with run._lock:
-            run.valid = checker.last_seq
-
-    def apply_line(self, item: Event, raw: bytes) -> bool:
-        """A line the line core does not prove but the checks judged valid
-        (a ``parent_seq``, say), applied by the native rules where they hold
-        the state and take it: the state is not handed over for one line."""
-        run = self.run
-        native = run._native
-        assert native is not None
-        folder = run.receipts.folder_fd()
-        if not native.apply_line(raw, item.seq, MAX_DEPTH - 1, folder, MAX_RECEIPT_BYTES):
-            return False
-        with run._lock:
-            run.valid = item.seq
-        self.events += 1
-        return True
-
-    def hand_over(self) -> None:
-        """The native rules leave the next line to the Python rules: the
-        state is theirs again (and kept, where a checkpoint is due: where
-        they fail, the state is rebuilt from here, not from the start)."""
-        run = self.run
-        state = run._live_state()
-        if run.checkpoints.due(run.valid):
-            run.checkpoints.keep(run.valid, state)

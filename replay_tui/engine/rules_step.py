@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from replay_tui.core import strict_json
 from replay_tui.core.errors import ERROR_CODES, ReplayError, RuleViolation
-from replay_tui.engine.replay_core import Part, Pending
+from replay_tui.engine.native_runs import NativeRuns
+from replay_tui.engine.replay_core import Part, Pending, ReplayCore
 from replay_tui.formats.envelope import Event
 from replay_tui.reducers.base import ReceiptPending
 from replay_tui.reducers.calling.caller import rules_traceback
@@ -40,6 +41,11 @@ def not_a_state(value: object) -> str:
 
 class RulesStep(Part):
     """Applying the rules to one event, for the forward pass of ``run``."""
+
+    def __init__(self, run: ReplayCore) -> None:
+        super().__init__(run)
+        #: The built-in rules' native twin, where it runs them.
+        self.native = NativeRuns(run)
 
     def _fail_at(self, item: Event, message: str, tb: str | None = None) -> None:
         """A bug in the rules (``reducer_error``) at event ``item``."""
@@ -95,6 +101,7 @@ class RulesStep(Part):
         run = self.run
         history = run.history
         assert history is not None
+        self.native.hand_over()  # (the state is the Python rules' from here)
         journal = run._journal
         recording = not history.made_again
         if journal is None:
@@ -151,6 +158,8 @@ class RulesStep(Part):
         """Keep the state after event ``seq`` (the last recorded) in the store."""
         run = self.run
         assert run.history is not None
+        if self.native.keep(seq):  # (the native rules' state, where they hold it)
+            return
         journal = run._journal
         if journal is None:
             run.history.keep(seq, run.history.head)

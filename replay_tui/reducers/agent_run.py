@@ -90,6 +90,23 @@ class AgentRunRules:
         starts with it, not with a scan of every call."""
         return {k: set(v) if isinstance(v, set) else v for k, v in memo.items()}
 
+    def made_memo(self, state: State, ctx: Context) -> dict[str, Any]:
+        """The memo these rules keep for ``state``, made where it is not yet."""
+        _busy(state, ctx)
+        return ctx.memo(state)
+
+    def calls_changed(self, memo: dict[str, Any], changed: dict[str, Any]) -> None:
+        """``changed`` calls (their new ``status`` each) were written by the
+        rules' native twin (``native/src/rules/``): ``memo``, of the state
+        before, is made the memo of the state after."""
+        busy: set[str] | None = memo.get("busy")
+        if busy is not None:
+            for cid, call in changed.items():
+                if call["status"] in _BUSY:
+                    busy.add(cid)
+                else:
+                    busy.discard(cid)
+
     def initial_state(self) -> State:
         return {
             "phase": "new",

@@ -151,6 +151,11 @@ class History:
             with self._lock:
                 self.watching -= 1
 
+    def kept_with_memos(self) -> dict[int, tuple[Any, Any]]:
+        """Every state kept and the rules' memo kept with it, by seq."""
+        with self._lock:
+            return self._kept_between(0, self._keys[-1])
+
     def kept_in(self, first: int, last: int) -> dict[int, Any]:
         """The states kept after events ``first .. last``, by seq."""
         with self._lock:
@@ -218,6 +223,11 @@ class History:
         seconds = self._every_seconds
         at = self._kept_at + seconds if seconds is not None else math.inf
         return self._keys[-1] + self._every_events, at
+
+    @property
+    def every_events(self) -> int:
+        """A state is kept after at most this many events since the last."""
+        return self._every_events
 
     def keep(self, n: int, state: Any, memo: Any = None) -> None:
         """``state`` is the frozen state after event ``n``, the last recorded

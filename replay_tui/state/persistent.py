@@ -311,7 +311,7 @@ def frozen_list(items: list[Any]) -> FrozenList | BigList:
 
 #: Short strings put in a state are interned: a long run repeats the same
 #: tool names and arguments in every call (tens of MB at a million events).
-_INTERN_CHARS = 40
+INTERN_CHARS = 40
 
 
 def _freeze_dict(value: Mapping[Any, Any]) -> FrozenDict | BigDict:
@@ -320,7 +320,7 @@ def _freeze_dict(value: Mapping[Any, Any]) -> FrozenDict | BigDict:
         if type(k) is not str:
             raise TypeError("Dict key must be str")
         if type(v) is str:
-            out[k] = sys.intern(v) if len(v) <= _INTERN_CHARS else v
+            out[k] = sys.intern(v) if len(v) <= INTERN_CHARS else v
         else:
             out[k] = freeze(v)
     return BigDict.of(out) if len(out) > BIG else FrozenDict(out)
@@ -388,6 +388,14 @@ def plain_for_diff(value: Any) -> Any:
     if t is BigDict:
         return dict(value.items())
     return list(value) if t is BigList else value
+
+
+def list_extended(base: FrozenList | BigList, tail: list[Any]) -> FrozenList | BigList:
+    """``base`` with the frozen values ``tail`` after it: a long list's
+    path copied, not the list."""
+    if type(base) is BigList:
+        return BigList(base._vec.extend(tail))
+    return frozen_list([*base, *tail])
 
 
 # -- the next frozen dict ------------------------------------------------------

@@ -289,14 +289,14 @@ def test_a_time_going_back_stays_on_the_fast_path(tmp_path: Path) -> None:
     NATIVE.prove = counting  # type: ignore[method-assign]
     NATIVE.prove_apply = counting_applied  # type: ignore[method-assign]
     try:
-        for history in (False, True):  # (check's pass applies them natively)
+        for history in (False, True):  # (check's pass and the app's apply them natively)
             proved.clear()
             replay = _replay(run, NATIVE, history=history)
             assert replay.error is None
             backs = [w.seq for w in replay.warnings if w.code == "ts_backwards"]
             assert backs == list(range(121, len(lines) + 1, 60))
             assert sum(proved) == len(lines) - 64
-            assert replay.rules_core == ("python" if history else "native")
+            assert replay.rules_core == "native"
     finally:
         del NATIVE.prove, NATIVE.prove_apply
 

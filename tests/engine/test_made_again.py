@@ -304,6 +304,7 @@ def test_where_the_rules_are_slow_a_span_is_a_few_ms_of_them(
     with rules taking 2 ms an event or more, no span holds more than three
     events, so a step into one runs the rules again over three at most."""
     from replay_tui.engine import regular_runs
+    from replay_tui.engine.native_runs import NativeRuns
     from replay_tui.engine.replay_core import SPAN_SECONDS
     from replay_tui.state import history as history_module
 
@@ -311,6 +312,8 @@ def test_where_the_rules_are_slow_a_span_is_a_few_ms_of_them(
     clock = _SlowClock()
     monkeypatch.setattr(history_module, "time", clock)
     monkeypatch.setattr(regular_runs, "time", clock)
+    # (their native twin is never slow: the Python rules here, as slow rules are)
+    monkeypatch.setattr(NativeRuns, "take", lambda *_: None)
     write_agent_run(tmp_path / "run", 90, seed=8)
     replay = Replay(locate_run(tmp_path / "run"), load_reducer(None), history=True).verify()
     assert replay.error is None and replay.history is not None

@@ -1,12 +1,14 @@
 """The built-in ``agent_run`` rules' native twin gives the Python rules' answers.
 
-``check`` with the native line core runs the ``agent_run`` rules natively
-(``native/src/rules.rs``) until a line the Python rules must judge. Here
-generated agent runs are damaged where the rules look (a payload's values,
-a kind, a receipt, the budget), past the lines read one at a time, and each
-is checked on both paths: the same report (verdict, code, seq, message,
-digests, the partial state), the same warnings. The native state is also
-compared with the Python rules' after every event.
+``check`` and the app with the native line core run the ``agent_run`` rules
+natively (``native/src/rules/``) until a line the Python rules must judge.
+Here generated agent runs are damaged where the rules look (a payload's
+values, a kind, a receipt, the budget), past the lines read one at a time,
+and each is checked on both paths: the same report (verdict, code, seq,
+message, digests, the partial state), the same warnings; in the app's pass,
+the same state after every event, each event's changes, call index, clock
+and the rules' memo of each kept state. The native state is also compared
+with the Python rules' after every event.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import ctypes
 import hashlib
 import os
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +28,7 @@ from hypothesis import strategies as st
 
 from replay_tui.core import line_core
 from replay_tui.core.native_rules import NativeRules
-from replay_tui.engine import regular_runs
+from replay_tui.engine import native_runs, regular_runs
 from replay_tui.engine.replay import Replay
 from replay_tui.engine.report import build_report
 from replay_tui.formats.envelope import MAX_DEPTH
@@ -175,13 +178,42 @@ def _receipt_damage(run: Path, k: int) -> None:
         path.write_bytes(path.read_bytes())
 
 
-def _replay(run: Path, native: Any) -> Replay:
+def _replay(run: Path, native: Any, *, history: bool = False) -> Replay:
     saved = regular_runs.NATIVE
     regular_runs.NATIVE = native
     try:
-        return Replay(locate_run(run), RULES, checkpoint_every=7).verify()
+        return Replay(locate_run(run), RULES, checkpoint_every=7, history=history).verify()
     finally:
         regular_runs.NATIVE = saved
+
+
+def _app_answers(replay: Replay, every: int = 1) -> dict[str, Any]:
+    """What the app reads of its pass: the report, the state after every
+    event (or ``every`` so many, and the last few) and each one's changes
+    (made again from the kept states), the call index, the clock; and each
+    kept state's memo is the rules' own."""
+    seqs = sorted(
+        {*range(0, replay.valid + 1, every), *range(max(0, replay.valid - 3), replay.valid + 1)}
+    )
+    history, calls, clock = replay.history, replay.calls, replay.clock
+    assert history is not None and calls is not None and clock is not None
+    busy = ("allowed", "started")
+    for state, memo in history.kept_with_memos().values():
+        if memo is not None:  # (none kept: the rules make it as they go)
+            assert memo == {"busy": {c for c, v in state["calls"].items() if v["status"] in busy}}
+    return {
+        **_answers(replay),
+        "states": [canonical.digest(history.state_at(k)) for k in seqs],
+        "changes": [history.changes(k) for k in seqs if k],
+        "calls": [
+            list(a)
+            for a in (calls.call, calls.first, calls.last, calls.count, calls.rows, calls.failed)
+        ],
+        "next": [list(calls.lines(n)) for n in range(calls.calls)],
+        "keys": calls.keys,
+        "clock": list(clock._at),
+        "crcs": list(replay._crcs),
+    }
 
 
 def _answers(replay: Replay) -> dict[str, Any]:
@@ -250,6 +282,9 @@ def test_both_rules_give_the_same_answers(
         python = _replay(run, None)
         assert python.rules_core == "python"
         assert _answers(native) == _answers(python)
+        assert _app_answers(_replay(run, NATIVE, history=True)) == _app_answers(
+            _replay(run, None, history=True)
+        )
 
 
 @pytest.mark.parametrize("which", range(DAMAGES))
@@ -269,6 +304,8 @@ def test_each_damage_gives_the_same_answers(which: int, tmp_path: Path) -> None:
         damaged[at] = _damage(orjson.loads(lines[at]), lines[at], which, at, ids)
         events.write_bytes(b"".join(x + b"\n" for x in damaged))
         assert _answers(_replay(run, NATIVE)) == _answers(_replay(run, None)), (kind, at)
+        app = _app_answers(_replay(run, NATIVE, history=True))
+        assert app == _app_answers(_replay(run, None, history=True)), (kind, at)
 
 
 def test_a_clean_run_is_proved_natively_to_the_python_state(tmp_path: Path) -> None:
@@ -281,6 +318,57 @@ def test_a_clean_run_is_proved_natively_to_the_python_state(tmp_path: Path) -> N
     assert build_report(native)["rules_core"] == "native"
     assert native.forward.native.events > 300
     assert _answers(native) == _answers(python)
+    app = _replay(run, NATIVE, history=True)
+    assert app.rules_core == "native" and app.forward.native.events > 300
+    assert _app_answers(app) == _app_answers(_replay(run, None, history=True))
+
+
+def test_a_long_run_is_proved_beside_what_the_lines_before_leave_to_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run of many thousand lines is proved a part at a time on a thread
+    of its own, while what the part before left to note is noted: the same
+    answers, in ``check`` and the app, here a call proposed again long after
+    it ended (the twin let it go: it leaves the line to the Python rules),
+    and ``advance`` stopped at a seq has exactly that many valid."""
+    started: list[str] = []
+
+    class Counted(threading.Thread):
+        def start(self) -> None:
+            started.append(self.name)
+            super().start()
+
+    monkeypatch.setattr(native_runs.threading, "Thread", Counted)
+    run = tmp_path / "run"
+    lines = _write(run, 30_000, 4, None)
+    finished = next(x for x in lines if b'"tool_finished"' in x)
+    ended = orjson.loads(finished)["payload"]["call_id"]
+    seqs = [k for k, x in enumerate(lines) if b'"model_proposed"' in x and k > 25_000]
+    obj = orjson.loads(lines[seqs[0]])
+    obj["payload"]["call_id"] = ended
+    lines[seqs[0]] = orjson.dumps(obj)
+    (run / "events.jsonl").write_bytes(b"".join(x + b"\n" for x in lines))
+    for history in (False, True):
+        started.clear()
+        native = _replay(run, NATIVE, history=history)
+        assert started.count("native-rules") >= 2
+        assert native.error is not None and native.error.seq == seqs[0] + 1
+        python = _replay(run, None, history=history)
+        if history:
+            assert _app_answers(native, 997) == _app_answers(python, 997)
+        else:
+            assert _answers(native) == _answers(python)
+    saved = regular_runs.NATIVE
+    regular_runs.NATIVE = NATIVE
+    try:
+        stopped = Replay(locate_run(run), RULES, history=True)
+        stopped.advance(limit=20_000)
+    finally:
+        regular_runs.NATIVE = saved
+    assert stopped.valid == 20_000 and stopped.rules_core == "native"
+    assert canonical.digest(stopped.history.state_at(20_000)) == canonical.digest(  # type: ignore[union-attr]
+        native.history.state_at(20_000)  # type: ignore[union-attr]
+    )
 
 
 def _python_states(run: Path) -> list[Any]:
@@ -316,7 +404,7 @@ def test_the_native_state_is_the_python_state_after_every_event(
         folder = os.open(run / "receipts", os.O_RDONLY | os.O_DIRECTORY)
         try:
             for k in range(len(lines)):
-                proof, _, _ = NATIVE.prove_apply(
+                proof, _, _, _ = NATIVE.prove_apply(
                     rules,
                     buf,
                     start,

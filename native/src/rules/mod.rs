@@ -20,6 +20,7 @@ use std::slice;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::sync_channel;
 
+mod calls;
 mod receipts;
 mod state;
 mod values;
@@ -30,22 +31,9 @@ use crate::line::{
     M_TASK, M_TO, M_TOKENS, M_TOOL,
 };
 use crate::Asked;
+use calls::{Call, CallIndex};
 use state::Taker;
 use values::{bool_of, int_of, num_of, plain_text, Num, Phase, Status, NULL};
-
-/// One call of `state["calls"]`; values the rules copy from a payload as
-/// their JSON text.
-struct Call {
-    id: Vec<u8>,
-    tool: Vec<u8>,
-    args: Vec<u8>,
-    status: Status,
-    attempt: i64,
-    ok: Option<bool>,
-    cost: Option<Num>,
-    receipt: Vec<u8>,
-    reason: Vec<u8>,
-}
 
 /// The budget's limits (None: none).
 #[derive(Default)]
@@ -62,7 +50,7 @@ pub struct AgentRun {
     model: Vec<u8>,
     attempt: i64,
     calls: Vec<Call>,
-    index: HashMap<Vec<u8>, usize>,
+    index: CallIndex,
     tool_calls: i64,
     cost: Num,
     tokens: i64,
@@ -70,6 +58,25 @@ pub struct AgentRun {
     /// Calls allowed or started (the Python rules' `busy` memo).
     busy: usize,
     limits: Limits,
+    /// What changed since the changes were last written: the calls (by
+    /// place, each once), the checks from this one on, the calls from this
+    /// number on (new), the task and model.
+    touched: Vec<usize>,
+    checks_sent: usize,
+    calls_sent: u32,
+    texts_changed: bool,
+    /// Calls ever (each call's number is the count before it).
+    numbered: u32,
+    /// What changes is noted (the app asks; `check` never does). Then a
+    /// call that finished or was denied is let go once its changes are
+    /// written (the taker holds it; no step is taken on it again): the
+    /// state holds the calls still under way, and its place is taken by
+    /// the next call proposed ([`Self::free`]).
+    tracking: bool,
+    free: Vec<usize>,
+    /// The changes written where a state is to be kept, each after its
+    /// seq (see [`rtar_prove_apply`]), until taken ([`rtar_kept`]).
+    kept: Vec<u8>,
 }
 
 fn member<'a>(line: &'a [u8], facts: &Facts, m: usize) -> Option<&'a [u8]> {
@@ -90,6 +97,26 @@ fn tokens(line: &[u8], facts: &Facts) -> Option<i64> {
 }
 
 impl AgentRun {
+    /// The state after `seq` is to be kept: what changed up to it, written
+    /// to [`Self::kept`] (its seq, a newline, the changes, a newline).
+    fn keep(&mut self, seq: i64) {
+        let mut kept = std::mem::take(&mut self.kept);
+        kept.extend_from_slice(seq.to_string().as_bytes());
+        kept.push(b'\n');
+        self.write_changes(&mut kept);
+        kept.push(b'\n');
+        self.kept = kept;
+    }
+
+    /// Call `at` changed: noted for the changes written next.
+    fn touch(&mut self, at: usize) {
+        let call = &mut self.calls[at];
+        if self.tracking && !call.touched {
+            call.touched = true;
+            self.touched.push(at);
+        }
+    }
+
     fn apply(&mut self, line: &[u8], facts: &Facts, seq: i64, receipt: Option<&[u8]>) -> bool {
         let kind = match facts.kind {
             Some((s, e)) => &line[s..e],
@@ -108,6 +135,7 @@ impl AgentRun {
             self.phase = Phase::Running;
             self.task = member_or_null(line, facts, M_TASK).to_vec();
             self.model = member_or_null(line, facts, M_MODEL).to_vec();
+            self.texts_changed = true;
             return true;
         }
         if self.phase == Phase::New {
@@ -158,21 +186,30 @@ impl AgentRun {
             Some(total) => total,
             None => return false,
         };
-        if self.index.contains_key(id) {
+        let mut call = match Call::new(
+            id,
+            tool,
+            member_or_null(line, facts, M_ARGS),
+            NULL,
+            Status::Proposed,
+            self.attempt,
+        ) {
+            Some(call) => call,
+            None => return false,
+        };
+        call.number = self.numbered;
+        let at = self.free.last().copied().unwrap_or(self.calls.len());
+        if self.numbered == u32::MAX || !self.index.add(id, at) {
             return false;
         }
-        self.index.insert(id.to_vec(), self.calls.len());
-        self.calls.push(Call {
-            id: id.to_vec(),
-            tool: tool.to_vec(),
-            args: member_or_null(line, facts, M_ARGS).to_vec(),
-            status: Status::Proposed,
-            attempt: self.attempt,
-            ok: None,
-            cost: None,
-            receipt: NULL.to_vec(),
-            reason: NULL.to_vec(),
-        });
+        self.numbered += 1;
+        if at < self.calls.len() {
+            self.free.pop();
+            self.calls[at] = call;
+        } else {
+            self.calls.push(call);
+        }
+        self.touch(at);
         self.tokens = total;
         true
     }
@@ -184,8 +221,11 @@ impl AgentRun {
         facts: &Facts,
         receipt: Option<&[u8]>,
     ) -> bool {
-        let at = match facts.call_id.and_then(|(s, e)| self.index.get(&line[s..e])) {
-            Some(at) => *at,
+        let at = match facts
+            .call_id
+            .and_then(|(s, e)| self.index.find(&self.calls, &line[s..e]))
+        {
+            Some(at) => at,
             None => return false,
         };
         let need = match kind {
@@ -211,12 +251,15 @@ impl AgentRun {
             }
             b"tool_denied" => {
                 let call = &mut self.calls[at];
+                if !call.set_reason(member_or_null(line, facts, M_REASON)) {
+                    return false;
+                }
                 call.status = Status::Denied;
-                call.reason = member_or_null(line, facts, M_REASON).to_vec();
             }
             b"tool_started" => self.calls[at].status = Status::Started,
             _ => return self.finished(at, line, facts, receipt),
         }
+        self.touch(at);
         true
     }
 
@@ -255,15 +298,12 @@ impl AgentRun {
             return false;
         }
         let call = &mut self.calls[at];
-        let mut name = b"\"receipts/".to_vec();
-        name.extend_from_slice(&call.id);
-        name.extend_from_slice(b".json\"");
         call.status = Status::Finished;
         call.ok = Some(ok);
         call.cost = Some(cost);
-        call.receipt = name;
         self.cost = total;
         self.busy -= 1;
+        self.touch(at);
         true
     }
 
@@ -303,6 +343,7 @@ fn limit(kind: i32, whole: i64, double: f64) -> Option<Num> {
 /// The rules from `state` (JSON as the Python rules' state is written:
 /// `orjson.dumps`), with the budget's limits (`*_kind`: 0 none, 1 an int,
 /// 2 a float); null if the state is not of the shape those rules make.
+/// With `track` (not 0), what changes is noted for [`rtar_changes`].
 ///
 /// # Safety
 /// `state` must be valid for `state_len` bytes.
@@ -317,6 +358,7 @@ pub unsafe extern "C" fn rtar_new(
     cost_kind: i32,
     cost_whole: i64,
     cost: f64,
+    track: i32,
 ) -> *mut AgentRun {
     let limits = Limits {
         attempts: match limit(attempts_kind, attempts, 0.0) {
@@ -331,7 +373,10 @@ pub unsafe extern "C" fn rtar_new(
     };
     let b = slice::from_raw_parts(state, state_len);
     match (Taker { b, i: 0 }).state(limits) {
-        Some(rules) => Box::into_raw(Box::new(rules)),
+        Some(mut rules) => {
+            rules.tracking = track != 0;
+            Box::into_raw(Box::new(rules))
+        }
         None => std::ptr::null_mut(),
     }
 }
@@ -362,9 +407,35 @@ pub unsafe extern "C" fn rtar_state(rules: *const AgentRun, part: i32, group: us
     match part {
         0 => rules.write(&mut data, true),
         1 => rules.write(&mut data, false),
-        2 => rules.write_calls(&mut data, 0..rules.calls.len()),
+        2 => rules.write_calls(&mut data, 0..rules.calls.len(), 0),
         _ => rules.write_sorted_calls(&mut data, group),
     }
+    Box::into_raw(Box::new(Files { data }))
+}
+
+/// What changed in the state since this was last called (or the state
+/// was taken), then forgotten (see `AgentRun::write_changes`); freed and
+/// read as [`rtar_state`]'s.
+///
+/// # Safety
+/// `rules` must come from [`rtar_new`].
+#[no_mangle]
+pub unsafe extern "C" fn rtar_changes(rules: *mut AgentRun) -> *mut Files {
+    let mut data = Vec::new();
+    (*rules).write_changes(&mut data);
+    Box::into_raw(Box::new(Files { data }))
+}
+
+/// What [`rtar_prove_apply`] wrote where a state is to be kept, since
+/// this was last called (then forgotten): for each, its seq, a newline, the
+/// changes as [`rtar_changes`] writes them, a newline. Freed and read as
+/// [`rtar_state`]'s.
+///
+/// # Safety
+/// `rules` must come from [`rtar_new`].
+#[no_mangle]
+pub unsafe extern "C" fn rtar_kept(rules: *mut AgentRun) -> *mut Files {
+    let data = std::mem::take(&mut (*rules).kept);
     Box::into_raw(Box::new(Files { data }))
 }
 
@@ -379,8 +450,7 @@ fn lines(buf: &[u8], start: usize, count: usize) -> impl Iterator<Item = (usize,
     })
 }
 
-/// Prove lines as `rtlc_prove` does (its arguments, its outputs; `seconds`
-/// none) and apply each with the rules: a line they leave to the Python
+/// Prove lines as `rtlc_prove` does (its arguments, its outputs) and apply each with the rules: a line they leave to the Python
 /// rules ends the run there (why: `Rules`), the state as before it. The
 /// receipts the `tool_finished` lines need are read from the folder open as
 /// `receipts_fd` (-1: none is read here, the Python rules read them) on
@@ -392,11 +462,18 @@ fn lines(buf: &[u8], start: usize, count: usize) -> impl Iterator<Item = (usize,
 /// `receipt_sha256` beside it), its place in `ids` and the index (from the
 /// first line) of the last such line (two i64 each, room for
 /// `2 * max_lines`); to `noted`: the bytes of `ids` and how many pins.
-/// Returns the lines proven and applied.
+/// Where `line_calls` is not null, each line's call as the rules'
+/// `call_of` says (for the app's call index): -1 none; its call id's place
+/// in `ids`, n >= 0; or -2 - n where the line ends that call in failure (a
+/// `tool_finished` not ok). Where `keep_every` is over 0, the state after
+/// seq `keep_at` is to be kept, and after each `keep_every` lines since
+/// the last: what changed up to each is written for [`rtar_kept`] (the
+/// rules must track changes). Returns the lines proven and applied.
 ///
 /// # Safety
 /// As `rtlc_prove`'s; `rules` must come from [`rtar_new`], `ids` be valid
-/// for `len - start` bytes, `id_pins` for `2 * max_lines` i64, `noted` for two.
+/// for `len - start` bytes, `id_pins` for `2 * max_lines` i64, `noted` for
+/// two, `line_calls` (unless null) for `max_lines` i32.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn rtar_prove_apply(
@@ -415,11 +492,15 @@ pub unsafe extern "C" fn rtar_prove_apply(
     backs: *mut u32,
     pins: *mut i64,
     out: *mut i64,
+    seconds: *mut f64,
     receipts_fd: c_int,
     max_size: u64,
     ids: *mut u8,
     id_pins: *mut i64,
     noted: *mut i64,
+    line_calls: *mut i32,
+    keep_at: i64,
+    keep_every: i64,
 ) -> i64 {
     let rules = &mut *rules;
     let ask = Asked::new(
@@ -430,56 +511,66 @@ pub unsafe extern "C" fn rtar_prove_apply(
     let ids = slice::from_raw_parts_mut(ids, len - start);
     let id_pins = slice::from_raw_parts_mut(id_pins, 2 * max_lines);
     let noted = slice::from_raw_parts_mut(noted, 2);
+    let mut line_calls: Option<&mut [i32]> = if line_calls.is_null() {
+        None
+    } else {
+        Some(slice::from_raw_parts_mut(line_calls, max_lines))
+    };
     // each call id the lines applied name: where it is first, the last line that pins its receipt
     let mut first: HashMap<&[u8], usize> = HashMap::new();
     let mut named: Vec<(usize, usize, i64)> = Vec::new();
     let flags = if receipts_fd >= 0 { open_flags() } else { None };
     let done = AtomicBool::new(false);
     let done_ref = &done;
+    let mut next_keep = keep_at;
     let proven = std::thread::scope(|scope| {
         // each tool_finished line's receipt: its sha256 where it is good,
         // read on a thread started at the first line that needs one
         let (tx, rx) = sync_channel::<Option<[u8; 64]>>(1024);
         let mut unstarted = Some(tx);
-        let proven = ask.prove(
-            backs,
-            pins,
-            out,
-            std::ptr::null_mut(),
-            |at, line, facts, k| {
-                let receipt = if receipts::needs_receipt(line, facts) {
-                    if let Some(tx) = unstarted.take() {
-                        if let Some(flags) = flags {
-                            let reading = receipts::Reading {
-                                max_depth,
-                                dir_fd: receipts_fd,
-                                max_size,
-                                flags,
-                            };
-                            let count = max_lines - k;
-                            scope.spawn(move || reading.send(buf, at, count, tx, done_ref));
-                        } // (else none is read here: each is the Python rules')
-                    }
-                    rx.recv().ok().flatten()
-                } else {
-                    None
-                };
-                let sha = receipt.as_ref().map(|s| &s[..]);
-                if !rules.apply(line, facts, first_seq + k as i64, sha) {
-                    return false;
+        let proven = ask.prove(backs, pins, out, seconds, |at, line, facts, k| {
+            let receipt = if receipts::needs_receipt(line, facts) {
+                if let Some(tx) = unstarted.take() {
+                    if let Some(flags) = flags {
+                        let reading = receipts::Reading {
+                            max_depth,
+                            dir_fd: receipts_fd,
+                            max_size,
+                            flags,
+                        };
+                        let count = max_lines - k;
+                        scope.spawn(move || reading.send(buf, at, count, tx, done_ref));
+                    } // (else none is read here: each is the Python rules')
                 }
-                if let Some((s, e)) = facts.call_id {
-                    let slot = *first.entry(&line[s..e]).or_insert_with(|| {
-                        named.push((at + s, at + e, -1));
-                        named.len() - 1
-                    });
-                    if facts.pinned {
-                        named[slot].2 = k as i64;
-                    }
+                rx.recv().ok().flatten()
+            } else {
+                None
+            };
+            let sha = receipt.as_ref().map(|s| &s[..]);
+            let seq = first_seq + k as i64;
+            if !rules.apply(line, facts, seq, sha) {
+                return false;
+            }
+            if keep_every > 0 && seq >= next_keep {
+                rules.keep(seq);
+                next_keep = seq + keep_every;
+            }
+            let mut call = -1;
+            if let Some((s, e)) = facts.call_id {
+                let slot = *first.entry(&line[s..e]).or_insert_with(|| {
+                    named.push((at + s, at + e, -1));
+                    named.len() - 1
+                });
+                if facts.pinned {
+                    named[slot].2 = k as i64;
                 }
-                true
-            },
-        );
+                call = slot as i32;
+            }
+            if let Some(room) = line_calls.as_deref_mut() {
+                room[k] = call_of(line, facts, call);
+            }
+            true
+        });
         done.store(true, Ordering::Relaxed); // (the reader stops at its next line)
         drop(rx); // (or its next receipt)
         proven
@@ -499,6 +590,23 @@ pub unsafe extern "C" fn rtar_prove_apply(
     noted[0] = at as i64;
     noted[1] = pinned as i64;
     proven
+}
+
+/// A line's call as the rules' `call_of` says, `slot` its call id's place
+/// (see [`rtar_prove_apply`]'s `line_calls`): a call's lines are those of
+/// its kinds; a `tool_finished` not ok ends it in failure.
+fn call_of(line: &[u8], facts: &Facts, slot: i32) -> i32 {
+    let kind = match facts.kind {
+        Some((s, e)) => &line[s..e],
+        None => return -1,
+    };
+    match kind {
+        _ if slot < 0 => -1,
+        b"tool_finished" if member(line, facts, M_OK).and_then(bool_of) == Some(false) => -2 - slot,
+        b"model_proposed" | b"tool_allowed" | b"tool_denied" | b"tool_started"
+        | b"tool_finished" => slot,
+        _ => -1,
+    }
 }
 
 /// Apply one line the Python checks judged a valid event (seq `seq`),

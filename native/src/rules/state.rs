@@ -2,10 +2,9 @@
 //! (Python reads it back as their state), and taken from the JSON of their
 //! state (`orjson.dumps`) where it has the shape those rules make.
 
-use std::collections::HashMap;
-
+use super::calls::{Call, CallIndex};
 use super::values::{bool_of, int_of, num_of, plain_text, Num, Phase, Status, NULL};
-use super::{AgentRun, Call, Limits};
+use super::{AgentRun, Limits};
 use crate::line::value_end;
 
 impl AgentRun {
@@ -22,15 +21,64 @@ impl AgentRun {
         Num::Int(self.attempt).write(out);
         out.extend_from_slice(b",\"calls\":");
         if calls {
-            self.write_calls(out, 0..self.calls.len());
+            self.write_calls(out, 0..self.calls.len(), 0);
         } else {
             out.extend_from_slice(b"{}");
         }
-        self.write_rest(out);
+        self.write_rest(out, 0);
     }
 
-    /// The calls of `order` (indexes) as one JSON object.
-    pub(super) fn write_calls(&self, out: &mut Vec<u8>, order: impl Iterator<Item = usize>) {
+    /// What changed since this was last called (or the state was taken),
+    /// then forgotten: a JSON object of the state's members but its calls,
+    /// the task and the model only where a run started since, the checks
+    /// only those added since; a newline; the calls changed since, one JSON
+    /// object in the order of the state's calls, each call there before
+    /// only with the members its steps change (see [`Self::write_calls`]).
+    pub(super) fn write_changes(&mut self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"phase\":\"");
+        out.extend_from_slice(self.phase.name());
+        out.push(b'"');
+        if self.texts_changed {
+            out.extend_from_slice(b",\"task\":");
+            out.extend_from_slice(&self.task);
+            out.extend_from_slice(b",\"model\":");
+            out.extend_from_slice(&self.model);
+        }
+        out.extend_from_slice(b",\"attempt\":");
+        Num::Int(self.attempt).write(out);
+        self.write_rest(out, self.checks_sent);
+        out.push(b'\n');
+        let calls = &self.calls;
+        self.touched.sort_unstable_by_key(|at| calls[*at].number);
+        self.write_calls(out, self.touched.iter().copied(), self.calls_sent);
+        for at in self.touched.drain(..) {
+            let call = &mut self.calls[at];
+            call.touched = false;
+            if matches!(call.status, Status::Finished | Status::Denied) {
+                self.index.let_go(call.id());
+                call.let_go();
+                self.free.push(at);
+            }
+        }
+        self.checks_sent = self.checks.len();
+        if self.tracking {
+            self.checks.clear(); // (the taker holds them: only new ones are written)
+            self.checks_sent = 0;
+        }
+        self.calls_sent = self.numbered;
+        self.texts_changed = false;
+    }
+
+    /// The calls of `order` (places) as one JSON object; those numbered
+    /// before `whole_from` only with the members a call's steps change (`status`,
+    /// `ok`, `cost`, `receipt`, `reason`: its `tool`, `args` and `attempt`
+    /// are those it was proposed with).
+    pub(super) fn write_calls(
+        &self,
+        out: &mut Vec<u8>,
+        order: impl Iterator<Item = usize>,
+        whole_from: u32,
+    ) {
         out.push(b'{');
         for (n, at) in order.enumerate() {
             let call = &self.calls[at];
@@ -38,15 +86,21 @@ impl AgentRun {
                 out.push(b',');
             }
             out.push(b'"');
-            out.extend_from_slice(&call.id);
-            out.extend_from_slice(b"\":{\"tool\":");
-            out.extend_from_slice(&call.tool);
-            out.extend_from_slice(b",\"args\":");
-            out.extend_from_slice(&call.args);
-            out.extend_from_slice(b",\"status\":\"");
-            out.extend_from_slice(call.status.name());
-            out.extend_from_slice(b"\",\"attempt\":");
-            Num::Int(call.attempt).write(out);
+            out.extend_from_slice(call.id());
+            if call.number >= whole_from {
+                out.extend_from_slice(b"\":{\"tool\":");
+                out.extend_from_slice(call.tool());
+                out.extend_from_slice(b",\"args\":");
+                out.extend_from_slice(call.args());
+                out.extend_from_slice(b",\"status\":\"");
+                out.extend_from_slice(call.status.name());
+                out.extend_from_slice(b"\",\"attempt\":");
+                Num::Int(call.attempt).write(out);
+            } else {
+                out.extend_from_slice(b"\":{\"status\":\"");
+                out.extend_from_slice(call.status.name());
+                out.push(b'"');
+            }
             out.extend_from_slice(b",\"ok\":");
             out.extend_from_slice(match call.ok {
                 None => NULL,
@@ -59,9 +113,9 @@ impl AgentRun {
                 Some(c) => c.write(out),
             }
             out.extend_from_slice(b",\"receipt\":");
-            out.extend_from_slice(&call.receipt);
+            call.write_receipt(out);
             out.extend_from_slice(b",\"reason\":");
-            out.extend_from_slice(&call.reason);
+            out.extend_from_slice(call.reason());
             out.push(b'}');
         }
         out.push(b'}');
@@ -71,7 +125,7 @@ impl AgentRun {
     /// order: a call id is ASCII), `group` to a line, each line one JSON object.
     pub(super) fn write_sorted_calls(&self, out: &mut Vec<u8>, group: usize) {
         let mut order: Vec<usize> = (0..self.calls.len()).collect();
-        order.sort_unstable_by(|a, b| self.calls[*a].id.cmp(&self.calls[*b].id));
+        order.sort_unstable_by(|a, b| self.calls[*a].id().cmp(self.calls[*b].id()));
         if order.is_empty() {
             out.extend_from_slice(b"{}");
         }
@@ -79,11 +133,12 @@ impl AgentRun {
             if n > 0 {
                 out.push(b'\n');
             }
-            self.write_calls(out, part.iter().copied());
+            self.write_calls(out, part.iter().copied(), 0);
         }
     }
 
-    fn write_rest(&self, out: &mut Vec<u8>) {
+    /// The members after the calls, the checks from `first` on.
+    fn write_rest(&self, out: &mut Vec<u8>, first: usize) {
         out.extend_from_slice(b",\"spent\":{\"tool_calls\":");
         Num::Int(self.tool_calls).write(out);
         out.extend_from_slice(b",\"cost\":");
@@ -91,7 +146,7 @@ impl AgentRun {
         out.extend_from_slice(b",\"tokens\":");
         Num::Int(self.tokens).write(out);
         out.extend_from_slice(b"},\"checks\":[");
-        for (n, (seq, name, passed)) in self.checks.iter().enumerate() {
+        for (n, (seq, name, passed)) in self.checks[first..].iter().enumerate() {
             if n > 0 {
                 out.push(b',');
             }
@@ -165,9 +220,9 @@ impl<'a> Taker<'a> {
 
     fn call(&mut self, id: &[u8]) -> Option<Call> {
         self.word(b"{\"tool\":")?;
-        let tool = self.value()?.to_vec();
+        let tool = self.value()?;
         self.word(b",\"args\":")?;
-        let args = self.value()?.to_vec();
+        let args = self.value()?;
         self.word(b",\"status\":")?;
         let status = Status::of(self.text()?)?;
         self.word(b",\"attempt\":")?;
@@ -177,21 +232,20 @@ impl<'a> Taker<'a> {
         self.word(b",\"cost\":")?;
         let cost = self.maybe(num_of)?;
         self.word(b",\"receipt\":")?;
-        let receipt = self.value()?.to_vec();
+        let receipt = self.value()?;
         self.word(b",\"reason\":")?;
-        let reason = self.value()?.to_vec();
+        let reason = self.value()?;
         self.word(b"}")?;
-        Some(Call {
-            id: id.to_vec(),
-            tool,
-            args,
-            status,
-            attempt,
-            ok,
-            cost,
-            receipt,
-            reason,
-        })
+        let mut call = Call::new(id, tool, args, reason, status, attempt)?;
+        call.ok = ok;
+        call.cost = cost;
+        // the receipt is the one the rules name once the call finished
+        let mut named = Vec::new();
+        call.write_receipt(&mut named);
+        if receipt != &named[..] {
+            return None;
+        }
+        Some(call)
     }
 
     pub(super) fn state(&mut self, limits: Limits) -> Option<AgentRun> {
@@ -205,17 +259,18 @@ impl<'a> Taker<'a> {
         let attempt = self.int()?;
         self.word(b",\"calls\":{")?;
         let mut calls: Vec<Call> = Vec::new();
-        let mut index = HashMap::new();
+        let mut index = CallIndex::default();
         let mut busy = 0;
         if self.more(b'}') != Some(false) {
             loop {
                 let id = self.text()?;
                 self.word(b":")?;
-                let call = self.call(id)?;
+                let mut call = self.call(id)?;
+                call.number = u32::try_from(calls.len()).ok()?;
                 if matches!(call.status, Status::Allowed | Status::Started) {
                     busy += 1;
                 }
-                if index.insert(id.to_vec(), calls.len()).is_some() {
+                if !index.add(id, calls.len()) {
                     return None;
                 }
                 calls.push(call);
@@ -252,6 +307,14 @@ impl<'a> Taker<'a> {
             return None;
         }
         Some(AgentRun {
+            checks_sent: checks.len(),
+            calls_sent: u32::try_from(calls.len()).ok()?,
+            numbered: u32::try_from(calls.len()).ok()?,
+            free: Vec::new(),
+            touched: Vec::new(),
+            texts_changed: false,
+            tracking: false,
+            kept: Vec::new(),
             phase,
             task,
             model,

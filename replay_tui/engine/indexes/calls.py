@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from itertools import count
 
 from replay_tui.formats.envelope import Event
@@ -152,16 +152,45 @@ class CallIndex:
                 self.note(index, event)
             return
         try:
-            keys = list(map(self._call_of, events))
+            said = list(map(self._call_of, events))
         except Exception:  # optional rules code: a bug leaves its event alone
             for index, event in enumerate(events, first):
                 self.note(index, event)
             return
+        keys = [key if isinstance(key, str) else None for key in said]
+        failed: list[int] = []
+        ends_in_failure = self._failed
+        if ends_in_failure is not None:  # as note(): only a line in a call ends one
+            ends = self._end_kinds
+            failed = [
+                index
+                for index, key, event in zip(count(first), keys, events)
+                if key is not None
+                and (ends is None or event.kind in ends)
+                and ends_in_failure(event)
+            ]
+        self.note_keys(first, keys, failed)
+
+    def note_keys(self, first: int, keys: Sequence[str | None], failed: Iterable[int]) -> None:
+        """Lines ``first``.. (validated, in order) are of the calls ``keys``
+        names (None: none), and the lines ``failed`` end theirs in failure:
+        as :meth:`note` says of each, where calls do not nest (the rules'
+        native twin said which call each line is part of)."""
+        assert not self.nests
+        calls = self.call
+        if first > len(calls):  # not expected: lines come in order
+            for index in range(len(calls), first):
+                self._alone(index)
+        skip = len(calls) - first  # lines noted already (a retry)
+        if skip > 0:
+            keys = keys[skip:]
+            failed = [at for at in failed if at >= first + skip]
+            first += skip
         numbers = self._numbers
-        calls, following, rows = self.call, self._next, self.rows
+        following, rows = self._next, self.rows
         firsts, last, lines = self.first, self.last, self.count
         for index, key in zip(count(first), keys):
-            if not isinstance(key, str):
+            if key is None:
                 calls.append(NO_CALL)
                 following.append(NO_CALL)
                 rows.append(index)
@@ -186,12 +215,8 @@ class CallIndex:
                 lines[number] += 1
                 calls.append(number)
                 following.append(NO_CALL)
-        failed = self._failed
-        if failed is not None:  # as note(): only a line in a call ends one
-            ends = self._end_kinds
-            for index, key, event in zip(count(first), keys, events):
-                if isinstance(key, str) and (ends is None or event.kind in ends) and failed(event):
-                    self.failed.append(index)
+        if self._failed is not None:
+            self.failed.extend(failed)
 
     def _note_parent(self, number: int, index: int, event: Event) -> None:
         """Call ``number`` starts at line ``index``: where calls nest, its
