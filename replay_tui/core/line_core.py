@@ -36,10 +36,9 @@ _FILE = {"darwin": "libreplay_tui_line_core.dylib", "win32": "replay_tui_line_co
 _PACKAGE = Path(__file__).resolve().parent.parent
 #: How to build it, said where the Python path is taken.
 BUILD_HINT = "cargo build --release --manifest-path native/Cargo.toml"
-#: Why the lines after a proof are not proven (``Proof.why``): as many
-#: were proven as asked for; the native rules leave the next line to the
-#: Python rules (see :meth:`NativeCore.prove_apply`).
-LIMIT, RULES = 13, 14
+#: Why the lines after a proof are not proven (``Proof.why``): the native
+#: rules leave the next line to the Python rules (see :meth:`NativeCore.prove_apply`).
+RULES = 14
 
 
 class Proof:

@@ -154,7 +154,8 @@ class NativeRules:
         (:data:`WHOLE`), all but its calls (:data:`HEAD`: ``"calls": {}``),
         the calls alone (:data:`CALLS`), or the calls in the order of their
         ids, ``group`` to a line (:data:`SORTED_CALLS`). Not where it tracks changes."""
-        assert not self.tracks, "the calls that ended are let go: the taker holds the state"
+        if self.tracks:
+            raise RuntimeError("the calls that ended are let go: the taker holds the state")
         return self._taken(lambda handle: self._lib.state(handle, part, group))
 
     def changes(self) -> tuple[bytes, bytes]:

@@ -64,7 +64,6 @@ class ForwardPass(RegularRuns):
         try:
             try:
                 count = self._advance(progress, cancelled, every, limit)
-                self.native.flush()
             finally:
                 if settle:
                     self._settle_rules()
@@ -159,7 +158,6 @@ class ForwardPass(RegularRuns):
 
     def _consume_line(self, index: int, raw: bytes) -> None:
         run = self.run
-        self.native.flush()  # (the lines before it, all noted first)
         if index == 0 and raw.startswith(GZIP_MAGIC) and not run.ledger.compressed:
             run._consumed = 1
             run._fail(

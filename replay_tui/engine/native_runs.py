@@ -20,7 +20,6 @@ or a receipts log.
 from __future__ import annotations
 
 import sys
-import threading
 import zlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -85,8 +84,6 @@ class NativeRuns(Part):
         self._memo: dict[str, Any] | None = None
         #: In the app: the seq after which the twin notes the next state to keep.
         self._next_keep = 0
-        #: What lines applied natively leave to note (see :meth:`settle`).
-        self._pending: list[tuple[Any, ...]] = []
 
     def take(self, core: NativeCore, lines: int) -> NativeRules | None:
         """The native rules holding the state, taken from the Python rules'
@@ -126,28 +123,33 @@ class NativeRuns(Part):
             journal = self.journal()
             memo = run.rules_call.copy_memo(self._rules().made_memo(state, ctx))
             frozen = journal.freeze()
+            ctx.carry_memo(state, journal.root)
             state = thaw(frozen)
+        budget = ctx.budget
         try:
             data = orjson.dumps(state)
         except TypeError:
+            data = None
+        rules = None
+        if data is not None:
+            rules = NativeRules.take(
+                core.rules,
+                data,
+                budget.max_attempts,
+                budget.max_tool_calls,
+                budget.max_cost,
+                track=history is not None,
+            )
+        if rules is None:  # (not again before as many lines as a take would cost)
+            run._native_left_at = run._consumed
             return None
-        budget = ctx.budget
-        rules = NativeRules.take(
-            core.rules,
-            data,
-            budget.max_attempts,
-            budget.max_tool_calls,
-            budget.max_cost,
-            track=history is not None,
-        )
-        if rules is not None:
-            run._native = rules
-            if history is None:
-                run._state = None
-            else:
-                run._journal = None  # (made again from the state the twin holds, if needed)
-                self._frozen, self._memo = frozen, memo
-                self._next_keep, _ = history.next_due()
+        run._native = rules
+        if history is None:
+            run._state = None
+        else:
+            run._journal = None  # (made again from the state the twin holds, if needed)
+            self._frozen, self._memo = frozen, memo
+            self._next_keep, _ = history.next_due()
         return rules
 
     def keeping(self) -> tuple[int, int]:
@@ -164,55 +166,29 @@ class NativeRuns(Part):
         self, core: NativeCore, rules: NativeRules, buf: bytes, byte: int, asked: dict[str, Any]
     ) -> tuple[Proof, list[str], list[int], array[int] | None]:
         """:meth:`.NativeCore.prove_apply` of the lines ``asked`` from byte
-        ``byte`` of ``buf``: a long run of them on a thread of its own (the
-        native core lets go of the interpreter's lock), while what the lines
-        before left to note is noted here (:meth:`flush`), each of the two
-        costs hidden behind the other."""
+        ``byte`` of ``buf``, with each line's call and time where the app
+        notes them, and the states its store keeps."""
         run = self.run
         app = run.history is not None  # (the call index and the clock: each line's)
         keep_at, keep_every = self.keeping()
-
-        def proved() -> tuple[Proof, list[str], list[int], array[int] | None]:
-            return core.prove_apply(
-                rules,
-                buf,
-                byte,
-                **asked,
-                receipts_fd=run.receipts.folder_fd(),
-                max_size=MAX_RECEIPT_BYTES,
-                seconds=app,
-                calls=app,
-                keep_at=keep_at,
-                keep_every=keep_every,
-            )
-
-        if not self._pending or asked["max_lines"] < _ON_A_THREAD:
-            self.flush()
-            return proved()
-        said: list[Any] = []
-
-        def work() -> None:
-            try:
-                said.append(proved())
-            except BaseException as exc:  # (said in the pass's thread)
-                said.append(exc)
-
-        thread = threading.Thread(target=work, name="native-rules", daemon=True)
-        thread.start()
-        try:
-            self.flush()
-        finally:
-            thread.join()
-        if isinstance(said[0], BaseException):
-            raise said[0]
-        return said[0]  # type: ignore[no-any-return]
+        return core.prove_apply(
+            rules,
+            buf,
+            byte,
+            **asked,
+            receipts_fd=run.receipts.folder_fd(),
+            max_size=MAX_RECEIPT_BYTES,
+            seconds=app,
+            calls=app,
+            keep_at=keep_at,
+            keep_every=keep_every,
+        )
 
     def settle(self, applied: Applied) -> None:
         """Lines were applied natively (``applied``): where the pass goes on
-        from, now; the rest noted by :meth:`flush` (see :meth:`prove`):
-        their times going back said, the call ids they name noted, each
-        line's call and time where the app keeps them, the states the store
-        keeps, and the events valid."""
+        from, their times going back said, the call ids they name noted,
+        each line's call and time where the app keeps them, the states the
+        store keeps, and the events valid."""
         index, lines, proof = applied.first, applied.lines, applied.proof
         run = self.run
         checker = run._checker
@@ -234,12 +210,7 @@ class NativeRuns(Part):
             kept = native.kept()
             if kept:
                 self._next_keep = kept[-1][0] + run.history.every_events
-        self._pending.append((applied, first_seq, saved_ts, kept, checker.last_seq))
-
-    def flush(self) -> None:
-        """What the lines applied natively leave to note, noted (see :meth:`settle`)."""
-        while self._pending:
-            self._note(*self._pending.pop(0))
+        self._note(applied, first_seq, saved_ts, kept, checker.last_seq)
 
     def _note(
         self,
@@ -249,6 +220,9 @@ class NativeRuns(Part):
         kept: list[tuple[int, bytes, bytes]],
         last_seq: int,
     ) -> None:
+        """What :meth:`settle` notes of lines that were seqs ``first_seq``..
+        ``last_seq`` (``saved_ts``: the last ts before them; ``kept``: the
+        states to keep they reached)."""
         index, lines, proof, ids, pins, said = applied
         run = self.run
         if proof.times:
@@ -322,7 +296,6 @@ class NativeRuns(Part):
         run = self.run
         if run._native is None or run.history is None:
             return False
-        self.flush()
         self._drain()
         run.history.keep(seq, self._frozen, run.rules_call.copy_memo(self._memo))
         self._next_keep = seq + run.history.every_events
@@ -369,7 +342,6 @@ class NativeRuns(Part):
         due (where they fail, the state is rebuilt from here, not from the
         start); in the app, its draft made of the state the twin held."""
         run = self.run
-        self.flush()
         if run._native is None:
             return
         if run.history is not None:
@@ -386,9 +358,6 @@ class NativeRuns(Part):
         if run.checkpoints.due(run.valid):
             run.checkpoints.keep(run.valid, state)
 
-
-#: Lines proved on a thread of their own (fewer: here, a thread costs more).
-_ON_A_THREAD = 512
 
 #: A call's status words, one string each (as the rules' literals are).
 _STATUS = {

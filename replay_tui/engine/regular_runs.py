@@ -20,7 +20,7 @@ from bisect import bisect_left
 from math import inf
 from typing import TYPE_CHECKING, Any
 
-from replay_tui.core.line_core import LIMIT, NATIVE, RULES, NativeCore, Proof
+from replay_tui.core.line_core import NATIVE, RULES, NativeCore, Proof
 from replay_tui.engine.native_runs import Applied
 from replay_tui.engine.rules_step import (
     AlreadyFailed,
@@ -35,10 +35,6 @@ from replay_tui.formats.ledger import BIG_LINE
 from replay_tui.reducers.base import State
 from replay_tui.state.drafts import DictDraft, Journal
 from replay_tui.state.persistent import freeze
-
-#: Lines the native rules prove at once: the next part is proved (on a
-#: thread of its own) while what this one leaves to note is noted.
-NATIVE_PART = 2048
 
 #: Regular lines are made events and applied this many at a time: they are
 #: still in the processor's cache when applied (a whole chunk's, made first,
@@ -119,7 +115,7 @@ class RegularRuns(RulesStep):
                 "run_id": checker.run_id,
                 "kinds": run._chunk_kinds,
                 "max_depth": MAX_DEPTH - 1,
-                "max_lines": n - at if rules is None else min(n - at, NATIVE_PART),
+                "max_lines": n - at,
                 "max_len": big,
             }
             if rules is not None:
@@ -133,10 +129,7 @@ class RegularRuns(RulesStep):
                     self.native.hand_over()
                     python_next = True
                     continue
-                if proof.why == LIMIT:
-                    continue  # (the next part)
             else:
-                self.native.flush()
                 # (the app's clock: each ts in seconds)
                 proof = core.prove(buf, byte, **asked, seconds=run.clock is not None)
                 if proof.lines:
@@ -147,7 +140,6 @@ class RegularRuns(RulesStep):
                 self._consume_line(index + at, lines[at])
                 byte += len(lines[at]) + 1
                 at += 1
-        self.native.flush()  # (what the lines proved leave to note, noted: valid is said)
 
     def _apply_proven(
         self, index: int, lines: list[bytes], proof: Proof, buf: bytes, core: NativeCore
