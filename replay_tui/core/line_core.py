@@ -82,7 +82,8 @@ class Proof:
         pins: array[int],
         seconds: array[float] | None = None,
     ) -> Proof:
-        """The proof the core wrote: ``out``'s six slots, and the arrays."""
+        """The proof the core wrote: ``out``'s six slots, and the arrays
+        (``seconds``: where asked for; kept where the lines had a ``ts``)."""
         return cls(
             proven,
             out[1],
@@ -90,7 +91,7 @@ class Proof:
             backs[: out[3]].tolist(),
             out[4],
             pins[: 3 * out[5]].tolist(),
-            seconds[:proven] if seconds is not None else None,
+            seconds[:proven] if seconds is not None and out[2] == 1 and proven else None,
         )
 
 
@@ -179,9 +180,7 @@ class NativeCore:
             out.buffer_info()[0],
             times.buffer_info()[0] if seconds else None,
         )
-        return Proof.of(
-            int(proven), out, backs, pins, times if seconds and out[2] == 1 and proven else None
-        )
+        return Proof.of(int(proven), out, backs, pins, times if seconds else None)
 
     def prove_apply(
         self,
@@ -235,9 +234,7 @@ class NativeCore:
             keep_every,
         )
         proven = int(proven)
-        proof = Proof.of(
-            proven, out, backs, pins, times if seconds and out[2] == 1 and proven else None
-        )
+        proof = Proof.of(proven, out, backs, pins, times if seconds else None)
         names = ids[: noted[0]].tobytes().decode().split("\n")[:-1]
         said = line_calls[:proven] if calls else None
         return proof, names, id_pins[: 2 * noted[1]].tolist(), said

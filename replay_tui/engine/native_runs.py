@@ -189,46 +189,22 @@ class NativeRuns(Part):
         from, their times going back said, the call ids they name noted,
         each line's call and time where the app keeps them, the states the
         store keeps, and the events valid."""
-        index, lines, proof = applied.first, applied.lines, applied.proof
+        index, lines, proof, ids, pins, said = applied
         run = self.run
         checker = run._checker
         first_seq = checker.last_seq + 1
         saved_ts = checker.last_ts
         if proof.times:
+            backs = [b for b in proof.backs if b < len(lines)]
+            for at, ts in went_back_in(lines, backs, saved_ts):
+                run._went_back(ts, first_seq + at, index + at + 1)
             seconds = proof.seconds
             checker.last_ts = (
                 seconds[-1] if seconds is not None else ts_seconds(orjson.loads(lines[-1])["ts"])
             )
-        checker.last_seq = first_seq + len(lines) - 1
+        checker.last_seq = last_seq = first_seq + len(lines) - 1
         if run.run_id is None:
             run.run_id = checker.run_id
-        run._consumed = index + len(lines)
-        self.events += len(lines)
-        kept = []
-        native = run._native
-        if run.history is not None and native is not None:
-            kept = native.kept()
-            if kept:
-                self._next_keep = kept[-1][0] + run.history.every_events
-        self._note(applied, first_seq, saved_ts, kept, checker.last_seq)
-
-    def _note(
-        self,
-        applied: Applied,
-        first_seq: int,
-        saved_ts: float | None,
-        kept: list[tuple[int, bytes, bytes]],
-        last_seq: int,
-    ) -> None:
-        """What :meth:`settle` notes of lines that were seqs ``first_seq``..
-        ``last_seq`` (``saved_ts``: the last ts before them; ``kept``: the
-        states to keep they reached)."""
-        index, lines, proof, ids, pins, said = applied
-        run = self.run
-        if proof.times:
-            backs = [b for b in proof.backs if b < len(lines)]
-            for at, ts in went_back_in(lines, backs, saved_ts):
-                run._went_back(ts, first_seq + at, index + at + 1)
         ids = list(map(sys.intern, ids))
         calls_seen = run.calls_seen
         calls_seen.update({cid: -1 for cid in ids if cid not in calls_seen})
@@ -240,13 +216,16 @@ class NativeRuns(Part):
         if run.clock is not None:
             run.clock.note_many(index, proof.seconds, len(lines), saved_ts)
         run._crcs.extend(map(zlib.crc32, lines))
+        run._consumed = index + len(lines)
+        self.events += len(lines)
         history = run.history
-        for seq, head, calls in kept:  # (in order, each after the last)
-            assert history is not None
-            self._take_changes(head, calls)
-            with run._lock:
-                history.passed(seq)
-            history.keep(seq, self._frozen, run.rules_call.copy_memo(self._memo))
+        native = run._native
+        if history is not None and native is not None:
+            for seq, head, calls in native.kept():  # (in order, each after the last)
+                self._take_changes(head, calls)
+                with run._lock:
+                    history.passed(seq)
+                self._keep_frozen(seq)
         with run._lock:
             if history is not None:
                 history.passed(last_seq)
@@ -297,9 +276,17 @@ class NativeRuns(Part):
         if run._native is None or run.history is None:
             return False
         self._drain()
-        run.history.keep(seq, self._frozen, run.rules_call.copy_memo(self._memo))
-        self._next_keep = seq + run.history.every_events
+        self._keep_frozen(seq)
         return True
+
+    def _keep_frozen(self, seq: int) -> None:
+        """The state the twin held after ``seq``, frozen, kept in the store
+        with the rules' memo of it; the next one kept a span after it."""
+        run = self.run
+        history = run.history
+        assert history is not None
+        history.keep(seq, self._frozen, run.rules_call.copy_memo(self._memo))
+        self._next_keep = seq + history.every_events
 
     def _drain(self) -> None:
         """The state the twin holds, frozen (see :meth:`_take_changes`)."""
